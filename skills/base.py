@@ -1,0 +1,100 @@
+"""The skill protocol: an Input model, an Output model and a pure handler.
+
+Every skill module has the same shape::
+
+    class Input(BaseModel): ...        # includes ``st`` (session ref)
+    class Output(BaseModel): ...       # what goes into ``d`` (``sp`` is added)
+    def handler(inp: Input, ctx: SkillContext) -> Envelope: ...
+    SKILL = Skill(name=..., input_model=Input, output_model=Output, handler=handler, ...)
+
+Expected failures come back as error envelopes; :meth:`Skill.run` turns malformed input
+into ``BAD_INPUT`` and any exception into ``INTERNAL``, so callers never see a traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from skills.context import SkillContext
+from skills.envelope import Envelope, Rollback
+
+__all__ = [
+    "BaseIO",
+    "Skill",
+    "StRef",
+    "describe_validation_error",
+]
+
+
+class BaseIO(BaseModel):
+    """Base for skill Input/Output models: frozen, unknown fields refused."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class StRef(BaseIO):
+    """``st``: which session, at which head revision, in which FSM state."""
+
+    sid: str = Field(min_length=1)
+    rev: int = Field(ge=0)
+    fsm: str = Field(min_length=1)
+
+
+InT = TypeVar("InT", bound=BaseModel)
+OutT = TypeVar("OutT", bound=BaseModel)
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """A one-line message naming the first offending field (``plans.0.src.1: ...``)."""
+    errors = exc.errors()
+    if not errors:
+        return "invalid input"
+    first = errors[0]
+    loc = ".".join(str(p) for p in first.get("loc", ())) or "(root)"
+    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{loc}: {first.get('msg', 'invalid')}{more}"
+
+
+@dataclass(frozen=True)
+class Skill(Generic[InT, OutT]):
+    """A named skill: models, the handler, and the rollback its errors ask for."""
+
+    name: str
+    input_model: type[InT]
+    output_model: type[OutT]
+    handler: Callable[[InT, SkillContext], Envelope]
+    rb_on_error: Rollback
+    description: str
+
+    def parse(self, raw: bytes | str | Mapping[str, Any]) -> InT | Envelope:
+        """Validate raw input; a ``BAD_INPUT`` envelope if it is malformed."""
+        try:
+            obj = orjson.loads(raw) if isinstance(raw, (bytes, str)) else dict(raw)
+        except orjson.JSONDecodeError as exc:
+            return Envelope.error("BAD_INPUT", f"(root): malformed JSON: {exc}", rb="none")
+        if not isinstance(obj, dict):
+            return Envelope.error("BAD_INPUT", "(root): expected a JSON object", rb="none")
+        try:
+            return self.input_model.model_validate(obj)
+        except ValidationError as exc:
+            return Envelope.error("BAD_INPUT", describe_validation_error(exc), rb="none")
+
+    def run(self, raw: bytes | str | Mapping[str, Any] | InT, ctx: SkillContext) -> Envelope:
+        """Parse (unless already a model), call the handler, never raise."""
+        if isinstance(raw, BaseModel):
+            inp: InT | Envelope = raw  # type: ignore[assignment]
+        else:
+            inp = self.parse(raw)
+        if isinstance(inp, Envelope):
+            return inp
+        try:
+            return self.handler(inp, ctx)
+        except Exception as exc:  # a bug in a skill must not take the engine down
+            return Envelope.error(
+                "INTERNAL", f"{self.name}: {type(exc).__name__}: {exc}", rb="none"
+            )

@@ -1,0 +1,78 @@
+"""The session state: one frozen value per revision, updated only by ``model_copy``.
+
+The state is claim-verification shaped but JSON-generic inside its slices, because
+``state/`` sits beside ``skills/`` and imports neither: the driver maps skill output
+(``d``) onto these fields.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "TOOL_SLICE",
+    "Revision",
+    "RetryState",
+    "SessionState",
+]
+
+# Fields that ``rb=tools`` restores (and only these): every trace of tool work.
+TOOL_SLICE: tuple[str, ...] = ("tool_requests", "tool_results", "pages", "policy", "steps")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RetryState(_Frozen):
+    """Attempts made in ``state`` and when the next one may run (ISO time)."""
+
+    state: str
+    attempts: int = Field(ge=0)
+    next_at: str | None = None
+    code: str | None = None
+
+
+class SessionState(_Frozen):
+    """Everything a session knows at one revision."""
+
+    sid: str
+    claim: str
+    fsm: str
+    entry_rev: int = 0
+    config: dict[str, Any] = Field(default_factory=dict)
+    subclaims: list[dict[str, Any]] = Field(default_factory=list)
+    plans: list[dict[str, Any]] = Field(default_factory=list)
+    tool_requests: list[dict[str, Any]] = Field(default_factory=list)
+    tool_results: list[dict[str, Any]] = Field(default_factory=list)
+    pages: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    policy: dict[str, Any] = Field(default_factory=dict)
+    steps: list[dict[str, Any]] = Field(default_factory=list)
+    followups: list[dict[str, Any]] = Field(default_factory=list)
+    rounds: int = 0
+    evidence: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    judgments: list[dict[str, Any]] = Field(default_factory=list)
+    verdict: dict[str, Any] | None = None
+    memory: dict[str, Any] = Field(default_factory=dict)
+    retry: RetryState | None = None
+    error: dict[str, str] | None = None
+
+    def restore_tools_from(self, earlier: SessionState) -> SessionState:
+        """This state with the tool slice taken from ``earlier`` (``rb=tools``)."""
+        return self.model_copy(update={k: getattr(earlier, k) for k in TOOL_SLICE})
+
+
+class Revision(_Frozen):
+    """One committed step of a session: append-only, never edited."""
+
+    sid: str
+    rev: int = Field(ge=0)
+    parent_rev: int | None
+    fsm: str
+    skill: str | None
+    envelope: dict[str, Any] | None
+    state: SessionState
+    ts: str
+    events: list[dict[str, Any]] = Field(default_factory=list)
