@@ -1,0 +1,1 @@
+"""claimfsm package."""

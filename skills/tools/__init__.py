@@ -1,0 +1,49 @@
+"""The tool runtime: typed tools, a validated registry, policies, limits and the executor.
+
+Import the evidence tools (index, built-in tools, sentence extraction, ingest) from their
+own modules; this package re-exports only the runtime so that those modules can import it
+without a cycle.
+"""
+
+from skills.tools.core import (
+    BudgetTracker,
+    DeadlineExceeded,
+    ParameterError,
+    QueryTypeUnsupported,
+    Tool,
+    ToolContext,
+    ToolDefinitionError,
+    ToolError,
+    ToolExample,
+    ToolResult,
+)
+from skills.tools.executor import Executor
+from skills.tools.limits import RateLimit, ToolLimits
+from skills.tools.policies import (
+    FetchBeforeExtractPolicy,
+    PolicyDecision,
+    SequentialDependencyPolicy,
+    ToolPolicy,
+)
+from skills.tools.registry import ToolRegistry
+
+__all__ = [
+    "BudgetTracker",
+    "DeadlineExceeded",
+    "Executor",
+    "FetchBeforeExtractPolicy",
+    "ParameterError",
+    "PolicyDecision",
+    "QueryTypeUnsupported",
+    "RateLimit",
+    "SequentialDependencyPolicy",
+    "Tool",
+    "ToolContext",
+    "ToolDefinitionError",
+    "ToolError",
+    "ToolExample",
+    "ToolLimits",
+    "ToolPolicy",
+    "ToolRegistry",
+    "ToolResult",
+]

@@ -1,0 +1,256 @@
+"""The tool runtime's core types: tools, their results, the context a handler gets.
+
+A tool is a typed function: a params model (unknown fields refused), a result model and a
+handler ``handler(params, *, context) -> ToolResult``. Runtime failures are data (a failed
+:class:`ToolResult`, and in the end a failed ``ToolCall``); the exceptions here are for
+contract errors (a malformed tool definition, a handler refusing its parameters) and the
+executor turns any of them raised by a handler into a failed call with the error's code.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from skills.context import Clock
+
+__all__ = [
+    "CODE_PATTERN",
+    "BudgetTracker",
+    "DeadlineExceeded",
+    "ParameterError",
+    "QueryTypeUnsupported",
+    "Tool",
+    "ToolContext",
+    "ToolDefinitionError",
+    "ToolError",
+    "ToolExample",
+    "ToolResult",
+]
+
+P = TypeVar("P", bound=BaseModel)
+R = TypeVar("R", bound=BaseModel)
+
+# Error codes end up in envelopes (``e.code``), which accept only UPPER_SNAKE.
+CODE_PATTERN = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+class ToolError(Exception):
+    """Root of the tool runtime's contract errors: a stable ``code``, a ``msg``, ``context``."""
+
+    default_code: ClassVar[str] = "TOOL_ERROR"
+
+    def __init__(
+        self, msg: str, *, code: str | None = None, context: Mapping[str, Any] | None = None
+    ) -> None:
+        super().__init__(msg)
+        self.code: str = code or self.default_code
+        self.msg: str = msg
+        self.context: dict[str, Any] = dict(context or {})
+
+    def user_message(self) -> str:
+        """A one-line message for people (and for the failed ``ToolCall``)."""
+        return self.msg
+
+
+class ToolDefinitionError(ToolError):
+    """A tool (or the runtime's configuration) is malformed; names the tool and the problem."""
+
+    default_code = "TOOL_DEFINITION"
+
+    def __init__(self, tool: str, problem: str) -> None:
+        super().__init__(f"tool {tool!r}: {problem}", context={"tool": tool, "problem": problem})
+        self.tool = tool
+        self.problem = problem
+
+
+class ParameterError(ToolError):
+    """A parameter was refused; the message names the field."""
+
+    default_code = "BAD_ARGS"
+
+    def __init__(
+        self, field: str, problem: str, *, context: Mapping[str, Any] | None = None
+    ) -> None:
+        super().__init__(problem, context={"field": field, **dict(context or {})})
+        self.field = field
+
+    def user_message(self) -> str:
+        return f"{self.field}: {self.msg}"
+
+
+class QueryTypeUnsupported(ToolError):
+    """A query of a kind the tool does not handle; the message names the supported kinds."""
+
+    default_code = "QUERY_TYPE_UNSUPPORTED"
+
+    def __init__(self, query_type: str, supported: Iterable[str]) -> None:
+        kinds = tuple(supported)
+        super().__init__(
+            f"query type {query_type!r} is not supported; supported types: "
+            + (", ".join(kinds) if kinds else "(none)"),
+            context={"query_type": query_type, "supported": list(kinds)},
+        )
+        self.query_type = query_type
+        self.supported = kinds
+
+
+class DeadlineExceeded(ToolError):
+    """The deadline passed (before a call, or at a handler's heartbeat)."""
+
+    default_code = "DEADLINE_EXCEEDED"
+
+    def __init__(
+        self, msg: str = "deadline exceeded", *, deadline: datetime | None = None,
+        now: datetime | None = None,
+    ) -> None:
+        ctx: dict[str, Any] = {}
+        if deadline is not None:
+            ctx["deadline"] = deadline.isoformat()
+        if now is not None:
+            ctx["now"] = now.isoformat()
+        super().__init__(msg, context=ctx)
+
+
+@dataclass(frozen=True)
+class ToolResult(Generic[R]):
+    """What a handler returns: success with a typed ``value``, or a failure with a ``code``."""
+
+    success: bool
+    value: R | None
+    message: str = ""
+    code: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.code is not None and not CODE_PATTERN.match(self.code):
+            raise ValueError(f"code: {self.code!r} is not UPPER_SNAKE")
+
+    @classmethod
+    def ok(cls, value: R, message: str = "") -> ToolResult[R]:
+        """Success carrying ``value`` (an instance of the tool's result model)."""
+        return cls(success=True, value=value, message=message)
+
+    @classmethod
+    def error(cls, message: str, code: str = "TOOL_ERROR") -> ToolResult[Any]:
+        """An expected failure, as data."""
+        return cls(success=False, value=None, message=message, code=code)
+
+
+@dataclass(frozen=True)
+class ToolExample:
+    """One documented use of a tool; the registry validates it against the tool's models."""
+
+    description: str
+    input: BaseModel
+    output: BaseModel
+
+
+@dataclass(frozen=True)
+class Tool(Generic[P, R]):
+    """A named, typed tool. ``handler(params, *, context)`` returns a :class:`ToolResult`."""
+
+    name: str
+    description: str
+    params: type[P]
+    result: type[R]
+    handler: Callable[..., ToolResult[R]]
+    examples: tuple[ToolExample, ...] = ()
+
+
+class BudgetTracker:
+    """A tool-call budget (``max_calls``) and an optional deadline; thread-safe.
+
+    Its state (``{"calls": n}``) is JSON-able so the driver can keep it in the session.
+    """
+
+    def __init__(
+        self, max_calls: int | None = None, deadline: datetime | None = None, *, calls: int = 0
+    ) -> None:
+        if max_calls is not None and max_calls < 0:
+            raise ValueError("max_calls: must be >= 0")
+        self.max_calls = max_calls
+        self.deadline = deadline
+        self._calls = calls
+        self._lock = threading.Lock()
+
+    @property
+    def calls(self) -> int:
+        """Calls consumed so far."""
+        return self._calls
+
+    @property
+    def remaining(self) -> int | None:
+        """Calls left, or ``None`` when unbounded."""
+        if self.max_calls is None:
+            return None
+        return max(0, self.max_calls - self._calls)
+
+    def exhausted(self) -> bool:
+        """True when no call may be made."""
+        return self.max_calls is not None and self._calls >= self.max_calls
+
+    def try_consume(self) -> bool:
+        """Take one call from the budget; False (and nothing taken) when none is left."""
+        with self._lock:
+            if self.max_calls is not None and self._calls >= self.max_calls:
+                return False
+            self._calls += 1
+            return True
+
+    def state(self) -> dict[str, Any]:
+        """The JSON-able state."""
+        return {"calls": self._calls}
+
+    def load(self, state: Mapping[str, Any]) -> None:
+        """Restore a state produced by :meth:`state`."""
+        calls = state.get("calls", 0)
+        if not isinstance(calls, int) or isinstance(calls, bool) or calls < 0:
+            raise ValueError("calls: expected a non-negative integer")
+        with self._lock:
+            self._calls = calls
+
+
+@dataclass
+class ToolContext:
+    """What a handler receives besides its params.
+
+    ``session`` is a read-only view (``sid``, ``policy``); ``resources`` are named objects
+    a tool may use (an index, a page store). ``beat()`` is the heartbeat of long work.
+    """
+
+    clock: Clock
+    deadline: datetime | None = None
+    budget: BudgetTracker | None = None
+    session: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    resources: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    tool: str = ""
+    beats: list[datetime] = field(default_factory=list)
+
+    def beat(self) -> None:
+        """Record a heartbeat; raise :class:`DeadlineExceeded` once the deadline has passed."""
+        now = self.clock.now()
+        self.beats.append(now)
+        if self.deadline is not None and now >= self.deadline:
+            raise DeadlineExceeded(
+                f"{self.tool or 'tool'}: deadline {self.deadline.isoformat()} passed "
+                f"at {now.isoformat()}",
+                deadline=self.deadline,
+                now=now,
+            )
+
+    def resource(self, name: str) -> Any:
+        """The named resource; a :class:`ToolError` naming it when it is missing."""
+        try:
+            return self.resources[name]
+        except KeyError:
+            raise ToolError(
+                f"resource {name!r} is not available", code="MISSING_RESOURCE",
+                context={"resource": name},
+            ) from None

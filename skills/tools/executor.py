@@ -1,0 +1,323 @@
+"""The executor: runs one tool call through the whole dispatch pipeline, never raising.
+
+Order for each call: registry lookup, argument parsing (extra fields refused), policy
+checks (all must allow; fail-closed), deadline, tool-call budget, rate limit, concurrency
+limit, context construction, snapshot of resources, handler, result validation, policy
+``on_result``, restore on failure, telemetry, return. Every outcome is a ``ToolCall``;
+durations come from the injected clock, so a replay records the same events.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from types import MappingProxyType
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ValidationError
+
+from skills.base import describe_validation_error
+from skills.context import Clock, IdSource, ToolCall
+from skills.tools.core import (
+    BudgetTracker,
+    Tool,
+    ToolContext,
+    ToolDefinitionError,
+    ToolError,
+    ToolResult,
+)
+from skills.tools.limits import ToolLimits
+from skills.tools.policies import ToolPolicy, empty_policy_state
+from skills.tools.registry import ToolRegistry
+
+__all__ = ["DEFAULT_FALLBACK_CODES", "Executor"]
+
+DEFAULT_FALLBACK_CODES: frozenset[str] = frozenset({"RATE_LIMITED"})
+_MS = timedelta(milliseconds=1)
+
+
+class _Failure(Exception):
+    """Internal: a failed step of the pipeline, carried to the single exit point."""
+
+    def __init__(self, code: str, message: str, value: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.value = value
+
+
+def _json_copy(args: Mapping[str, Any]) -> dict[str, Any]:
+    # Parsing the JSON round-trip (not the caller's objects) means a replay of the
+    # recorded args parses to exactly the same params.
+    data = orjson.loads(orjson.dumps(dict(args)))
+    if not isinstance(data, dict):
+        raise TypeError("args must be a JSON object")
+    return data
+
+
+def _exception_failure(tool: str, exc: Exception) -> _Failure:
+    if isinstance(exc, ToolError):
+        return _Failure(exc.code, exc.user_message())
+    if isinstance(exc, ValidationError):
+        return _Failure("TOOL_ERROR", f"{tool}: {describe_validation_error(exc)}")
+    if isinstance(exc, TypeError):
+        return _Failure("TOOL_TYPE_ERROR", f"{tool}: TypeError: {exc}")
+    return _Failure("TOOL_ERROR", f"{tool}: {type(exc).__name__}: {exc}")
+
+
+class Executor:
+    """Runs tool calls for skills (implements ``skills.context.ToolCaller``).
+
+    ``calls`` holds every attempt in order, ``events`` the ``ToolInvoked`` telemetry, and
+    ``policy_state`` the JSON-able policy state (keyed by policy name) the driver stores
+    in the session's ``policy`` slice.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        clock: Clock,
+        ids: IdSource | None = None,
+        session_id: str = "",
+        policies: Sequence[ToolPolicy] = (),
+        policy_state: Mapping[str, Any] | None = None,
+        deadline: datetime | None = None,
+        budget: BudgetTracker | None = None,
+        limits: ToolLimits | None = None,
+        fallbacks: Mapping[str, str] | None = None,
+        resources: Mapping[str, Any] | None = None,
+        fallback_codes: frozenset[str] = DEFAULT_FALLBACK_CODES,
+    ) -> None:
+        self.registry = registry
+        self.clock = clock
+        self.ids = ids
+        self.session_id = session_id
+        self.policies: tuple[ToolPolicy, ...] = tuple(policies)
+        names = [p.name for p in self.policies]
+        for name in names:
+            if names.count(name) > 1:
+                raise ToolDefinitionError(name, "duplicate policy name")
+        self.policy_state: dict[str, Any] = copy.deepcopy(dict(policy_state or {}))
+        self.deadline = deadline
+        self.budget = budget
+        self.limits = limits
+        self.fallbacks: dict[str, str] = dict(fallbacks or {})
+        for source, target in self.fallbacks.items():
+            if target not in registry or target == source:
+                raise ToolDefinitionError(source, f"fallback {target!r} is not a usable tool")
+        self.fallback_codes = fallback_codes
+        self.resources: Mapping[str, Any] = MappingProxyType(dict(resources or {}))
+        self.calls: list[ToolCall] = []
+        self.events: list[dict[str, Any]] = []
+        self._lock = threading.RLock()
+        self._counter = 0
+
+    def call(
+        self, tool: str, args: Mapping[str, Any], *, call_id: str | None = None,
+        key: str | None = None,
+    ) -> ToolCall:
+        """Run ``tool`` with ``args``; a failed call (never an exception) on any problem.
+
+        When the call fails with a code in ``fallback_codes`` and ``tool`` has a fallback,
+        the same args (only those the fallback accepts) go to the fallback as attempt 2,
+        under the same id; the fallback's call is returned.
+        """
+        cid = call_id if call_id is not None else self._next_id()
+        first = self._attempt(tool, args, cid, key, attempt=1)
+        target = self.fallbacks.get(tool)
+        if first.ok or target is None or first.code not in self.fallback_codes:
+            return first
+        fallback = self.registry.get(target)
+        accepted = set(fallback.params.model_fields) if fallback is not None else set()
+        fb_args = {k: v for k, v in first.args.items() if k in accepted}
+        return self._attempt(target, fb_args, cid, key, attempt=2)
+
+    def runtime_state(self) -> dict[str, Any]:
+        """Everything replayable the runtime holds: policy, rate buckets, budget (JSON)."""
+        with self._lock:
+            return {
+                "policy": copy.deepcopy(self.policy_state),
+                "limits": self.limits.state() if self.limits is not None else {},
+                "budget": self.budget.state() if self.budget is not None else {},
+            }
+
+    def _next_id(self) -> str:
+        with self._lock:
+            if self.ids is not None:
+                return self.ids.next("t")
+            self._counter += 1
+            return f"t{self._counter}"
+
+    def _deadline(self) -> datetime | None:
+        candidates = [d for d in (self.deadline, self.budget and self.budget.deadline) if d]
+        return min(candidates) if candidates else None
+
+    def _attempt(
+        self, name: str, args: Mapping[str, Any], cid: str, key: str | None, *, attempt: int
+    ) -> ToolCall:
+        start = self.clock.now()
+        value: dict[str, Any] | None = None
+        failure: _Failure | None = None
+        try:
+            recorded = _json_copy(args)
+        except (TypeError, orjson.JSONEncodeError) as exc:
+            recorded, failure = {}, _Failure("BAD_ARGS", f"(root): args are not JSON ({exc})")
+        else:
+            try:
+                value = self._run(name, recorded, start)
+            except _Failure as exc:
+                failure = exc
+        end = self.clock.now()
+        call = ToolCall(
+            id=cid, tool=name, args=recorded, ok=failure is None,
+            value=value if failure is None else failure.value,
+            message="" if failure is None else failure.message,
+            code=None if failure is None else failure.code,
+            attempt=attempt, key=key,
+        )
+        event = {
+            "type": "ToolInvoked", "tool": name, "args": copy.deepcopy(recorded), "ok": call.ok,
+            "code": call.code, "duration_ms": (end - start) // _MS, "attempt": attempt,
+            "id": cid,
+        }
+        with self._lock:
+            self.calls.append(call)
+            self.events.append(event)
+        return call
+
+    def _run(self, name: str, args: dict[str, Any], start: datetime) -> dict[str, Any]:
+        """The pipeline; returns the JSON value or raises :class:`_Failure`."""
+        tool = self.registry.get(name)
+        if tool is None:
+            known = ", ".join(self.registry.names()) or "(none)"
+            raise _Failure("UNKNOWN_TOOL", f"unknown tool {name!r}; known tools: {known}")
+        try:
+            params = tool.params.model_validate(args)
+        except ValidationError as exc:
+            raise _Failure("BAD_ARGS", describe_validation_error(exc)) from None
+        self._check_policies(tool, params)
+        deadline = self._deadline()
+        if deadline is not None and start >= deadline:
+            raise _Failure(
+                "DEADLINE_EXCEEDED", f"{name}: deadline {deadline.isoformat()} has passed"
+            )
+        if self.budget is not None and self.budget.exhausted():
+            raise _Failure(
+                "BUDGET_EXCEEDED", f"{name}: tool-call budget of {self.budget.max_calls} spent"
+            )
+        limits = self.limits
+        if limits is not None and not limits.take(name, start):
+            raise _Failure("RATE_LIMITED", f"{name}: rate limit reached")
+        if limits is not None and not limits.acquire(name):
+            raise _Failure("CONCURRENCY_LIMITED", f"{name}: concurrency limit reached")
+        try:
+            if self.budget is not None and not self.budget.try_consume():
+                raise _Failure(
+                    "BUDGET_EXCEEDED", f"{name}: tool-call budget of {self.budget.max_calls} spent"
+                )
+            return self._execute(tool, params, deadline)
+        finally:
+            if limits is not None:
+                limits.release(name)
+
+    def _check_policies(self, tool: Tool[Any, Any], params: BaseModel) -> None:
+        with self._lock:
+            state = copy.deepcopy(self.policy_state)
+        for policy in self.policies:
+            own = MappingProxyType(state.get(policy.name, empty_policy_state()))
+            try:
+                decision = policy.check(tool, params, state=own)
+            except Exception as exc:  # a broken policy denies: fail-closed
+                raise _Failure(
+                    "POLICY_DENIED", f"policy {policy.name} failed: {type(exc).__name__}: {exc}"
+                ) from None
+            if not decision.allowed:
+                raise _Failure("POLICY_DENIED", decision.reason or f"denied by {policy.name}")
+
+    def _execute(
+        self, tool: Tool[Any, Any], params: BaseModel, deadline: datetime | None
+    ) -> dict[str, Any]:
+        with self._lock:
+            policy_view = copy.deepcopy(self.policy_state)
+        context = ToolContext(
+            clock=self.clock, deadline=deadline, budget=self.budget,
+            session=MappingProxyType({"sid": self.session_id, "policy": policy_view}),
+            resources=self.resources, tool=tool.name,
+        )
+        snaps: dict[str, Any] = {}
+        try:
+            for rname, resource in self.resources.items():
+                if callable(getattr(resource, "snapshot", None)) and callable(
+                    getattr(resource, "restore", None)
+                ):
+                    snaps[rname] = resource.snapshot()
+            result = tool.handler(params, context=context)
+            value = self._validated(tool, result)
+            dumped: dict[str, Any] = value.model_dump(mode="json")
+            self._commit_policies(tool, params, value)
+            return dumped
+        except Exception as exc:
+            failure = exc if isinstance(exc, _Failure) else _exception_failure(tool.name, exc)
+            self._restore(snaps, failure)
+            raise failure from None
+
+    def _validated(self, tool: Tool[Any, Any], result: object) -> BaseModel:
+        model: type[BaseModel] = tool.result
+        if not isinstance(result, ToolResult):
+            raise _Failure(
+                "TOOL_TYPE_ERROR",
+                f"{tool.name}: handler returned {type(result).__name__}, expected ToolResult",
+            )
+        if not result.success:
+            payload = result.value
+            raise _Failure(
+                result.code or "TOOL_ERROR",
+                result.message or f"{tool.name}: failed",
+                payload.model_dump(mode="json") if isinstance(payload, BaseModel) else None,
+            )
+        value = result.value
+        if isinstance(value, model):
+            return value
+        if isinstance(value, Mapping):
+            try:
+                return model.model_validate(dict(value))
+            except ValidationError as exc:
+                raise _Failure(
+                    "TOOL_TYPE_ERROR",
+                    f"{tool.name}: result {describe_validation_error(exc)}",
+                ) from None
+        raise _Failure(
+            "TOOL_TYPE_ERROR",
+            f"{tool.name}: handler returned a {type(value).__name__} value, "
+            f"expected {model.__name__}",
+        )
+
+    def _commit_policies(self, tool: Tool[Any, Any], params: BaseModel, value: BaseModel) -> None:
+        # Copy-on-write, committed in one assignment: a policy that raises half-way leaves
+        # the state exactly as it was before the call (the snapshot).
+        with self._lock:
+            new_state = copy.deepcopy(self.policy_state)
+            for policy in self.policies:
+                own = MappingProxyType(
+                    copy.deepcopy(new_state.get(policy.name, empty_policy_state()))
+                )
+                try:
+                    updated = policy.on_result(tool, params, value, state=own)
+                    new_state[policy.name] = orjson.loads(orjson.dumps(updated))
+                except Exception as exc:
+                    raise _Failure(
+                        "TOOL_ERROR",
+                        f"policy {policy.name} on_result failed: {type(exc).__name__}: {exc}",
+                    ) from None
+            self.policy_state = new_state
+
+    def _restore(self, snaps: Mapping[str, Any], failure: _Failure) -> None:
+        for rname, snap in snaps.items():
+            try:
+                self.resources[rname].restore(snap)
+            except Exception as exc:  # report, but keep the original failure's code
+                failure.message += f"; restoring {rname} failed: {type(exc).__name__}: {exc}"

@@ -1,0 +1,317 @@
+"""The embedded evidence index: SQLite FTS5 with BM25 ranking, pure stdlib ``sqlite3``.
+
+Documents (``wiki``, ``web``, ``news``) and knowledge-base facts live in ``ev_``-prefixed
+tables, so the index can share one SQLite file with the session store. User text never
+reaches FTS5 as query syntax: :func:`fts_query` tokenises it and quotes every term.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import unicodedata
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skills.text import STOPWORDS, tokens
+
+__all__ = [
+    "SNIPPET_CHARS",
+    "SOURCES",
+    "TITLE_WEIGHT",
+    "Document",
+    "EvidenceIndex",
+    "Fact",
+    "Hit",
+    "Source",
+    "fts_query",
+    "query_terms",
+]
+
+Source = Literal["wiki", "web", "news"]
+SOURCES: tuple[Source, ...] = ("wiki", "web", "news")
+
+TITLE_WEIGHT = 2.0
+"""bm25 column weight of the title against 1.0 for the text: a hit in the title counts more."""
+SNIPPET_CHARS = 200
+_MAX_TERMS = 64  # bounds the OR-query a 500-character claim can produce
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Document(_Frozen):
+    """One indexed document (for the Climate-FEVER corpus, one Wikipedia sentence)."""
+
+    doc_id: str = Field(min_length=1)
+    title: str
+    text: str
+    source: Source = "wiki"
+
+
+class Fact(_Frozen):
+    """One knowledge-base triple."""
+
+    id: str = Field(min_length=1)
+    subject: str
+    relation: str
+    object: str
+    source: str = Field(default="kb", min_length=1)
+
+
+class Hit(_Frozen):
+    """One search result; ``score`` is ``-bm25`` rounded to 6 places (higher is better)."""
+
+    doc_id: str
+    title: str
+    source: Source
+    score: float
+    snippet: str
+
+
+def query_terms(q: str) -> list[str]:
+    """The distinct search terms of ``q``: lower-cased tokens, stopwords dropped unless
+    nothing else remains, diacritics folded (``café`` -> ``cafe``), at most 64."""
+    folded = "".join(
+        c for c in unicodedata.normalize("NFKD", q) if not unicodedata.combining(c)
+    )
+    toks = list(dict.fromkeys(tokens(folded)))
+    content = [t for t in toks if t not in STOPWORDS]
+    return (content or toks)[:_MAX_TERMS]
+
+
+def fts_query(q: str) -> str:
+    """An FTS5 MATCH expression that can only mean "any of these terms": each term is
+    quoted as an FTS5 string (inner quotes doubled), joined with ``OR``. Empty if ``q``
+    has no terms."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in query_terms(q))
+
+
+def _snippet(text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) <= SNIPPET_CHARS:
+        return text
+    cut = text[:SNIPPET_CHARS]
+    space = cut.rfind(" ")
+    if space > SNIPPET_CHARS // 2:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+# Porter stemming on both sides lets "warming" find "warmed"; diacritics are folded so
+# the index agrees with query_terms.
+_TOKENIZE = "porter unicode61 remove_diacritics 2"
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS ev_docs (
+        rowid INTEGER PRIMARY KEY,
+        doc_id TEXT NOT NULL UNIQUE,
+        title TEXT NOT NULL,
+        source TEXT NOT NULL CHECK (source IN ('wiki', 'web', 'news')),
+        text TEXT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS ev_docs_source ON ev_docs(source)",
+    f"""CREATE VIRTUAL TABLE IF NOT EXISTS ev_docs_fts USING fts5(
+        title, text, content='ev_docs', content_rowid='rowid', tokenize='{_TOKENIZE}')""",
+    """CREATE TRIGGER IF NOT EXISTS ev_docs_ai AFTER INSERT ON ev_docs BEGIN
+        INSERT INTO ev_docs_fts(rowid, title, text) VALUES (new.rowid, new.title, new.text);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS ev_docs_ad AFTER DELETE ON ev_docs BEGIN
+        INSERT INTO ev_docs_fts(ev_docs_fts, rowid, title, text)
+        VALUES ('delete', old.rowid, old.title, old.text);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS ev_docs_au AFTER UPDATE ON ev_docs BEGIN
+        INSERT INTO ev_docs_fts(ev_docs_fts, rowid, title, text)
+        VALUES ('delete', old.rowid, old.title, old.text);
+        INSERT INTO ev_docs_fts(rowid, title, text) VALUES (new.rowid, new.title, new.text);
+    END""",
+    """CREATE TABLE IF NOT EXISTS ev_facts (
+        rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        subject TEXT NOT NULL,
+        relation TEXT NOT NULL,
+        object TEXT NOT NULL,
+        source TEXT NOT NULL)""",
+    f"""CREATE VIRTUAL TABLE IF NOT EXISTS ev_facts_fts USING fts5(
+        subject, relation, object, content='ev_facts', content_rowid='rowid',
+        tokenize='{_TOKENIZE}')""",
+    """CREATE TRIGGER IF NOT EXISTS ev_facts_ai AFTER INSERT ON ev_facts BEGIN
+        INSERT INTO ev_facts_fts(rowid, subject, relation, object)
+        VALUES (new.rowid, new.subject, new.relation, new.object);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS ev_facts_ad AFTER DELETE ON ev_facts BEGIN
+        INSERT INTO ev_facts_fts(ev_facts_fts, rowid, subject, relation, object)
+        VALUES ('delete', old.rowid, old.subject, old.relation, old.object);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS ev_facts_au AFTER UPDATE ON ev_facts BEGIN
+        INSERT INTO ev_facts_fts(ev_facts_fts, rowid, subject, relation, object)
+        VALUES ('delete', old.rowid, old.subject, old.relation, old.object);
+        INSERT INTO ev_facts_fts(rowid, subject, relation, object)
+        VALUES (new.rowid, new.subject, new.relation, new.object);
+    END""",
+)
+
+# Unchanged rows are skipped so re-ingesting a corpus does not churn the FTS index.
+_UPSERT_DOC = """INSERT INTO ev_docs(doc_id, title, source, text) VALUES (?, ?, ?, ?)
+    ON CONFLICT(doc_id) DO UPDATE SET
+        title = excluded.title, source = excluded.source, text = excluded.text
+    WHERE title IS NOT excluded.title OR source IS NOT excluded.source
+        OR text IS NOT excluded.text"""
+_UPSERT_FACT = """INSERT INTO ev_facts(id, subject, relation, object, source)
+    VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT(id) DO UPDATE SET subject = excluded.subject,
+        relation = excluded.relation, object = excluded.object, source = excluded.source
+    WHERE subject IS NOT excluded.subject OR relation IS NOT excluded.relation
+        OR object IS NOT excluded.object OR source IS NOT excluded.source"""
+
+# Constant SQL strings: sqlite3's statement cache keeps them prepared across queries.
+# The inner query sorts only (rowid, score, doc_id); titles and texts are read for the
+# top ``lim`` rows alone, which halves the cost on broad OR-queries.
+_SEARCH = f"""SELECT d.doc_id, d.title, d.source, top.score, substr(d.text, 1, {SNIPPET_CHARS + 1})
+    FROM (SELECT ev_docs_fts.rowid AS rid, e.doc_id AS doc_id,
+                 round(-bm25(ev_docs_fts, {TITLE_WEIGHT}, 1.0), 6) AS score
+          FROM ev_docs_fts JOIN ev_docs AS e ON e.rowid = ev_docs_fts.rowid
+          WHERE ev_docs_fts MATCH ?{{filter}}
+          ORDER BY score DESC, e.doc_id
+          LIMIT ?) AS top
+    JOIN ev_docs AS d ON d.rowid = top.rid
+    ORDER BY top.score DESC, top.doc_id"""
+_SEARCH_ALL = _SEARCH.format(filter="")
+_SEARCH_SRC = _SEARCH.format(filter=" AND e.source = ?")
+_KB = """SELECT f.id, f.subject, f.relation, f.object, f.source,
+        round(-bm25(ev_facts_fts, 2.0, 1.0, 1.0), 6) AS score
+    FROM ev_facts_fts JOIN ev_facts AS f ON f.rowid = ev_facts_fts.rowid
+    WHERE ev_facts_fts MATCH ?
+    ORDER BY score DESC, f.id
+    LIMIT ?"""
+
+
+class EvidenceIndex:
+    """Full-text evidence index over one SQLite connection (thread-safe via a lock)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._lock = threading.RLock()
+        with self._tx():
+            for stmt in _SCHEMA:
+                conn.execute(stmt)
+
+    @classmethod
+    def open(cls, path: str | Path) -> EvidenceIndex:
+        """Open (or create) the index in the SQLite file at ``path``, in WAL mode."""
+        conn = sqlite3.connect(str(path), check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA busy_timeout=5000")
+        return cls(conn)
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The underlying connection (shared with whoever opened it)."""
+        return self._conn
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> EvidenceIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[None]:
+        # A caller already inside a transaction owns the commit; otherwise one batch is
+        # one transaction, all or nothing.
+        with self._lock:
+            if self._conn.in_transaction:
+                yield
+                return
+            self._conn.execute("BEGIN")
+            try:
+                yield
+            except BaseException:
+                self._conn.rollback()
+                raise
+            self._conn.commit()
+
+    def add_documents(self, docs: Iterable[Document], *, source: Source | None = None) -> int:
+        """Insert or replace (by ``doc_id``) ``docs`` in one transaction; ``source``, if
+        given, overrides each document's own. Returns how many documents were written."""
+        if source is not None and source not in SOURCES:
+            raise ValueError(f"source: must be one of {', '.join(SOURCES)}, got {source!r}")
+        rows = [(d.doc_id, d.title, source or d.source, d.text) for d in docs]
+        with self._tx():
+            self._conn.executemany(_UPSERT_DOC, rows)
+        return len(rows)
+
+    def add_facts(self, facts: Iterable[Fact]) -> int:
+        """Insert or replace (by ``id``) ``facts`` in one transaction; returns the count."""
+        rows = [(f.id, f.subject, f.relation, f.object, f.source) for f in facts]
+        with self._tx():
+            self._conn.executemany(_UPSERT_FACT, rows)
+        return len(rows)
+
+    def search(self, q: str, *, lim: int = 5, src: str | None = None) -> list[Hit]:
+        """The ``lim`` best documents for ``q`` (any term may match), best first; ties by
+        ``doc_id``. ``src`` restricts to one source. An empty query gives no hits."""
+        match = fts_query(q)
+        if not match or lim <= 0:
+            return []
+        with self._lock:
+            if src is None:
+                rows = self._conn.execute(_SEARCH_ALL, (match, lim)).fetchall()
+            else:
+                rows = self._conn.execute(_SEARCH_SRC, (match, src, lim)).fetchall()
+        return [
+            Hit(doc_id=r[0], title=r[1], source=r[2], score=float(r[3]) + 0.0,
+                snippet=_snippet(r[4]))
+            for r in rows
+        ]
+
+    def kb_lookup(self, q: str, *, lim: int = 5) -> list[Fact]:
+        """The ``lim`` facts best matching ``q`` (subject weighted higher), ties by ``id``."""
+        match = fts_query(q)
+        if not match or lim <= 0:
+            return []
+        with self._lock:
+            rows = self._conn.execute(_KB, (match, lim)).fetchall()
+        return [
+            Fact(id=r[0], subject=r[1], relation=r[2], object=r[3], source=r[4]) for r in rows
+        ]
+
+    def get_document(self, doc_id: str) -> Document | None:
+        """The document stored under ``doc_id``, or ``None``."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT doc_id, title, text, source FROM ev_docs WHERE doc_id = ?", (doc_id,)
+            ).fetchone()
+        if row is None:
+            return None
+        return Document(doc_id=row[0], title=row[1], text=row[2], source=row[3])
+
+    def count_documents(self) -> int:
+        """How many documents are indexed."""
+        return self._scalar("SELECT count(*) FROM ev_docs")
+
+    def count_facts(self) -> int:
+        """How many facts are indexed."""
+        return self._scalar("SELECT count(*) FROM ev_facts")
+
+    def sources(self) -> dict[str, int]:
+        """Document count per source present, in source-name order."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT source, count(*) FROM ev_docs GROUP BY source ORDER BY source"
+            ).fetchall()
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    def _scalar(self, sql: str) -> int:
+        with self._lock:
+            row = self._conn.execute(sql).fetchone()
+        return int(row[0])

@@ -1,0 +1,270 @@
+"""Loading documents and facts from JSONL into the evidence index.
+
+A bad line never stops a load and never costs a good line: it becomes an
+:class:`IngestError` with its 1-based line number, a stable code and a message naming the
+field. Formats (one JSON object per line, UTF-8; extra fields are ignored):
+
+- documents: ``{"id", "title", "text"}``
+- facts: ``{"id", "subject", "relation", "object"}`` plus an optional ``"source"``
+- the Climate-FEVER corpus: ``{"id": "Article:12", "article": ..., "text": ...}``
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import orjson
+from pydantic import BaseModel, ConfigDict
+
+from skills.tools.index import Document, EvidenceIndex, Fact, Source
+
+__all__ = [
+    "IngestError",
+    "IngestReport",
+    "ProgressCallback",
+    "ingest_corpus",
+    "ingest_documents",
+    "ingest_facts",
+    "read_corpus",
+    "read_corpus_sentences",
+    "read_documents",
+    "read_facts",
+]
+
+ProgressCallback = Callable[[int, int], None]
+"""Called with ``(bytes_read, total_bytes)`` after each batch and at the end."""
+
+T = TypeVar("T", Document, Fact)
+
+
+class IngestError(BaseModel):
+    """One refused line. ``line`` is 1-based (0: the file itself could not be read).
+
+    Codes: ``BAD_JSON``, ``NOT_OBJECT``, ``MISSING_FIELD``, ``WRONG_TYPE``,
+    ``EMPTY_FIELD``, ``UNREADABLE``, ``INDEX_ERROR``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    line: int
+    msg: str
+    code: str = "BAD_LINE"
+    field: str | None = None
+
+
+class IngestReport(BaseModel):
+    """The outcome of a load: ``lines`` non-blank lines read, each either added or an error
+    (an unreadable file or a database failure adds one ``line=0`` error)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    added: int
+    errors: list[IngestError]
+    lines: int
+
+
+_JSON_TYPES: dict[type, str] = {
+    type(None): "null", bool: "boolean", int: "number", float: "number",
+    list: "array", dict: "object", str: "string",
+}
+
+
+def _string(n: int, obj: dict[str, Any], name: str) -> str | IngestError:
+    if name not in obj:
+        return IngestError(line=n, code="MISSING_FIELD", field=name,
+                           msg=f"missing field {name!r}")
+    value = obj[name]
+    if not isinstance(value, str):
+        kind = _JSON_TYPES.get(type(value), type(value).__name__)
+        return IngestError(line=n, code="WRONG_TYPE", field=name,
+                           msg=f"field {name!r}: expected a string, got {kind}")
+    if not value.strip():
+        return IngestError(line=n, code="EMPTY_FIELD", field=name, msg=f"field {name!r} is empty")
+    return value
+
+
+def _fields(n: int, raw: bytes, names: Sequence[str]) -> dict[str, str] | IngestError:
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return IngestError(line=n, code="BAD_JSON", msg=f"malformed JSON: {exc}")
+    if not isinstance(obj, dict):
+        kind = _JSON_TYPES.get(type(obj), type(obj).__name__)
+        return IngestError(line=n, code="NOT_OBJECT", msg=f"expected a JSON object, got {kind}")
+    out: dict[str, str] = {}
+    for name in names:
+        value = _string(n, obj, name)
+        if isinstance(value, IngestError):
+            return value
+        out[name] = value
+    if "source" in obj and "source" not in names:
+        source = _string(n, obj, "source")
+        if isinstance(source, IngestError):
+            return source
+        out["source"] = source
+    return out
+
+
+def _parse_document(source: Source) -> Callable[[int, bytes], Document | IngestError]:
+    def parse(n: int, raw: bytes) -> Document | IngestError:
+        f = _fields(n, raw, ("id", "title", "text"))
+        if isinstance(f, IngestError):
+            return f
+        return Document(doc_id=f["id"], title=f["title"], text=f["text"], source=source)
+
+    return parse
+
+
+def _parse_corpus(source: Source) -> Callable[[int, bytes], Document | IngestError]:
+    def parse(n: int, raw: bytes) -> Document | IngestError:
+        f = _fields(n, raw, ("id", "article", "text"))
+        if isinstance(f, IngestError):
+            return f
+        return Document(doc_id=f["id"], title=f["article"], text=f["text"], source=source)
+
+    return parse
+
+
+def _parse_fact(n: int, raw: bytes) -> Fact | IngestError:
+    f = _fields(n, raw, ("id", "subject", "relation", "object"))
+    if isinstance(f, IngestError):
+        return f
+    return Fact(id=f["id"], subject=f["subject"], relation=f["relation"], object=f["object"],
+                source=f.get("source", "kb"))
+
+
+def _records(
+    path: str | Path, parse: Callable[[int, bytes], T | IngestError]
+) -> Iterator[tuple[int, int, T | IngestError]]:
+    """``(line, bytes_read, record)`` for every non-blank line."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below, after the yield
+    except OSError as exc:
+        yield 0, 0, IngestError(line=0, code="UNREADABLE",
+                                msg=f"cannot read {path}: {exc.strerror or exc}")
+        return
+    with handle:
+        pos = 0
+        for n, raw in enumerate(handle, start=1):
+            pos += len(raw)
+            if raw.strip():
+                yield n, pos, parse(n, raw)
+
+
+def read_documents(
+    path: str | Path, *, source: Source = "wiki"
+) -> Iterator[tuple[int, Document | IngestError]]:
+    """``(line, Document | IngestError)`` for each non-blank line of a documents file."""
+    for n, _, rec in _records(path, _parse_document(source)):
+        yield n, rec
+
+
+def read_facts(path: str | Path) -> Iterator[tuple[int, Fact | IngestError]]:
+    """``(line, Fact | IngestError)`` for each non-blank line of a facts file."""
+    for n, _, rec in _records(path, _parse_fact):
+        yield n, rec
+
+
+def read_corpus(
+    path: str | Path, *, source: Source = "wiki"
+) -> Iterator[tuple[int, Document | IngestError]]:
+    """``(line, Document | IngestError)`` for a Climate-FEVER ``corpus.jsonl``: ``doc_id`` is
+    the corpus id (``"Article:12"``), ``title`` the article."""
+    for n, _, rec in _records(path, _parse_corpus(source)):
+        yield n, rec
+
+
+def read_corpus_sentences(path: str | Path, *, source: Source = "wiki") -> Iterator[Document]:
+    """The good documents of a Climate-FEVER corpus file (bad lines are skipped; use
+    :func:`read_corpus` or :func:`ingest_corpus` to see them)."""
+    for _, rec in read_corpus(path, source=source):
+        if isinstance(rec, Document):
+            yield rec
+
+
+def _ingest(
+    path: str | Path,
+    parse: Callable[[int, bytes], T | IngestError],
+    add: Callable[[list[T]], int],
+    *,
+    batch: int,
+    on_progress: ProgressCallback | None,
+) -> IngestReport:
+    try:
+        total = os.path.getsize(path)
+    except OSError:
+        total = 0
+    size = max(1, batch)
+    pending: list[T] = []
+    errors: list[IngestError] = []
+    added = lines = 0
+
+    def flush(pos: int) -> None:
+        nonlocal added
+        if pending:
+            added += add(pending)
+            pending.clear()
+        if on_progress is not None:
+            on_progress(pos, total)
+
+    try:
+        pos = 0
+        for n, read, rec in _records(path, parse):
+            pos = read
+            if n:
+                lines += 1  # line 0 reports an unreadable file, not a line
+            if isinstance(rec, IngestError):
+                errors.append(rec)
+                continue
+            pending.append(rec)
+            if len(pending) >= size:
+                flush(pos)
+        flush(total)  # the whole file has been read, trailing blank lines included
+    except sqlite3.Error as exc:
+        # Earlier batches are committed; this one rolled back as a whole.
+        errors.append(IngestError(line=0, code="INDEX_ERROR", msg=f"index: {exc}"))
+    return IngestReport(added=added, errors=errors, lines=lines)
+
+
+def ingest_documents(
+    index: EvidenceIndex,
+    path: str | Path,
+    *,
+    source: Source = "wiki",
+    batch: int = 500,
+    on_progress: ProgressCallback | None = None,
+) -> IngestReport:
+    """Load a documents JSONL file into ``index`` in batches of ``batch`` (one transaction
+    each), tagging every document with ``source``."""
+    return _ingest(path, _parse_document(source),
+                   lambda docs: index.add_documents(docs, source=source),
+                   batch=batch, on_progress=on_progress)
+
+
+def ingest_facts(
+    index: EvidenceIndex,
+    path: str | Path,
+    *,
+    batch: int = 500,
+    on_progress: ProgressCallback | None = None,
+) -> IngestReport:
+    """Load a facts JSONL file into ``index`` in batches."""
+    return _ingest(path, _parse_fact, index.add_facts, batch=batch, on_progress=on_progress)
+
+
+def ingest_corpus(
+    index: EvidenceIndex,
+    path: str | Path,
+    *,
+    source: Source = "wiki",
+    batch: int = 500,
+    on_progress: ProgressCallback | None = None,
+) -> IngestReport:
+    """Load a Climate-FEVER ``corpus.jsonl`` into ``index`` (one document per sentence)."""
+    return _ingest(path, _parse_corpus(source),
+                   lambda docs: index.add_documents(docs, source=source),
+                   batch=batch, on_progress=on_progress)
