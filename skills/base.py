@@ -87,7 +87,7 @@ class Skill(Generic[InT, OutT]):
     def run(self, raw: bytes | str | Mapping[str, Any] | InT, ctx: SkillContext) -> Envelope:
         """Parse (unless already a model), call the handler, never raise."""
         if isinstance(raw, BaseModel):
-            inp: InT | Envelope = raw  # type: ignore[assignment]
+            inp: InT | Envelope = raw
         else:
             inp = self.parse(raw)
         if isinstance(inp, Envelope):

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:[.,'][A-Za-z0-9]+)*")
-_NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*")
+_NUMBER = re.compile(r"(?<![A-Za-z0-9])[0-9]+(?:[.,][0-9]+)*")
 
 STOPWORDS: frozenset[str] = frozenset(
     """

@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "TOOL_SLICE",
-    "Revision",
     "RetryState",
+    "Revision",
     "SessionState",
 ]
 

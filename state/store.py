@@ -10,9 +10,43 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from state.model import Revision
 
-__all__ = ["StateStore"]
+__all__ = ["ChainCheck", "CompactReport", "StateStore"]
+
+
+class ChainCheck(BaseModel):
+    """What :meth:`StateStore.verify_chain` found in one session.
+
+    ``problem`` is a stable UPPER_SNAKE code for the first broken link (``None`` when the
+    chain is sound); ``rev`` names the revision where it breaks.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sid: str
+    revisions: int = Field(ge=0)
+    rev: int | None = None
+    problem: str | None = None
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """True when no link is broken."""
+        return self.problem is None
+
+
+class CompactReport(BaseModel):
+    """What :meth:`StateStore.compact` did: rows rewritten, blobs dropped, sessions skipped."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sessions: int = 0
+    rewritten: int = 0
+    blobs_dropped: int = 0
+    skipped: list[str] = Field(default_factory=list)
 
 
 class StateStore(ABC):
@@ -54,6 +88,34 @@ class StateStore(ABC):
         ``0..at`` (states re-stamped with ``new_sid``); returns its head. The source
         session is untouched.
         """
+
+    def verify_chain(self, sid: str) -> ChainCheck:
+        """Check the session's chain: revisions ``0..head`` contiguous, each parent the
+        previous revision, every state stamped with ``sid``. Backends that store hashes
+        also check them. Raises :class:`UnknownSession`.
+        """
+        revisions = self.history(sid)
+        for expected, revision in enumerate(revisions):
+            if revision.rev != expected:
+                return ChainCheck(sid=sid, revisions=len(revisions), rev=expected,
+                                  problem="REV_GAP", detail=f"revision {expected} is missing")
+            if revision.parent_rev != (None if expected == 0 else expected - 1):
+                return ChainCheck(sid=sid, revisions=len(revisions), rev=expected,
+                                  problem="MISSING_PARENT",
+                                  detail=f"parent_rev is {revision.parent_rev}")
+            if revision.sid != sid or revision.state.sid != sid:
+                return ChainCheck(sid=sid, revisions=len(revisions), rev=expected,
+                                  problem="SID_MISMATCH", detail="stamped with another sid")
+        return ChainCheck(sid=sid, revisions=len(revisions))
+
+    def compact(self, sid: str | None = None) -> CompactReport:
+        """Rewrite storage of one session (or all) without changing any revision; drop
+        unreferenced data. Backends without an encoding to tidy report nothing done.
+        """
+        if sid is not None:
+            self.head(sid)  # UnknownSession, like every other method
+            return CompactReport(sessions=1)
+        return CompactReport(sessions=len(self.sessions()))
 
     def close(self) -> None:  # noqa: B027 - optional hook, not every backend needs it
         """Release resources (connections, files)."""

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import orjson
 from pydantic import BaseModel, ConfigDict
 
-from skills.tools.index import Document, EvidenceIndex, Fact, Source
+from skills.tools.index import SOURCES, Document, EvidenceIndex, Fact, Source
 
 __all__ = [
     "IngestError",
@@ -109,12 +109,19 @@ def _fields(n: int, raw: bytes, names: Sequence[str]) -> dict[str, str] | Ingest
     return out
 
 
-def _parse_document(source: Source) -> Callable[[int, bytes], Document | IngestError]:
+def _parse_document(source: Source | None) -> Callable[[int, bytes], Document | IngestError]:
+    """``source=None``: each line's own ``source`` (wiki|web|news), else ``wiki``."""
+
     def parse(n: int, raw: bytes) -> Document | IngestError:
         f = _fields(n, raw, ("id", "title", "text"))
         if isinstance(f, IngestError):
             return f
-        return Document(doc_id=f["id"], title=f["title"], text=f["text"], source=source)
+        src = source or f.get("source", "wiki")
+        if src not in SOURCES:
+            return IngestError(line=n, code="BAD_SOURCE", field="source",
+                               msg=f"field 'source': {src!r} is not one of {', '.join(SOURCES)}")
+        return Document(doc_id=f["id"], title=f["title"], text=f["text"],
+                        source=src)
 
     return parse
 
@@ -156,7 +163,7 @@ def _records(
 
 
 def read_documents(
-    path: str | Path, *, source: Source = "wiki"
+    path: str | Path, *, source: Source | None = None
 ) -> Iterator[tuple[int, Document | IngestError]]:
     """``(line, Document | IngestError)`` for each non-blank line of a documents file."""
     for n, _, rec in _records(path, _parse_document(source)):
@@ -234,12 +241,13 @@ def ingest_documents(
     index: EvidenceIndex,
     path: str | Path,
     *,
-    source: Source = "wiki",
+    source: Source | None = None,
     batch: int = 500,
     on_progress: ProgressCallback | None = None,
 ) -> IngestReport:
     """Load a documents JSONL file into ``index`` in batches of ``batch`` (one transaction
-    each), tagging every document with ``source``."""
+    each), tagging every document with ``source`` (``None``: each line's own ``source``
+    field, else ``wiki``)."""
     return _ingest(path, _parse_document(source),
                    lambda docs: index.add_documents(docs, source=source),
                    batch=batch, on_progress=on_progress)

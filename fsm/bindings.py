@@ -1,0 +1,160 @@
+"""How each bound skill meets the session state: state -> input, and ``d`` -> state.
+
+Skills never see or write :class:`SessionState`; the driver calls ``to_input(state, st)``
+to build a skill's input and ``apply(state, d, to)`` to fold the skill's output (``d``
+without ``sp``) back in, ``to`` being the FSM state the step moves to (``sp.fsm``).
+A custom machine supplies its own bindings (see :func:`memory_binding`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from skills.base import Skill
+from skills.registry import all_skills
+from state.model import SessionState
+
+__all__ = ["DEFAULT_BINDINGS", "Binding", "flatten_facts", "flatten_hits", "memory_binding"]
+
+ToInput = Callable[[SessionState, dict[str, Any]], dict[str, Any]]
+Apply = Callable[[SessionState, dict[str, Any], str], SessionState]
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A skill plus the two mappings between it and the session state."""
+
+    skill: Skill[Any, Any]
+    to_input: ToInput
+    apply: Apply
+
+
+def memory_binding(skill: Skill[Any, Any]) -> Binding:
+    """A generic binding for custom machines: input ``{memory, st}``; ``d`` merges into memory."""
+
+    def to_input(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
+        return {"memory": dict(state.memory), "st": st}
+
+    def apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
+        return state.model_copy(update={"memory": {**state.memory, **d}})
+
+    return Binding(skill, to_input, apply)
+
+
+def flatten_hits(state: SessionState) -> list[dict[str, Any]]:
+    """Every search hit of every successful call, in request order, tagged with its subclaim."""
+    out: list[dict[str, Any]] = []
+    for rec in state.tool_results:
+        value = rec.get("value") or {}
+        if not rec.get("ok"):
+            continue
+        for hit in value.get("hits", []):
+            out.append({"for": rec["for"], "doc_id": hit["doc_id"], "title": hit.get("title", ""),
+                        "source": hit.get("source", ""), "score": hit.get("score", 0.0)})
+    return out
+
+
+def flatten_facts(state: SessionState) -> list[dict[str, Any]]:
+    """Every knowledge-base fact found, tagged with its subclaim."""
+    out: list[dict[str, Any]] = []
+    for rec in state.tool_results:
+        value = rec.get("value") or {}
+        if not rec.get("ok"):
+            continue
+        for fact in value.get("facts", []):
+            out.append({"for": rec["for"], **fact})
+    return out
+
+
+def _claims(state: SessionState) -> list[dict[str, Any]]:
+    return [{"id": c["id"], "c": c["c"]} for c in state.subclaims]
+
+
+def _parse_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
+    return {"claim": state.claim, "st": st, "hints": state.config.get("hints")}
+
+
+def _parse_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
+    return state.model_copy(update={"subclaims": d["claims"], "plans": d["plans"]})
+
+
+def _retrieve_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "claims": _claims(state),
+        "plans": state.plans,
+        "tr": state.tool_requests,
+        "results": state.tool_results,
+        "followups": state.followups,
+        "missing": state.memory.get("missing", []),
+        "round": state.rounds,
+        "batch": state.config.get("batch", 1),
+        "st": st,
+    }
+
+
+def _retrieve_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
+    update: dict[str, Any] = {}
+    if "tr" in d:
+        update["tool_requests"] = [*state.tool_requests, *d["tr"]]
+    if "results" in d:
+        update["tool_results"] = [*state.tool_results, *d["results"]]
+    if "followups" in d:
+        update["followups"] = [*state.followups, *d["followups"]]
+    if "coverage" in d:
+        update["memory"] = {**state.memory, "coverage": d["coverage"]}
+    return state.model_copy(update=update)
+
+
+def _extract_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "claims": _claims(state),
+        "hits": flatten_hits(state),
+        "facts": flatten_facts(state),
+        "round": state.rounds,
+        "max_rounds": state.config.get("max_rounds", 1),
+        "st": st,
+    }
+
+
+def _extract_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
+    update: dict[str, Any] = {
+        "evidence": d["evidence"],
+        "memory": {**state.memory, "missing": list(d.get("missing", []))},
+    }
+    if to == "RETRIEVAL":  # the one bounded follow-up round: count it, so it stays bounded
+        update["rounds"] = state.rounds + 1
+    return state.model_copy(update=update)
+
+
+def _verify_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
+    return {"claims": _claims(state), "evidence": state.evidence, "st": st}
+
+
+def _verify_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
+    return state.model_copy(update={"judgments": d["judgments"]})
+
+
+def _aggregate_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
+    return {"claims": _claims(state), "judgments": state.judgments, "st": st}
+
+
+def _aggregate_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
+    return state.model_copy(update={"verdict": d["verdict"]})
+
+
+def _default_bindings() -> Mapping[str, Binding]:
+    skills = all_skills()
+    table: dict[str, tuple[ToInput, Apply]] = {
+        "parse_claim": (_parse_in, _parse_apply),
+        "retrieve": (_retrieve_in, _retrieve_apply),
+        "evidence_extract": (_extract_in, _extract_apply),
+        "stance_judge": (_verify_in, _verify_apply),
+        "verdict_aggregate": (_aggregate_in, _aggregate_apply),
+    }
+    return {name: Binding(skills[name], *fns) for name, fns in table.items()}
+
+
+#: Bindings of the claim-verification machine, keyed by skill name.
+DEFAULT_BINDINGS: Mapping[str, Binding] = _default_bindings()

@@ -1,0 +1,267 @@
+"""The driver: the only writer of session state.
+
+One :meth:`Driver.step` = build the bound skill's input from the head revision, run the
+skill, check its envelope (``sp.rev`` is head+1, ``sp.fsm`` a legal move), fold ``d`` into
+the state or apply the rollback the envelope asks for, and commit exactly one revision with
+compare-and-set. Contract violations (illegal move, stale revision, a crashing skill) are
+reported as error envelopes and commit nothing.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from fsm.bindings import DEFAULT_BINDINGS, Binding
+from fsm.errors import IllegalTransition, SessionFinished, UnknownSkill
+from fsm.machine import DEFAULT_MACHINE, Machine, MachineDef
+from skills.context import Clock, SeqIds, SkillContext, SystemClock, ToolCall
+from skills.envelope import Envelope
+from state.errors import RevConflict
+from state.model import RetryState, Revision, SessionState
+from state.rollback import entry_state, rewind_revision, tools_restored
+from state.store import StateStore
+
+__all__ = ["Driver", "StepResult", "ToolSession", "ToolsFactory", "iso"]
+
+
+class ToolSession(Protocol):
+    """A per-step tool caller that also reports what it did."""
+
+    calls: list[ToolCall]
+    events: list[dict[str, Any]]
+    policy_state: dict[str, Any]
+
+    def call(
+        self, tool: str, args: Mapping[str, Any], *, call_id: str | None = None,
+        key: str | None = None,
+    ) -> ToolCall: ...
+
+
+#: Builds the tool session for one step from the session state and the clock.
+ToolsFactory = Callable[[SessionState, Clock], ToolSession]
+
+
+def iso(ts: datetime) -> str:
+    """The one timestamp format in revisions and records."""
+    return ts.isoformat(timespec="microseconds")
+
+
+@dataclass
+class StepResult:
+    """What one step did: the envelope, and the revision if one was committed."""
+
+    sid: str
+    before: str
+    after: str
+    skill: str | None
+    envelope: Envelope
+    revision: Revision | None
+    input: dict[str, Any] = field(default_factory=dict)
+    calls: list[ToolCall] = field(default_factory=list)
+    ts: str = ""
+
+    @property
+    def committed(self) -> bool:
+        """Whether the step landed a revision."""
+        return self.revision is not None
+
+
+class Driver:
+    """Runs sessions of one machine over one store."""
+
+    def __init__(
+        self,
+        store: StateStore,
+        *,
+        machine: MachineDef = DEFAULT_MACHINE,
+        bindings: Mapping[str, Binding] = DEFAULT_BINDINGS,
+        tools: ToolsFactory | None = None,
+        clock: Clock | None = None,
+        new_sid: Callable[[], str] | None = None,
+        sleep: Callable[[float], None] | None = None,
+        on_step: Callable[[StepResult], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.definition = machine
+        self.machine = Machine(machine)
+        for spec in machine.states:
+            if spec.skill and spec.skill not in bindings:
+                raise UnknownSkill(
+                    f"state {spec.name} binds unknown skill {spec.skill!r}",
+                    state=spec.name, skill=spec.skill,
+                )
+        self.bindings = bindings
+        self.tools = tools
+        self.clock: Clock = clock or SystemClock()
+        self.new_sid = new_sid or (lambda: uuid.uuid4().hex[:12])
+        self.sleep = sleep or time.sleep
+        self.on_step = on_step
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def start(
+        self, claim: str, *, sid: str | None = None, config: Mapping[str, Any] | None = None
+    ) -> Revision:
+        """Create a session at revision 0 in the initial state."""
+        sid = sid or self.new_sid()
+        initial = self.definition.initial
+        state = SessionState(sid=sid, claim=claim, fsm=initial, entry_rev=0,
+                             config=dict(config or {}))
+        first = Revision(sid=sid, rev=0, parent_rev=None, fsm=initial, skill=None,
+                         envelope=None, state=state, ts=iso(self.clock.now()),
+                         events=[{"type": "SessionStarted"}])
+        return self.store.create(first)
+
+    def run(self, sid: str, *, max_steps: int = 1000) -> Revision:
+        """Step until a final state, an uncommitted failure, or ``max_steps``."""
+        for _ in range(max_steps):
+            head = self.store.head(sid)
+            if head.fsm in self.definition.finals:
+                return head
+            wait = self._retry_wait(head)
+            if wait > 0:
+                self.sleep(wait)
+            result = self.step(sid)
+            if not result.committed:
+                return self.store.head(sid)
+        return self.store.head(sid)
+
+    def rollback(self, sid: str, to: int) -> Revision:
+        """Rewind: commit a new head equal to revision ``to`` (history is kept)."""
+        head = self.store.head(sid)
+        rev = rewind_revision(self.store, sid, to, ts=iso(self.clock.now()))
+        return self.store.commit(rev, expected_rev=head.rev)
+
+    def fork(self, sid: str, at: int, new_sid: str | None = None) -> Revision:
+        """A new session whose history is ``sid``'s up to revision ``at``."""
+        return self.store.fork(sid, at, new_sid or self.new_sid())
+
+    # -- one step -------------------------------------------------------------------------
+
+    def step(self, sid: str) -> StepResult:
+        """Fire one transition of ``sid``; see the module docstring."""
+        head = self.store.head(sid)
+        state, fsm = head.state, head.fsm
+        if fsm in self.definition.finals:
+            raise SessionFinished(f"session {sid} is in final state {fsm}", sid=sid, fsm=fsm)
+        now = self.clock.now()
+        ts = iso(now)
+        if self._retry_wait(head, now) > 0:
+            assert state.retry is not None
+            env = Envelope.retry("RETRY_NOT_DUE", f"next attempt at {state.retry.next_at}")
+            return self._report(StepResult(sid, fsm, fsm, None, env, None, ts=ts))
+        spec = self.definition.state(fsm)
+        assert spec.skill is not None  # validated: non-final states bind a skill
+        binding = self.bindings[spec.skill]
+        st = {"sid": sid, "rev": head.rev, "fsm": fsm}
+        tools = self.tools(state, self.clock) if self.tools else None
+        ctx = SkillContext(clock=self.clock, ids=SeqIds(), tools=tools)
+        try:
+            inp = binding.to_input(state, st)
+        except Exception as exc:  # a binding bug: report, touch nothing
+            env = Envelope.error("INTERNAL", f"{spec.skill} input: {type(exc).__name__}: {exc}")
+            return self._report(StepResult(sid, fsm, fsm, spec.skill, env, None, ts=ts))
+        env = binding.skill.run(inp, ctx)
+        calls = list(tools.calls) if tools else []
+        events = list(tools.events) if tools else []
+        result = StepResult(sid, fsm, fsm, spec.skill, env, None, inp, calls, ts)
+        if env.e is not None and env.e.code == "INTERNAL":
+            return self._report(result)
+        try:
+            new_state, after, events = self._next_state(head, env, binding, tools, events, now)
+        except IllegalTransition as exc:
+            result.envelope = Envelope.error(exc.code, exc.msg)
+            return self._report(result)
+        except _StaleRev as exc:
+            result.envelope = Envelope.error("REV_CONFLICT", str(exc))
+            return self._report(result)
+        except Exception as exc:  # an apply bug: report, touch nothing
+            result.envelope = Envelope.error(
+                "INTERNAL", f"{spec.skill} apply: {type(exc).__name__}: {exc}"
+            )
+            return self._report(result)
+        rev = Revision(sid=sid, rev=head.rev + 1, parent_rev=head.rev, fsm=after,
+                       skill=spec.skill, envelope=env.to_dict(), state=new_state, ts=ts,
+                       events=events)
+        try:
+            committed = self.store.commit(rev, expected_rev=head.rev)
+        except RevConflict as exc:
+            result.envelope = Envelope.error("REV_CONFLICT", exc.msg)
+            return self._report(result)
+        result.after = after
+        result.revision = committed
+        return self._report(result)
+
+    def _report(self, result: StepResult) -> StepResult:
+        if self.on_step is not None:
+            self.on_step(result)
+        return result
+
+    def _retry_wait(self, head: Revision, now: datetime | None = None) -> float:
+        retry = head.state.retry
+        if retry is None or retry.next_at is None or retry.state != head.fsm:
+            return 0.0
+        now = now or self.clock.now()
+        return max(0.0, (datetime.fromisoformat(retry.next_at) - now).total_seconds())
+
+    def _next_state(
+        self,
+        head: Revision,
+        env: Envelope,
+        binding: Binding,
+        tools: ToolSession | None,
+        events: list[dict[str, Any]],
+        now: datetime,
+    ) -> tuple[SessionState, str, list[dict[str, Any]]]:
+        state, fsm = head.state, head.fsm
+        spec = self.definition.state(fsm)
+        if env.s == "ok":
+            sp = env.sp
+            if sp is None:
+                raise IllegalTransition(f"{spec.skill}: ok envelope without d.sp", source=fsm)
+            if sp.rev != head.rev + 1:
+                raise _StaleRev(f"sp.rev is {sp.rev}, expected head+1 = {head.rev + 1}")
+            self.machine.move(fsm, sp.fsm)
+            new = binding.apply(state, env.data, sp.fsm)
+            update: dict[str, Any] = {"fsm": sp.fsm, "retry": None, "error": None}
+            if tools is not None:
+                update["policy"] = dict(tools.policy_state)
+            if sp.fsm != fsm:
+                update["entry_rev"] = head.rev + 1
+            return new.model_copy(update=update), sp.fsm, events
+        assert env.e is not None
+        code, msg = env.e.code, env.e.msg
+        if env.rb == "state":
+            state = entry_state(self.store, head.sid, head)
+            events = [*events, {"type": "Rollback", "rb": "state", "to": state.entry_rev}]
+        elif env.rb == "tools":
+            state = tools_restored(self.store, head.sid, head)
+            events = [*events, {"type": "Rollback", "rb": "tools", "to": state.entry_rev}]
+        policy = spec.retry
+        attempts = (state.retry.attempts if state.retry and state.retry.state == fsm else 0) + 1
+        retryable = env.s == "retry" or code in policy.codes
+        if retryable and attempts < policy.max_attempts:
+            nxt = now + timedelta(seconds=policy.delay(attempts))
+            retry = RetryState(state=fsm, attempts=attempts, next_at=iso(nxt), code=code)
+            events = [*events, {"type": "RetryScheduled", "attempt": attempts, "code": code}]
+            return state.model_copy(update={"retry": retry, "fsm": fsm}), fsm, events
+        failure = self.definition.failure
+        if failure is None:
+            raise IllegalTransition(f"{code} in {fsm} and the machine has no failure state")
+        self.machine.move(fsm, failure)
+        if retryable:
+            code, msg = "RETRY_EXHAUSTED", f"{attempts} attempts in {fsm}; last: {code}: {msg}"
+        retry = RetryState(state=fsm, attempts=attempts, next_at=None, code=env.e.code)
+        failed = state.model_copy(update={"fsm": failure, "error": {"code": code, "msg": msg},
+                                          "retry": retry if retryable else None,
+                                          "entry_rev": head.rev + 1})
+        return failed, failure, events
+
+
+class _StaleRev(Exception):
+    """The envelope's ``sp.rev`` is not head+1."""

@@ -1,0 +1,1 @@
+"""pytest plugin: claimfsm fixtures for users (filled in by the testing toolkit)."""

@@ -1,0 +1,92 @@
+"""VERIFY: judge each subclaim against its evidence sentences.
+
+Every evidence sentence gets a stance (:func:`skills.stance.sentence_stance`); the
+stances combine (:func:`skills.stance_combine.combine_stances`) into SUPPORTS or REFUTES when the
+evidence says so clearly, citing the sentences the verdict rests on, and NOT_ENOUGH_INFO
+otherwise (also when a subclaim has no evidence).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from skills.base import BaseIO, Skill, StRef
+from skills.context import SkillContext
+from skills.envelope import Envelope
+from skills.evidence_extract import Claim, EvidenceItem
+from skills.stance import Label, sentence_stance
+from skills.stance_combine import combine_stances
+
+__all__ = ["SKILL", "Input", "Judgment", "Output", "StanceRecord", "handler", "judge"]
+
+NEXT = "AGGREGATE"
+
+
+class StanceRecord(BaseIO):
+    """One evidence sentence's stance on the subclaim."""
+
+    id: str
+    label: Label
+    score: float
+
+
+class Judgment(BaseIO):
+    """A subclaim's verdict, how sure, the evidence it rests on, and why."""
+
+    id: str = Field(min_length=1)
+    verdict: Label
+    confidence: float = Field(ge=0, le=1)
+    cites: list[str] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list)
+    stances: list[StanceRecord] = Field(default_factory=list)
+
+
+class Input(BaseIO):
+    """Subclaims and their evidence (as produced by ``evidence_extract``)."""
+
+    claims: list[Claim]
+    evidence: dict[str, list[EvidenceItem]] = Field(default_factory=dict)
+    st: StRef
+
+
+class Output(BaseIO):
+    """One judgment per subclaim, in claim order."""
+
+    judgments: list[Judgment]
+
+
+def judge(claim: Claim, evidence: list[EvidenceItem]) -> Judgment:
+    """Judge one subclaim: a stance per sentence, combined into a verdict."""
+    judged = [(item.id, sentence_stance(claim.c, item.text)) for item in evidence]
+    combined = combine_stances(judged)
+    return Judgment(
+        id=claim.id,
+        verdict=combined.verdict,
+        confidence=combined.confidence,
+        cites=list(combined.cites),
+        reasons=list(combined.reasons),
+        stances=[StanceRecord(id=eid, label=st.label, score=st.score) for eid, st in judged],
+    )
+
+
+def handler(inp: Input, ctx: SkillContext) -> Envelope:
+    """Judge every subclaim; evidence under unknown ids is ignored."""
+    if not inp.claims:
+        return Envelope.error("NO_CLAIMS", "claims: empty list", rb="state")
+    ids = [c.id for c in inp.claims]
+    dup = next((i for n, i in enumerate(ids) if i in ids[:n]), None)
+    if dup is not None:
+        return Envelope.error("DUPLICATE_CLAIM", f"claims: duplicate id '{dup}'", rb="state")
+    out = Output(judgments=[judge(c, inp.evidence.get(c.id, [])) for c in inp.claims])
+    return Envelope.ok(out.model_dump(mode="json"), rev=inp.st.rev + 1, fsm=NEXT)
+
+
+SKILL: Skill[Input, Output] = Skill(
+    name="stance_judge",
+    input_model=Input,
+    output_model=Output,
+    handler=handler,
+    rb_on_error="state",
+    description="Judge each subclaim against its evidence: SUPPORTS, REFUTES or "
+    "NOT_ENOUGH_INFO, citing the sentences it rests on.",
+)

@@ -1,0 +1,121 @@
+"""AGGREGATE: one verdict for the whole claim from its subclaim judgments.
+
+The rule (a claim is supported only if every part is):
+
+1. DISPUTED when one subclaim is SUPPORTS and another REFUTES, or when a subclaim's own
+   evidence strongly goes both ways (:func:`skills.stance_combine.is_disputed`);
+2. SUPPORTS when every subclaim is SUPPORTS;
+3. REFUTES when some subclaim is REFUTES (and none SUPPORTS);
+4. NOT_ENOUGH_INFO otherwise (all NOT_ENOUGH_INFO, or SUPPORTS mixed with
+   NOT_ENOUGH_INFO). A subclaim without a judgment counts as NOT_ENOUGH_INFO.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from skills.base import BaseIO, Skill, StRef
+from skills.context import SkillContext
+from skills.envelope import Envelope
+from skills.evidence_extract import Claim
+from skills.stance_combine import is_disputed
+from skills.stance_judge import Judgment
+
+__all__ = ["SKILL", "Input", "Output", "Verdict", "VerdictLabel", "aggregate", "handler"]
+
+NEXT = "DONE"
+VerdictLabel = Literal["SUPPORTS", "REFUTES", "NOT_ENOUGH_INFO", "DISPUTED"]
+
+
+class Verdict(BaseIO):
+    """The claim's label, the reasons for it, and every citation behind it."""
+
+    label: VerdictLabel
+    reasons: list[str]
+    cites: list[str]
+
+
+class Input(BaseIO):
+    """Subclaims (for order and completeness) and their judgments."""
+
+    claims: list[Claim] = Field(default_factory=list)
+    judgments: list[Judgment]
+    st: StRef
+
+
+class Output(BaseIO):
+    """The verdict."""
+
+    verdict: Verdict
+
+
+def _label(judgments: list[Judgment]) -> tuple[VerdictLabel, str]:
+    verdicts = [j.verdict for j in judgments]
+    torn = [j.id for j in judgments if is_disputed((s.label, s.score) for s in j.stances)]
+    if "SUPPORTS" in verdicts and "REFUTES" in verdicts:
+        return "DISPUTED", "subclaims disagree: some supported, some refuted"
+    if torn:
+        return "DISPUTED", "evidence strongly goes both ways for " + ", ".join(torn)
+    if all(v == "SUPPORTS" for v in verdicts):
+        return "SUPPORTS", "every subclaim is supported"
+    if "REFUTES" in verdicts:
+        return "REFUTES", "a subclaim is refuted and none is supported"
+    if "SUPPORTS" in verdicts:
+        return "NOT_ENOUGH_INFO", "only part of the claim is supported"
+    return "NOT_ENOUGH_INFO", "no subclaim is clearly supported or refuted"
+
+
+def _detail(j: Judgment) -> str:
+    # The judge puts a count summary first and the specific reasons (cited sentences,
+    # "goes both ways") after it; the most specific one explains the verdict best.
+    if not j.reasons:
+        return ""
+    return ": " + (j.reasons[1] if len(j.reasons) > 1 else j.reasons[0])
+
+
+def aggregate(claims: list[Claim], judgments: list[Judgment]) -> Verdict:
+    """Apply the rule above; judgments follow claim order (unjudged claims are NEI)."""
+    by_id = {j.id: j for j in judgments}
+    order = [c.id for c in claims] or [j.id for j in judgments]
+    filled = [
+        by_id.get(sid) or Judgment(id=sid, verdict="NOT_ENOUGH_INFO", confidence=1.0,
+                                   reasons=["not judged"])
+        for sid in order
+    ]
+    label, why = _label(filled)
+    reasons = [why] + [f"{j.id}: {j.verdict} ({j.confidence:.2f}){_detail(j)}" for j in filled]
+    cites = list(dict.fromkeys(c for j in filled for c in j.cites))
+    return Verdict(label=label, reasons=reasons, cites=cites)
+
+
+def handler(inp: Input, ctx: SkillContext) -> Envelope:
+    """One verdict for the claim; ``NO_JUDGMENTS`` if there is nothing to aggregate."""
+    if not inp.judgments:
+        return Envelope.error("NO_JUDGMENTS", "judgments: empty list", rb="state")
+    known = {c.id for c in inp.claims}
+    seen: set[str] = set()
+    for n, j in enumerate(inp.judgments):
+        if known and j.id not in known:
+            return Envelope.error(
+                "UNKNOWN_CLAIM", f"judgments.{n}.id: '{j.id}' is not a claim id", rb="state"
+            )
+        if j.id in seen:
+            return Envelope.error(
+                "DUPLICATE_JUDGMENT", f"judgments.{n}.id: '{j.id}' judged twice", rb="state"
+            )
+        seen.add(j.id)
+    out = Output(verdict=aggregate(inp.claims, inp.judgments))
+    return Envelope.ok(out.model_dump(mode="json"), rev=inp.st.rev + 1, fsm=NEXT)
+
+
+SKILL: Skill[Input, Output] = Skill(
+    name="verdict_aggregate",
+    input_model=Input,
+    output_model=Output,
+    handler=handler,
+    rb_on_error="state",
+    description="One verdict for the claim (SUPPORTS, REFUTES, NOT_ENOUGH_INFO or "
+    "DISPUTED) from its subclaim judgments, with reasons and citations.",
+)

@@ -1,0 +1,39 @@
+"""The session-state model and the revision-stamped stores (SQLite default, in-memory).
+
+Imports neither ``fsm`` nor ``skills``. The reusable store test suite lives in
+:mod:`state.contract` (it needs pytest, so it is not imported here).
+"""
+
+from state.errors import RevConflict, StoreError, UnknownRevision, UnknownSession
+from state.fsck import FsckProblem, FsckReport, fsck
+from state.memory import MemoryStore
+from state.model import TOOL_SLICE, RetryState, Revision, SessionState
+from state.rollback import entry_state, rewind_revision, tools_restored
+from state.sqlite import SQLiteStore
+from state.sqlite_db import ChainBroken, CorruptStore, StoreBusy
+from state.store import ChainCheck, CompactReport, StateStore
+
+__all__ = [
+    "TOOL_SLICE",
+    "ChainBroken",
+    "ChainCheck",
+    "CompactReport",
+    "CorruptStore",
+    "FsckProblem",
+    "FsckReport",
+    "MemoryStore",
+    "RetryState",
+    "RevConflict",
+    "Revision",
+    "SQLiteStore",
+    "SessionState",
+    "StateStore",
+    "StoreBusy",
+    "StoreError",
+    "UnknownRevision",
+    "UnknownSession",
+    "entry_state",
+    "fsck",
+    "rewind_revision",
+    "tools_restored",
+]

@@ -1,0 +1,325 @@
+"""The storage encoding of revisions: blobs, field deltas, canonical bytes and hashes.
+
+Pure functions (values and bytes in, values and bytes out), shared by the SQLite
+backend and its maintenance tools (fsck, compact, fork), so there is one definition of
+the format.
+
+The *encoded form* ("enc") of a state is the JSON of ``SessionState.model_dump(
+mode="json")`` with large values moved out to content-addressed blobs:
+
+- a string of :data:`BLOB_MIN` UTF-8 bytes or more becomes ``"\\x00B" + sha256-hex``
+  (the blob holds its UTF-8 bytes);
+- every entry of the ``pages`` field becomes ``"\\x00J" + sha256-hex`` (the blob holds the
+  entry's own encoded JSON, so a page text it shares with evidence is stored once);
+- a genuine string that starts with NUL is escaped as ``"\\x00E" + s``.
+
+The encoded form is a deterministic function of the state, so it is what gets hashed:
+blobs are covered by their sha256 names (a Merkle link), and storage layout (snapshot or
+delta) never changes a hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import orjson
+
+from state.model import SessionState
+
+__all__ = [
+    "BLOB_MIN",
+    "FORMAT",
+    "GENESIS",
+    "OP_APPEND",
+    "OP_SET",
+    "OP_UPDATE",
+    "PAGE_FIELD",
+    "STATE_FIELDS",
+    "CodecError",
+    "apply_op",
+    "diff_value",
+    "externalize",
+    "externalize_field",
+    "field_digest",
+    "has_refs",
+    "header_bytes",
+    "iter_refs",
+    "pack_blob",
+    "ref_digests",
+    "resolve",
+    "revision_hash",
+    "same",
+    "snapshot_body",
+    "splice_append",
+    "unpack_blob",
+]
+
+FORMAT = 1
+"""Storage format version; part of every revision hash."""
+
+BLOB_MIN = 256
+"""Strings of at least this many UTF-8 bytes are stored as blobs."""
+
+GENESIS = bytes(32)
+"""The parent hash of revision 0."""
+
+PAGE_FIELD = "pages"
+STATE_FIELDS: tuple[str, ...] = tuple(SessionState.model_fields)
+
+OP_SET, OP_APPEND, OP_UPDATE = 0, 1, 2
+
+_COMPRESS_MIN = 1024
+_REF_STR, _REF_JSON, _ESC = "\x00B", "\x00J", "\x00E"
+_NUL_JSON = b"\\u0000"
+# Raw-bytes form of a reference inside stored JSON; used to find references without
+# parsing (over-matching is harmless: it can only keep a blob alive).
+_REF_RE = re.compile(rb"\\u0000([BJ])([0-9a-f]{64})")
+
+Sink = dict[str, bytes]
+"""New blobs found while encoding: sha256 hex -> raw bytes."""
+
+
+class CodecError(ValueError):
+    """Stored bytes that do not decode (corruption, or a format this code does not know)."""
+
+
+def _blob_ref(tag: str, raw: bytes, sink: Sink) -> str:
+    digest = hashlib.sha256(raw).hexdigest()
+    sink[digest] = raw
+    return tag + digest
+
+
+def _externalize_str(value: str, sink: Sink) -> str:
+    size = len(value)
+    # A string of n characters has n..4n UTF-8 bytes: encode only when in doubt.
+    if size >= BLOB_MIN or (size * 4 >= BLOB_MIN and len(value.encode()) >= BLOB_MIN):
+        return _blob_ref(_REF_STR, value.encode(), sink)
+    if size and value[0] == "\x00":
+        return _ESC + value
+    return value
+
+
+def externalize(value: Any, sink: Sink) -> Any:
+    """``value`` (JSON-shaped) in encoded form; new blobs are added to ``sink``."""
+    kind = type(value)
+    if kind is str:
+        return _externalize_str(value, sink)
+    if kind is dict:
+        return {k: externalize(v, sink) for k, v in value.items()}
+    if kind is list:
+        return [externalize(v, sink) for v in value]
+    # Subclasses (StrEnum values, tuples from hand-built dicts) take the slow path.
+    if isinstance(value, str):
+        return _externalize_str(str(value), sink)
+    if isinstance(value, dict):
+        return {k: externalize(v, sink) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [externalize(v, sink) for v in value]
+    return value
+
+
+def _page_ref(entry: Any, sink: Sink) -> str:
+    return _blob_ref(_REF_JSON, orjson.dumps(externalize(entry, sink)), sink)
+
+
+def externalize_field(name: str, sink: Sink) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+    """The encoders for field ``name``: one for an item (dict value or list element) and
+    one for the whole field value.
+    """
+    if name == PAGE_FIELD:
+
+        def page_item(entry: Any) -> Any:
+            return _page_ref(entry, sink)
+
+        def page_all(value: Any) -> Any:
+            if type(value) is dict:
+                return {k: _page_ref(v, sink) for k, v in value.items()}
+            return externalize(value, sink)
+
+        return page_item, page_all
+
+    def generic(value: Any) -> Any:
+        return externalize(value, sink)
+
+    return generic, generic
+
+
+def resolve(value: Any, fetch: Callable[[str], bytes]) -> Any:
+    """Encoded ``value`` back to plain JSON; ``fetch(hex)`` returns a blob's raw bytes."""
+    kind = type(value)
+    if kind is str:
+        if value[:1] != "\x00":
+            return value
+        tag, rest = value[:2], value[2:]
+        if tag == _ESC:
+            return rest
+        if tag == _REF_STR:
+            return fetch(rest).decode()
+        if tag == _REF_JSON:
+            return resolve(orjson.loads(fetch(rest)), fetch)
+        raise CodecError(f"unknown reference tag {tag!r}")
+    if kind is dict:
+        return {k: resolve(v, fetch) for k, v in value.items()}
+    if kind is list:
+        return [resolve(v, fetch) for v in value]
+    return value
+
+
+def has_refs(encoded: bytes) -> bool:
+    """Whether encoded JSON bytes may hold a reference or an escape (cheap pre-check)."""
+    return _NUL_JSON in encoded
+
+
+def iter_refs(value: Any) -> Iterable[tuple[str, str]]:
+    """Every ``(tag, hex)`` blob reference inside an encoded value (tag ``B`` or ``J``)."""
+    kind = type(value)
+    if kind is str:
+        if value[:2] in (_REF_STR, _REF_JSON):
+            yield value[1], value[2:]
+    elif kind is dict:
+        for v in value.values():
+            yield from iter_refs(v)
+    elif kind is list:
+        for v in value:
+            yield from iter_refs(v)
+
+
+def ref_digests(raw: bytes) -> set[tuple[str, str]]:
+    """``(tag, hex)`` references found by scanning stored JSON bytes (may over-match)."""
+    return {(m.group(1).decode(), m.group(2).decode()) for m in _REF_RE.finditer(raw)}
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal *as stored*: ``==`` ignores dict key order and says ``1 == 1.0 == True``,
+    but key order and JSON types are data here, so equal values are also compared as
+    JSON bytes (only when not the very same object).
+    """
+    if a is b:
+        return True
+    if a != b:
+        return False
+    try:
+        return orjson.dumps(a) == orjson.dumps(b)
+    except TypeError:
+        return False
+
+
+def diff_value(
+    child: Any,
+    parent: Any,
+    parent_enc: Any,
+    item: Callable[[Any], Any],
+    whole: Callable[[Any], Any],
+) -> tuple[Any, list[Any]]:
+    """Encode ``child`` against ``parent`` (plain) whose encoded form is ``parent_enc``.
+
+    Returns ``(child_enc, op)``: ``[OP_APPEND, tail]`` when a list grew at its end,
+    ``[OP_UPDATE, changed, deleted]`` when a dict changed some keys (key order kept),
+    otherwise ``[OP_SET, value]``. Unchanged parts reuse ``parent_enc``, so only what
+    changed is encoded (and hashed).
+    """
+    if type(child) is dict and type(parent) is dict and type(parent_enc) is dict and parent:
+        kept = [k for k in parent if k in child]
+        if list(child)[: len(kept)] == kept and parent_enc.keys() == parent.keys():
+            enc: dict[str, Any] = {}
+            changed: dict[str, Any] = {}
+            for k, v in child.items():
+                if k in parent and same(parent[k], v):
+                    enc[k] = parent_enc[k]
+                else:
+                    enc[k] = changed[k] = item(v)
+            if len(changed) < len(child):
+                return enc, [OP_UPDATE, changed, [k for k in parent if k not in child]]
+            return enc, [OP_SET, enc]
+    if type(child) is list and type(parent) is list and type(parent_enc) is list:
+        n = len(parent)
+        if 0 < n <= len(child) and len(parent_enc) == n and same(child[:n], parent):
+            tail = [item(v) for v in child[n:]]
+            return parent_enc + tail, [OP_APPEND, tail]
+    value = whole(child)
+    return value, [OP_SET, value]
+
+
+def apply_op(parent_enc: Any, op: Any) -> Any:
+    """The encoded value after applying one stored field ``op`` to ``parent_enc``."""
+    if type(op) is not list or not op:
+        raise CodecError(f"malformed field op {op!r:.80}")
+    code = op[0]
+    if code == OP_SET and len(op) == 2:
+        return op[1]
+    if code == OP_APPEND and len(op) == 2 and type(parent_enc) is list and type(op[1]) is list:
+        return parent_enc + op[1]
+    if code == OP_UPDATE and len(op) == 3 and type(parent_enc) is dict and type(op[1]) is dict:
+        dropped = set(op[2])
+        out = {k: v for k, v in parent_enc.items() if k not in dropped}
+        out.update(op[1])
+        return out
+    raise CodecError(f"field op {op!r:.80} does not apply to its parent value")
+
+
+def splice_append(encoded: bytes, tail: bytes) -> bytes:
+    """The JSON bytes of list ``encoded`` extended by list ``tail`` (both orjson output),
+    without re-serialising the list: appends cost what they add.
+    """
+    if tail == b"[]":
+        return encoded
+    if encoded == b"[]":
+        return tail
+    return encoded[:-1] + b"," + tail[1:]
+
+
+def snapshot_body(ebytes: Sequence[bytes]) -> bytes:
+    """A full snapshot row body from the encoded bytes of every state field."""
+    return orjson.dumps({n: orjson.Fragment(b) for n, b in zip(STATE_FIELDS, ebytes, strict=True)})
+
+
+def pack_blob(raw: bytes) -> tuple[int, bytes]:
+    """``(z, data)`` to store: zlib (z=1) when it saves at least a tenth, else raw (z=0)."""
+    if len(raw) >= _COMPRESS_MIN:
+        packed = zlib.compress(raw, 1)
+        if len(packed) * 10 < len(raw) * 9:
+            return 1, packed
+    return 0, raw
+
+
+def unpack_blob(z: int, data: bytes) -> bytes:
+    """The raw bytes of a stored blob."""
+    if not isinstance(data, bytes):
+        raise CodecError(f"blob data is {type(data).__name__}, not bytes")
+    if z == 0:
+        return data
+    if z == 1:
+        try:
+            return zlib.decompress(data)
+        except zlib.error as exc:
+            raise CodecError(f"blob does not decompress: {exc}") from exc
+    raise CodecError(f"unknown blob packing {z}")
+
+
+def field_digest(name: str, encoded: bytes) -> bytes:
+    """sha256 of one field's name and encoded bytes (the leaves of the revision hash)."""
+    return hashlib.sha256(name.encode() + b"=" + encoded).digest()
+
+
+def header_bytes(
+    sid: str, rev: int, parent_rev: int | None, fsm: str, skill: str | None, ts: str
+) -> bytes:
+    """Canonical bytes of a revision's scalar fields."""
+    return orjson.dumps([FORMAT, sid, rev, parent_rev, fsm, skill, ts])
+
+
+def revision_hash(
+    parent_hash: bytes, header: bytes, extra: bytes, digests: Iterable[bytes]
+) -> bytes:
+    """``sha256(parent_hash + canonical content)``; the content is the header, the digest
+    of the encoded envelope and events, and every state field's digest in field order.
+    """
+    h = hashlib.sha256(parent_hash)
+    h.update(header)
+    h.update(hashlib.sha256(extra).digest())
+    h.update(b"".join(digests))
+    return h.digest()

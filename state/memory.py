@@ -1,0 +1,109 @@
+"""The in-memory store: plain dicts behind one lock, for tests and in-memory benchmarks.
+
+Revisions are frozen values, so the store keeps (and hands back) the very objects it was
+given; treat them as immutable, nested lists and dicts included.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from state.errors import RevConflict, UnknownRevision, UnknownSession
+from state.model import Revision
+from state.store import StateStore
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore(StateStore):
+    """Thread-safe, process-local; nothing survives the process."""
+
+    def __init__(self) -> None:
+        self._chains: dict[str, list[Revision]] = {}
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def _chain(self, sid: str) -> list[Revision]:
+        chain = self._chains.get(sid)
+        if chain is None:
+            raise UnknownSession(f"no session {sid!r}", sid=sid)
+        return chain
+
+    @staticmethod
+    def _check_stamp(revision: Revision) -> None:
+        if revision.state.sid != revision.sid:
+            raise ValueError(
+                f"revision.sid {revision.sid!r} differs from state.sid {revision.state.sid!r}"
+            )
+
+    def create(self, first: Revision) -> Revision:
+        """Start a session with revision 0; :class:`RevConflict` if it exists."""
+        self._check_stamp(first)
+        if first.rev != 0 or first.parent_rev is not None:
+            raise RevConflict("a session starts at revision 0 with no parent", sid=first.sid,
+                              rev=first.rev, parent_rev=first.parent_rev)
+        with self._lock:
+            if first.sid in self._chains:
+                raise RevConflict(f"session {first.sid!r} already exists", sid=first.sid)
+            self._chains[first.sid] = [first]
+        return first
+
+    def commit(self, revision: Revision, *, expected_rev: int) -> Revision:
+        """Append ``revision`` if the head is ``expected_rev`` (compare-and-set)."""
+        self._check_stamp(revision)
+        sid = revision.sid
+        with self._lock:
+            chain = self._chain(sid)
+            head = len(chain) - 1
+            if head != expected_rev:
+                raise RevConflict(f"head is {head}, not {expected_rev}", sid=sid, head=head,
+                                  expected=expected_rev)
+            if revision.rev != expected_rev + 1 or revision.parent_rev != expected_rev:
+                raise RevConflict(
+                    f"revision {revision.rev} (parent {revision.parent_rev}) does not follow "
+                    f"expected_rev {expected_rev}", sid=sid, rev=revision.rev,
+                    expected=expected_rev)
+            chain.append(revision)
+        return revision
+
+    def head(self, sid: str) -> Revision:
+        """The newest revision."""
+        with self._lock:
+            return self._chain(sid)[-1]
+
+    def get(self, sid: str, rev: int) -> Revision:
+        """One revision."""
+        with self._lock:
+            chain = self._chain(sid)
+            if not 0 <= rev < len(chain):
+                raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
+            return chain[rev]
+
+    def history(self, sid: str) -> Sequence[Revision]:
+        """Every revision, oldest first (a copy of the list: later commits do not show)."""
+        with self._lock:
+            return list(self._chain(sid))
+
+    def sessions(self) -> Sequence[str]:
+        """Session ids in creation order (dicts keep insertion order)."""
+        with self._lock:
+            return list(self._chains)
+
+    def fork(self, sid: str, at: int, new_sid: str) -> Revision:
+        """Copy revisions ``0..at`` to ``new_sid`` with states re-stamped."""
+        with self._lock:
+            chain = self._chain(sid)
+            if not 0 <= at < len(chain):
+                raise UnknownRevision(f"session {sid!r} has no revision {at}", sid=sid, rev=at)
+            if new_sid in self._chains:
+                raise RevConflict(f"session {new_sid!r} already exists", sid=new_sid)
+            copies = [
+                r.model_copy(update={"sid": new_sid,
+                                     "state": r.state.model_copy(update={"sid": new_sid})})
+                for r in chain[: at + 1]
+            ]
+            self._chains[new_sid] = copies
+            return copies[-1]

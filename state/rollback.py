@@ -1,0 +1,52 @@
+"""Rollback as pure functions over a store: they read, build and return; only the driver
+commits what they build.
+"""
+
+from __future__ import annotations
+
+from state.errors import UnknownRevision
+from state.model import Revision, SessionState
+from state.store import StateStore
+
+__all__ = ["entry_state", "rewind_revision", "tools_restored"]
+
+
+def entry_state(store: StateStore, sid: str, head: Revision) -> SessionState:
+    """The state as it was when the session entered its current FSM state (``rb=state``):
+    the state of revision ``head.state.entry_rev``.
+    """
+    entry_rev = head.state.entry_rev
+    if not 0 <= entry_rev <= head.rev:
+        raise UnknownRevision(
+            f"entry_rev {entry_rev} is outside 0..{head.rev}", sid=sid, rev=entry_rev
+        )
+    if entry_rev == head.rev:
+        return head.state
+    return store.get(sid, entry_rev).state
+
+
+def tools_restored(store: StateStore, sid: str, head: Revision) -> SessionState:
+    """``head``'s state with only the tool slice taken from the entry revision
+    (``rb=tools``); everything else is kept.
+    """
+    return head.state.restore_tools_from(entry_state(store, sid, head))
+
+
+def rewind_revision(store: StateStore, sid: str, to: int, *, ts: str) -> Revision:
+    """The new head revision (not committed) whose state equals revision ``to``'s:
+    ``rev = head + 1``, ``parent_rev = head``, ``skill = "rewind"``, no envelope and one
+    ``Rewind`` event. History before it is kept; commit it with ``expected_rev = head``.
+    """
+    head = store.head(sid)
+    target = store.get(sid, to)
+    return Revision(
+        sid=sid,
+        rev=head.rev + 1,
+        parent_rev=head.rev,
+        fsm=target.fsm,
+        skill="rewind",
+        envelope=None,
+        state=target.state,
+        ts=ts,
+        events=[{"type": "Rewind", "to": to}],
+    )
