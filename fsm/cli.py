@@ -8,66 +8,21 @@ no command prints a traceback for bad input.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 import orjson
 
+from fsm.cli_common import db_option, durability_option, emit, engine, json_option
 from fsm.driver import StepResult
-from fsm.errors import ClaimFsmError
 from fsm.machine import DEFAULT_MACHINE, mermaid
-from fsm.runtime import Engine
 from fsm.views import revision_json, revision_line, session_summary, verdict_json
 from skills.context import SkillContext
 from skills.envelope import Envelope
 from skills.registry import all_skills
-from skills.tools.core import ToolError
 from skills.tools.index import SOURCES, Source
-from state.errors import StoreError
 
 __all__ = ["main"]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-db_option = click.option(
-    "--db", "db", default="claimfsm.db", show_default=True, type=click.Path(dir_okay=False),
-    help="SQLite file holding sessions and the evidence index.",
-)
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
-
-
-def emit(obj: Any) -> None:
-    """Print one JSON document (orjson, keys in insertion order)."""
-    click.echo(orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode())
-
-
-def fail(code: str, msg: str, *, as_json: bool, exit_code: int = 2) -> None:
-    """Report an error with its code and exit (no traceback)."""
-    if as_json:
-        emit({"error": {"code": code, "msg": msg}})
-    else:
-        click.echo(f"error: {code}: {msg}", err=True)
-    sys.exit(exit_code)
-
-
-@contextmanager
-def engine(db: str, as_json: bool, **kw: Any) -> Iterator[Engine]:
-    """Open the engine and turn contract errors into clean exits."""
-    try:
-        eng = Engine.open(db, **kw)
-    except (ClaimFsmError, StoreError, ToolError, OSError) as exc:
-        fail(getattr(exc, "code", "OPEN_FAILED"), str(exc), as_json=as_json)
-        raise  # unreachable: fail exits
-    try:
-        yield eng
-    except (ClaimFsmError, StoreError, ToolError) as exc:
-        fail(exc.code, str(exc), as_json=as_json)
-    finally:
-        eng.close()
-
 
 def _print_step(result: StepResult) -> None:
     if result.revision is not None:
@@ -91,10 +46,11 @@ def main() -> None:
 @click.argument("claim")
 @db_option
 @json_option
-def verify(claim: str, db: str, as_json: bool) -> None:
+@durability_option
+def verify(claim: str, db: str, as_json: bool, durability: str) -> None:
     """Run a session for CLAIM to the end and print the verdict with its evidence."""
     hook = None if as_json else _print_step
-    with engine(db, as_json, on_step=hook) as eng:
+    with engine(db, as_json, on_step=hook, durability=durability) as eng:
         head = eng.driver.start(claim)
         if not as_json:
             click.echo(revision_line(head))
@@ -109,9 +65,10 @@ def verify(claim: str, db: str, as_json: bool) -> None:
 @click.argument("claim")
 @db_option
 @json_option
-def start(claim: str, db: str, as_json: bool) -> None:
+@durability_option
+def start(claim: str, db: str, as_json: bool, durability: str) -> None:
     """Create a session for CLAIM (revision 0, PARSE_CLAIM) and print its id."""
-    with engine(db, as_json) as eng:
+    with engine(db, as_json, durability=durability) as eng:
         head = eng.driver.start(claim)
         if as_json:
             emit(revision_json(head, full=False))
@@ -123,9 +80,10 @@ def start(claim: str, db: str, as_json: bool) -> None:
 @click.argument("sid")
 @db_option
 @json_option
-def step(sid: str, db: str, as_json: bool) -> None:
+@durability_option
+def step(sid: str, db: str, as_json: bool, durability: str) -> None:
     """Fire one transition of session SID (exit 1 if the step failed)."""
-    with engine(db, as_json) as eng:
+    with engine(db, as_json, durability=durability) as eng:
         result = eng.driver.step(sid)
         if as_json:
             emit({"sid": sid, "before": result.before, "after": result.after,
@@ -175,9 +133,10 @@ def history(sid: str, db: str, as_json: bool) -> None:
 @click.option("--to", "to", type=int, required=True, help="Revision to rewind to.")
 @db_option
 @json_option
-def rollback(sid: str, to: int, db: str, as_json: bool) -> None:
+@durability_option
+def rollback(sid: str, to: int, db: str, as_json: bool, durability: str) -> None:
     """Rewind SID: a new revision equal to revision --to (history is kept)."""
-    with engine(db, as_json, seed=False) as eng:
+    with engine(db, as_json, seed=False, durability=durability) as eng:
         head = eng.driver.rollback(sid, to)
         if as_json:
             emit(revision_json(head, full=False))
@@ -190,9 +149,10 @@ def rollback(sid: str, to: int, db: str, as_json: bool) -> None:
 @click.option("--at", "at", type=int, required=True, help="Revision the fork starts from.")
 @db_option
 @json_option
-def fork(sid: str, at: int, db: str, as_json: bool) -> None:
+@durability_option
+def fork(sid: str, at: int, db: str, as_json: bool, durability: str) -> None:
     """Fork SID at revision --at into a new session; prints the new id."""
-    with engine(db, as_json, seed=False) as eng:
+    with engine(db, as_json, seed=False, durability=durability) as eng:
         head = eng.driver.fork(sid, at)
         if as_json:
             emit(revision_json(head, full=False))
@@ -284,3 +244,7 @@ def demo(db: str) -> None:
             head = eng.driver.run(head.sid)
             click.echo("\n".join(session_summary(head)))
             click.echo(f"expected: {item['expected']}\n")
+
+
+# Commands from sibling modules are attached below, one line each:
+# main.add_command(<module>.<command>)
