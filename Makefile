@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: install
-	rm -f demo.db
+	rm -f demo.db demo.db-wal demo.db-shm
 	$(BIN)/claimfsm demo --db demo.db
 
 test: install

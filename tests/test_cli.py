@@ -156,3 +156,13 @@ def test_console_script_runs_without_traceback(tmp_path: Path) -> None:
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "UNKNOWN_SESSION" in proc.stderr
+
+
+def test_demo_verifies_every_bundled_claim_as_expected(db: str) -> None:
+    from fsm.runtime import FIXTURES
+
+    claims = orjson.loads((FIXTURES / "demo_claims.json").read_bytes())
+    assert {c["expected"] for c in claims} >= {"SUPPORTS", "REFUTES", "NOT_ENOUGH_INFO"}
+    res = run("demo", "--db", db)
+    assert res.exit_code == 0
+    assert f"{len(claims)}/{len(claims)} demo claims as expected" in res.output
