@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DATA ?= ../shared/data/climate-fever
 
-.PHONY: install demo test lint bench eval clean
+.PHONY: install demo test lint bench bench-quick eval clean
 
 install: $(STAMP)
 
@@ -28,7 +28,10 @@ lint: install
 	$(BIN)/mypy
 
 bench: install
-	$(BIN)/claimfsm bench
+	$(BIN)/claimfsm bench --json bench.json
+
+bench-quick: install
+	$(BIN)/claimfsm bench --quick
 
 eval: install
 	@if [ -f $(DATA)/dev.jsonl ]; then \
@@ -36,4 +39,4 @@ eval: install
 	else echo "$(DATA) not found: nothing to evaluate"; fi
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache demo.db
+	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache demo.db bench.json

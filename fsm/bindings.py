@@ -8,15 +8,25 @@ A custom machine supplies its own bindings (see :func:`memory_binding`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from skills.base import Skill
+from skills.plan_steps import PlanStep, extract, steps_for
 from skills.registry import all_skills
+from skills.tools.core import ToolDefinitionError
 from state.model import SessionState
 
-__all__ = ["DEFAULT_BINDINGS", "Binding", "flatten_facts", "flatten_hits", "memory_binding"]
+__all__ = [
+    "BINDABLE",
+    "DEFAULT_BINDINGS",
+    "Binding",
+    "flatten_facts",
+    "flatten_hits",
+    "make_bindings",
+    "memory_binding",
+]
 
 ToInput = Callable[[SessionState, dict[str, Any]], dict[str, Any]]
 Apply = Callable[[SessionState, dict[str, Any], str], SessionState]
@@ -80,26 +90,61 @@ def _parse_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionStat
     return state.model_copy(update={"subclaims": d["claims"], "plans": d["plans"]})
 
 
-def _retrieve_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "claims": _claims(state),
-        "plans": state.plans,
-        "tr": state.tool_requests,
-        "results": state.tool_results,
-        "followups": state.followups,
-        "missing": state.memory.get("missing", []),
-        "round": state.rounds,
-        "batch": state.config.get("batch", 1),
-        "st": st,
-    }
+def _retrieve_in_with(bound: Sequence[str]) -> ToInput:
+    def to_input(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
+        # Only the outputs a pending step's done_check may need: the input stays small.
+        wanted = {s["expected_key"] for s in state.steps if s.get("status") == "pending"}
+        return {
+            "claims": _claims(state),
+            "plans": state.plans,
+            "tr": state.tool_requests,
+            "results": state.tool_results,
+            "followups": state.followups,
+            "missing": state.memory.get("missing", []),
+            "round": state.rounds,
+            "batch": state.config.get("batch", 1),
+            "steps": state.steps,
+            "outputs": {k: v for k, v in state.outputs.items() if k in wanted},
+            "bound": list(bound),
+            "st": st,
+        }
+
+    return to_input
+
+
+def _finish_steps(
+    state: SessionState, steps: list[dict[str, Any]], d: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Fold RETRIEVAL's step updates into the plan, and completed results into outputs."""
+    updates = {u["id"]: u for u in d.get("steps", [])}
+    values = {r["id"]: r.get("value") for r in d.get("results", [])}
+    outputs = dict(state.outputs)
+    out: list[dict[str, Any]] = []
+    for step in steps:
+        upd = updates.get(step["id"])
+        if upd is not None:
+            step = {**step, "status": upd["status"], "completed_rev": upd["rev"],
+                    "code": upd.get("code")}
+            if upd["status"] == "completed":
+                outputs[step["expected_key"]] = extract(values.get(step["id"]),
+                                                        step.get("output_path"))
+        out.append(step)
+    return out, outputs
 
 
 def _retrieve_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
     update: dict[str, Any] = {}
+    steps = state.steps
     if "tr" in d:
         update["tool_requests"] = [*state.tool_requests, *d["tr"]]
+        known = [PlanStep.model_validate(s) for s in steps]
+        reasons = {f["id"]: f["reason"] for f in d.get("followups", [])}
+        steps = [*steps, *(s.dump() for s in steps_for(d["tr"], known, reasons=reasons))]
+        update["steps"] = steps
     if "results" in d:
         update["tool_results"] = [*state.tool_results, *d["results"]]
+    if "steps" in d:
+        update["steps"], update["outputs"] = _finish_steps(state, steps, d)
     if "followups" in d:
         update["followups"] = [*state.followups, *d["followups"]]
     if "coverage" in d:
@@ -114,6 +159,9 @@ def _extract_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
         "facts": flatten_facts(state),
         "round": state.rounds,
         "max_rounds": state.config.get("max_rounds", 1),
+        # Optional session config: how many hits EXTRACT reads and sentences it keeps.
+        **{k: state.config[k] for k in ("docs_per_claim", "per_claim", "min_best")
+           if k in state.config},
         "st": st,
     }
 
@@ -128,8 +176,14 @@ def _extract_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionSt
     return state.model_copy(update=update)
 
 
+def _judge_profile(state: SessionState) -> dict[str, Any]:
+    # Optional session config ``judge``: the stance judge's threshold profile.
+    return {"profile": state.config["judge"]} if "judge" in state.config else {}
+
+
 def _verify_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
-    return {"claims": _claims(state), "evidence": state.evidence, "st": st}
+    return {"claims": _claims(state), "evidence": state.evidence, **_judge_profile(state),
+            "st": st}
 
 
 def _verify_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
@@ -137,18 +191,36 @@ def _verify_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionSta
 
 
 def _aggregate_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
-    return {"claims": _claims(state), "judgments": state.judgments, "st": st}
+    return {"claims": _claims(state), "judgments": state.judgments, **_judge_profile(state),
+            "st": st}
 
 
 def _aggregate_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
     return state.model_copy(update={"verdict": d["verdict"]})
 
 
-def _default_bindings() -> Mapping[str, Binding]:
+#: Skills that take tools bound to their state (the tools get one request per query).
+BINDABLE: frozenset[str] = frozenset({"retrieve"})
+
+
+def make_bindings(tools: Mapping[str, Sequence[str]] | None = None) -> Mapping[str, Binding]:
+    """Bindings of the claim-verification machine, keyed by skill name.
+
+    ``tools`` maps a skill name to extra tools bound to it; only ``retrieve`` (RETRIEVAL)
+    takes them, and each gets one request per planned query. Anything else is a
+    :class:`ToolDefinitionError` naming the skill.
+    """
+    bound = dict(tools or {})
+    for skill, names in bound.items():
+        if skill not in BINDABLE and names:
+            raise ToolDefinitionError(
+                str(next(iter(names))), f"skill {skill!r} takes no bound tools "
+                f"(bind tools to: {', '.join(sorted(BINDABLE))})",
+            )
     skills = all_skills()
     table: dict[str, tuple[ToInput, Apply]] = {
         "parse_claim": (_parse_in, _parse_apply),
-        "retrieve": (_retrieve_in, _retrieve_apply),
+        "retrieve": (_retrieve_in_with(tuple(bound.get("retrieve", ()))), _retrieve_apply),
         "evidence_extract": (_extract_in, _extract_apply),
         "stance_judge": (_verify_in, _verify_apply),
         "verdict_aggregate": (_aggregate_in, _aggregate_apply),
@@ -157,4 +229,4 @@ def _default_bindings() -> Mapping[str, Binding]:
 
 
 #: Bindings of the claim-verification machine, keyed by skill name.
-DEFAULT_BINDINGS: Mapping[str, Binding] = _default_bindings()
+DEFAULT_BINDINGS: Mapping[str, Binding] = make_bindings()

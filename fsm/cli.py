@@ -13,7 +13,9 @@ from pathlib import Path
 import click
 import orjson
 
+from fsm import cli_bench, cli_eval, cli_replay
 from fsm.cli_common import db_option, durability_option, emit, engine, json_option
+from fsm.cli_limits import limit_options, limits_config
 from fsm.driver import StepResult
 from fsm.machine import DEFAULT_MACHINE, mermaid
 from fsm.views import revision_json, revision_line, session_summary, verdict_json
@@ -47,11 +49,16 @@ def main() -> None:
 @db_option
 @json_option
 @durability_option
-def verify(claim: str, db: str, as_json: bool, durability: str) -> None:
+@cli_replay.record_option
+@limit_options
+def verify(claim: str, db: str, as_json: bool, durability: str, record: str | None,
+           deadline: float | None, max_tool_calls: int | None) -> None:
     """Run a session for CLAIM to the end and print the verdict with its evidence."""
-    hook = None if as_json else _print_step
+    rec = cli_replay.open_recorder(record, as_json)
+    hook = cli_replay.with_recorder(None if as_json else _print_step, rec)
     with engine(db, as_json, on_step=hook, durability=durability) as eng:
-        head = eng.driver.start(claim)
+        head = eng.driver.start(claim, config=limits_config(deadline, max_tool_calls))
+        cli_replay.start_record(rec, eng, head)
         if not as_json:
             click.echo(revision_line(head))
         head = eng.driver.run(head.sid)
@@ -66,10 +73,15 @@ def verify(claim: str, db: str, as_json: bool, durability: str) -> None:
 @db_option
 @json_option
 @durability_option
-def start(claim: str, db: str, as_json: bool, durability: str) -> None:
+@cli_replay.record_option
+@limit_options
+def start(claim: str, db: str, as_json: bool, durability: str, record: str | None,
+          deadline: float | None, max_tool_calls: int | None) -> None:
     """Create a session for CLAIM (revision 0, PARSE_CLAIM) and print its id."""
+    rec = cli_replay.open_recorder(record, as_json)
     with engine(db, as_json, durability=durability) as eng:
-        head = eng.driver.start(claim)
+        head = eng.driver.start(claim, config=limits_config(deadline, max_tool_calls))
+        cli_replay.start_record(rec, eng, head)
         if as_json:
             emit(revision_json(head, full=False))
         else:
@@ -81,9 +93,12 @@ def start(claim: str, db: str, as_json: bool, durability: str) -> None:
 @db_option
 @json_option
 @durability_option
-def step(sid: str, db: str, as_json: bool, durability: str) -> None:
+@cli_replay.record_option
+def step(sid: str, db: str, as_json: bool, durability: str, record: str | None) -> None:
     """Fire one transition of session SID (exit 1 if the step failed)."""
     with engine(db, as_json, durability=durability) as eng:
+        if record is not None:
+            eng.driver.on_step = cli_replay.recorder_for_session(record, eng, sid, as_json)
         result = eng.driver.step(sid)
         if as_json:
             emit({"sid": sid, "before": result.before, "after": result.after,
@@ -270,3 +285,9 @@ def demo(db: str) -> None:
 
 # Commands from sibling modules are attached below, one line each:
 # main.add_command(<module>.<command>)
+main.add_command(cli_bench.bench)
+main.add_command(cli_bench.fsck)
+main.add_command(cli_bench.compact)
+main.add_command(cli_replay.replay)
+main.add_command(cli_replay.export)
+main.add_command(cli_eval.eval_command)

@@ -18,6 +18,14 @@ from typing import Any, Protocol
 
 from fsm.bindings import DEFAULT_BINDINGS, Binding
 from fsm.errors import IllegalTransition, SessionFinished, UnknownSkill
+from fsm.limits_state import (
+    LIMIT_CODES,
+    deadline_envelope,
+    initial_runtime,
+    limit_envelope,
+    next_runtime,
+    seconds_left,
+)
 from fsm.machine import DEFAULT_MACHINE, Machine, MachineDef
 from skills.context import Clock, SeqIds, SkillContext, SystemClock, ToolCall
 from skills.envelope import Envelope
@@ -110,10 +118,12 @@ class Driver:
         """Create a session at revision 0 in the initial state."""
         sid = sid or self.new_sid()
         initial = self.definition.initial
+        now = self.clock.now()
         state = SessionState(sid=sid, claim=claim, fsm=initial, entry_rev=0,
-                             config=dict(config or {}))
+                             config=dict(config or {}),
+                             runtime=initial_runtime(config or {}, now))
         first = Revision(sid=sid, rev=0, parent_rev=None, fsm=initial, skill=None,
-                         envelope=None, state=state, ts=iso(self.clock.now()),
+                         envelope=None, state=state, ts=iso(now),
                          events=[{"type": "SessionStarted"}])
         return self.store.create(first)
 
@@ -124,6 +134,9 @@ class Driver:
             if head.fsm in self.definition.finals:
                 return head
             wait = self._retry_wait(head)
+            left = seconds_left(head.state, self.clock.now()) if wait > 0 else None
+            if left is not None:  # never sleep past the session's deadline
+                wait = min(wait, max(0.0, left))
             if wait > 0:
                 self.sleep(wait)
             result = self.step(sid)
@@ -151,7 +164,8 @@ class Driver:
             raise SessionFinished(f"session {sid} is in final state {fsm}", sid=sid, fsm=fsm)
         now = self.clock.now()
         ts = iso(now)
-        if self._retry_wait(head, now) > 0:
+        expired = deadline_envelope(state, now)  # past the session's deadline: run nothing
+        if expired is None and self._retry_wait(head, now) > 0:
             assert state.retry is not None
             env = Envelope.retry("RETRY_NOT_DUE", f"next attempt at {state.retry.next_at}")
             return self._report(StepResult(sid, fsm, fsm, None, env, None, ts=ts))
@@ -166,9 +180,16 @@ class Driver:
         except Exception as exc:  # a binding bug: report, touch nothing
             env = Envelope.error("INTERNAL", f"{spec.skill} input: {type(exc).__name__}: {exc}")
             return self._report(StepResult(sid, fsm, fsm, spec.skill, env, None, ts=ts))
-        env = binding.skill.run(inp, ctx)
+        env = expired or binding.skill.run(inp, ctx)
         calls = list(tools.calls) if tools else []
         events = list(tools.events) if tools else []
+        if calls:  # whole calls, results included, so `claimfsm export` can rebuild a record
+            events.append({"type": "ToolCalls",
+                           "calls": [c.model_dump(mode="json") for c in calls]})
+        limit = expired or limit_envelope(calls)
+        if limit is not None and limit.e is not None:  # the session's deadline or budget ran out
+            events.append({"type": "LimitExceeded", "code": limit.e.code, "msg": limit.e.msg})
+            env = limit
         result = StepResult(sid, fsm, fsm, spec.skill, env, None, inp, calls, ts)
         if env.e is not None and env.e.code == "INTERNAL":
             return self._report(result)
@@ -220,6 +241,7 @@ class Driver:
     ) -> tuple[SessionState, str, list[dict[str, Any]]]:
         state, fsm = head.state, head.fsm
         spec = self.definition.state(fsm)
+        runtime = next_runtime(head.state.runtime, tools)  # spent calls are never given back
         if env.s == "ok":
             sp = env.sp
             if sp is None:
@@ -228,7 +250,8 @@ class Driver:
                 raise _StaleRev(f"sp.rev is {sp.rev}, expected head+1 = {head.rev + 1}")
             self.machine.move(fsm, sp.fsm)
             new = binding.apply(state, env.data, sp.fsm)
-            update: dict[str, Any] = {"fsm": sp.fsm, "retry": None, "error": None}
+            update: dict[str, Any] = {"fsm": sp.fsm, "retry": None, "error": None,
+                                      "runtime": runtime}
             if tools is not None:
                 update["policy"] = dict(tools.policy_state)
             if sp.fsm != fsm:
@@ -244,12 +267,13 @@ class Driver:
             events = [*events, {"type": "Rollback", "rb": "tools", "to": state.entry_rev}]
         policy = spec.retry
         attempts = (state.retry.attempts if state.retry and state.retry.state == fsm else 0) + 1
-        retryable = env.s == "retry" or code in policy.codes
+        retryable = (env.s == "retry" or code in policy.codes) and code not in LIMIT_CODES
         if retryable and attempts < policy.max_attempts:
             nxt = now + timedelta(seconds=policy.delay(attempts))
             retry = RetryState(state=fsm, attempts=attempts, next_at=iso(nxt), code=code)
             events = [*events, {"type": "RetryScheduled", "attempt": attempts, "code": code}]
-            return state.model_copy(update={"retry": retry, "fsm": fsm}), fsm, events
+            update = {"retry": retry, "fsm": fsm, "runtime": runtime}
+            return state.model_copy(update=update), fsm, events
         failure = self.definition.failure
         if failure is None:
             raise IllegalTransition(f"{code} in {fsm} and the machine has no failure state")
@@ -259,7 +283,7 @@ class Driver:
         retry = RetryState(state=fsm, attempts=attempts, next_at=None, code=env.e.code)
         failed = state.model_copy(update={"fsm": failure, "error": {"code": code, "msg": msg},
                                           "retry": retry if retryable else None,
-                                          "entry_rev": head.rev + 1})
+                                          "entry_rev": head.rev + 1, "runtime": runtime})
         return failed, failure, events
 
 

@@ -8,6 +8,8 @@ transitions, so an illegal move raises :class:`IllegalTransition`.
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -154,41 +156,76 @@ class _Model:
     state: str
 
 
+@dataclass
+class _Engine:
+    """The ``transitions`` machine of one definition, shared by all its façades."""
+
+    tm: _TMachine
+    model: _Model
+    firing: threading.Lock
+
+
+def _build_engine(definition: MachineDef) -> _Engine:
+    definition.validate()
+    model = _Model()
+    tm = _TMachine(
+        model=model,
+        states=list(definition.names),
+        initial=definition.initial,
+        auto_transitions=False,
+        ignore_invalid_triggers=False,
+    )
+    for src, dst in definition.transitions:
+        tm.add_transition(trigger=_trigger(dst), source=src, dest=dst)
+    return _Engine(tm, model, threading.Lock())
+
+
+# Definitions are frozen values: check and build each once per process (a replay or a
+# test builds a driver per session; this keeps that cheap).
+_cached_engine = functools.lru_cache(maxsize=64)(_build_engine)
+
+
 class Machine:
     """A validated machine. ``move(src, dst)`` fires the ``transitions`` trigger or raises."""
 
     def __init__(self, definition: MachineDef) -> None:
-        self.definition = definition.validate()
-        self._model = _Model()
-        self._tm = _TMachine(
-            model=self._model,
-            states=list(definition.names),
-            initial=definition.initial,
-            auto_transitions=False,
-            ignore_invalid_triggers=False,
-        )
+        try:
+            engine = _cached_engine(definition)
+        except TypeError:  # unhashable (lists where tuples belong): build a private one
+            engine = _build_engine(definition)
+        self.definition = definition
+        self._model, self._tm = engine.model, engine.tm
         self._allowed = frozenset(definition.transitions)
-        for src, dst in definition.transitions:
-            self._tm.add_transition(trigger=_trigger(dst), source=src, dest=dst)
+        self._firing = engine.firing
 
     def can(self, src: str, dst: str) -> bool:
         """Whether ``src -> dst`` is a declared move."""
         return (src, dst) in self._allowed
 
     def move(self, src: str, dst: str) -> str:
-        """Fire ``src -> dst``; raise :class:`IllegalTransition` if it is not allowed."""
+        """Move ``src -> dst`` through ``transitions``: the state it lands in, or
+        :class:`IllegalTransition`. Every move fires the trigger; none is answered from a
+        cache, so ``transitions`` stays the engine of record."""
+        return self.fire(src, dst)
+
+    def fire(self, src: str, dst: str) -> str:
+        """Fire the ``transitions`` trigger for ``src -> dst``; raise
+        :class:`IllegalTransition` if it is not allowed.
+        """
         if src not in self.definition.names:
             raise IllegalTransition(f"unknown state {src!r}", source=src, dest=dst)
-        self._tm.set_state(src, model=self._model)
-        try:
-            self._model.trigger(_trigger(dst))  # type: ignore[attr-defined]
-        except (MachineError, AttributeError) as exc:
-            raise IllegalTransition(
-                f"no transition {src} -> {dst} (allowed: "
-                f"{', '.join(self.definition.targets(src)) or 'none'})",
-                source=src, dest=dst,
-            ) from exc
-        return self._model.state
+        with self._firing:  # one model, re-positioned per move: one move at a time
+            self._tm.set_state(src, model=self._model)
+            try:
+                self._model.trigger(_trigger(dst))  # type: ignore[attr-defined]
+            except (MachineError, AttributeError) as exc:
+                raise IllegalTransition(
+                    f"no transition {src} -> {dst} (allowed: "
+                    f"{', '.join(self.definition.targets(src)) or 'none'})",
+                    source=src, dest=dst,
+                ) from exc
+            landed: str = self._model.state
+        return landed
 
 
 def _trigger(dst: str) -> str:

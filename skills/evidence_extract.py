@@ -94,6 +94,9 @@ class Input(BaseIO):
     max_rounds: int = Field(1, ge=0)
     docs_per_claim: int = Field(3, ge=1)
     per_claim: int = Field(5, ge=1)
+    min_best: float = Field(0.0, ge=0, le=1)
+    """A subclaim whose best sentence scores below this is reported ``missing`` (one more
+    retrieval round), like a subclaim with no evidence at all (0: only those)."""
     st: StRef
 
 
@@ -200,7 +203,10 @@ def handler(inp: Input, ctx: SkillContext) -> Envelope:
         return Envelope.error("TOOLS_UNAVAILABLE", "ctx.tools: no tool caller", rb="tools")
     tools = _Session(ctx.tools)
     evidence = {c.id: _evidence_for(c, inp, tools) for c in inp.claims}
-    missing = [sid for sid, items in evidence.items() if not items]
+    # Thin evidence asks for the follow-up round too: no sentence covers enough of the
+    # subclaim's key terms to judge it.
+    missing = [sid for sid, items in evidence.items()
+               if not items or items[0].score < inp.min_best]
     out = Output(evidence=evidence, missing=missing, skipped=list(tools.skipped.values()))
     fsm = FOLLOW_UP if missing and inp.round < inp.max_rounds else NEXT
     return Envelope.ok(out.model_dump(mode="json"), rev=inp.st.rev + 1, fsm=fsm)

@@ -1,10 +1,14 @@
-"""RETRIEVAL: compose tool requests, run them one step at a time, follow up on gaps.
+"""RETRIEVAL: compose tool requests, run them as plan steps, follow up on gaps.
 
 The state is entered once and stepped several times; each step is one revision, so a
 session killed mid-RETRIEVAL resumes from its head without re-running finished calls:
 
-1. no requests yet   -> compose them (seed 000: the ``tool_request_compose`` card); stay.
-2. requests pending  -> execute the next ``batch`` of them through ``ctx.tools``; stay.
+1. no requests yet   -> compose them (seed 000: the ``tool_request_compose`` card, plus one
+   request per planned query for each tool bound to RETRIEVAL), validate every request
+   against its tool's params before anything runs; stay.
+2. steps pending     -> run the next ``batch`` of runnable plan steps (seed 004) through
+   ``ctx.tools``; a step whose ``expected_key`` is already in the outputs is ``skipped``
+   and reuses that result; stay.
 3. all done          -> compare each subclaim's keywords with what its results cover
    (seed 003); for uncovered keywords inject a follow-up (first a differently-sourced
    ``search``, then ``kb_lookup``), each follow-up tool at most once per subclaim; stay.
@@ -15,71 +19,53 @@ session killed mid-RETRIEVAL resumes from its head without re-running finished c
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from skills.base import BaseIO, Skill, StRef
-from skills.context import SkillContext
+from skills.context import SkillContext, ToolCaller
 from skills.envelope import Envelope
-from skills.text import keywords, stem, tokens
+from skills.followups import (
+    Claim,
+    Coverage,
+    Followup,
+    PlanIn,
+    Request,
+    ResultRec,
+    coverage,
+    next_followups,
+)
+from skills.plan_steps import (
+    QUERY_TYPE_FIELD,
+    OutputPathMissing,
+    PlanStep,
+    StepUpdate,
+    extract,
+    nest,
+    registry_of,
+    runnable,
+    satisfied,
+    steps_for,
+    validate_params,
+)
 from skills.tool_request_compose import compose
+from skills.tools.core import QueryTypeUnsupported, ToolError
+from skills.tools.registry import ToolRegistry
 
-__all__ = ["SKILL", "Input", "Output", "coverage", "handler"]
-
-_SOURCES = ("wiki", "web", "news")
-
-
-class Claim(BaseIO):
-    id: str
-    c: str
-
-
-class PlanIn(BaseIO):
-    id: str
-    q: list[str]
-    src: list[str]
-    lim: int
-
-
-class _Aliased(BaseIO):
-    """Models with a ``for`` field (a Python keyword): ``for_`` in code, ``for`` on the wire."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
-
-
-class Request(_Aliased):
-    id: str
-    tool: str
-    args: dict[str, Any]
-    # ``for`` is a keyword in Python; the wire name is kept.
-    for_: str = Field(alias="for")
-
-
-class ResultRec(_Aliased):
-    id: str
-    for_: str = Field(alias="for")
-    tool: str
-    ok: bool
-    code: str | None = None
-    msg: str = ""
-    value: dict[str, Any] | None = None
-
-
-class Followup(_Aliased):
-    id: str
-    for_: str = Field(alias="for")
-    tool: str
-    round: int = 0
-    missing: list[str]
-    reason: str
-
-
-class Coverage(BaseIO):
-    id: str
-    covered: list[str]
-    missing: list[str]
-
+__all__ = [
+    "SKILL",
+    "Claim",
+    "Coverage",
+    "Followup",
+    "Input",
+    "Output",
+    "PlanIn",
+    "Request",
+    "ResultRec",
+    "coverage",
+    "handler",
+]
 
 class Input(BaseIO):
     """The session's subclaims, plans and everything RETRIEVAL has done so far."""
@@ -92,101 +78,95 @@ class Input(BaseIO):
     missing: list[str] = Field(default_factory=list)
     round: int = Field(default=0, ge=0)
     batch: int = Field(default=1, ge=1, le=64)
+    steps: list[PlanStep] = Field(default_factory=list)
+    outputs: dict[str, Any] = Field(default_factory=dict)
+    bound: list[str] = Field(default_factory=list)
     st: StRef
 
 
 class Output(BaseIO):
-    """What one step added: new requests, new results, follow-ups, or the coverage."""
+    """What one step added: new requests, new results (and the plan steps they finish),
+    follow-ups, or the coverage."""
 
     tr: list[Request] | None = None
     results: list[ResultRec] | None = None
+    steps: list[StepUpdate] | None = None
     followups: list[Followup] | None = None
     coverage: list[Coverage] | None = None
-
-
-Phase = Literal["compose", "execute", "followup", "done"]
 
 
 def _dump(out: Output) -> dict[str, Any]:
     return out.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def _result_text(rec: ResultRec) -> str:
-    if not rec.ok or rec.value is None:
-        return ""
-    parts: list[str] = []
-    for hit in rec.value.get("hits", []):
-        parts.append(str(hit.get("title", "")))
-        parts.append(str(hit.get("snippet", "")))
-    for fact in rec.value.get("facts", []):
-        parts.extend(str(fact.get(k, "")) for k in ("subject", "relation", "object"))
-    return " ".join(parts)
-
-
-def coverage(claims: list[Claim], results: list[ResultRec]) -> list[Coverage]:
-    """Which of each subclaim's keywords its results' text covers (by stem)."""
-    out: list[Coverage] = []
-    for claim in claims:
-        seen = {stem(t) for r in results if r.for_ == claim.id for t in tokens(_result_text(r))}
-        kws = keywords(claim.c)
-        out.append(
-            Coverage(
-                id=claim.id,
-                covered=[k for k in kws if stem(k) in seen],
-                missing=[k for k in kws if stem(k) not in seen],
-            )
-        )
+def _bound_requests(inp: Input, first: int, registry: ToolRegistry | None) -> list[Request]:
+    """One request per planned query for each tool bound to RETRIEVAL: ``{q, lim}``, or
+    those of the two its params declare when the registry is known."""
+    out: list[Request] = []
+    for plan in inp.plans:
+        for q in plan.q:
+            for name in inp.bound:
+                args: dict[str, Any] = {"q": q, "lim": plan.lim}
+                spec = registry.get(name) if registry is not None else None
+                if spec is not None:
+                    args = {k: v for k, v in args.items() if k in spec.params.model_fields}
+                out.append(Request(id=f"t{first + len(out) + 1}", tool=name, args=args,
+                                   for_=plan.id))
     return out
 
 
-def _next_followups(inp: Input) -> list[tuple[Request, Followup]]:
-    used = {(f.for_, f.tool, f.round) for f in inp.followups}
-    n = len(inp.tr)
-    new: list[tuple[Request, Followup]] = []
-
-    def add(sid: str, tool: str, args: dict[str, Any], missing: list[str], reason: str) -> None:
-        nonlocal n
-        n += 1
-        rid = f"t{n}"
-        new.append(
-            (
-                Request(id=rid, tool=tool, args=args, for_=sid),
-                Followup(id=rid, for_=sid, tool=tool, round=inp.round, missing=missing,
-                         reason=reason),
+def _validate(reqs: list[Request], registry: ToolRegistry | None) -> Envelope | None:
+    """Every request checked against its tool's params before any runs (seed 004)."""
+    if registry is None:  # a replay or a bare caller: the recorded calls are the truth
+        return None
+    for req in reqs:
+        where = f"tr.{req.id}.args"
+        try:
+            validate_params(registry, req.tool, req.args, where=where)
+        except ToolError as exc:
+            detail = exc.user_message()
+            if isinstance(exc, QueryTypeUnsupported):
+                detail = f"{where}.{QUERY_TYPE_FIELD}: {detail}"
+            return Envelope.error(
+                exc.code, f"{req.id} ({req.tool}): {detail}; no request was run", rb="tools"
             )
-        )
+    return None
 
-    if inp.round > 0:
-        claims = {c.id: c for c in inp.claims}
-        for sid in inp.missing:
-            if sid in claims and (sid, "web_search", inp.round) not in used:
-                q = " ".join(keywords(claims[sid].c)[:8])
-                if q:
-                    add(sid, "web_search", {"q": q, "lim": 5}, [],
-                        f"round {inp.round}: no evidence extracted for {sid}")
-        return new
 
-    lim_of = {p.id: p.lim for p in inp.plans}
-    for cov in coverage(inp.claims, inp.results):
-        if not cov.missing:
-            continue
-        q = " ".join(cov.missing[:8])
-        why = "keywords not covered by results: " + ", ".join(cov.missing)
-        lim = lim_of.get(cov.id, 4)
-        if (cov.id, "search", 0) not in used:
-            tried = {str(r.args.get("src")) for r in inp.tr if r.for_ == cov.id}
-            fresh = [s for s in _SOURCES if s not in tried]
-            if fresh:
-                add(cov.id, "search", {"q": q, "lim": lim, "src": fresh[0]}, cov.missing, why)
-                continue
-        if (cov.id, "kb_lookup", 0) not in used:
-            add(cov.id, "kb_lookup", {"q": q, "lim": lim, "src": "kb"}, cov.missing, why)
-    return new
+def _plan(inp: Input) -> list[PlanStep]:
+    """The plan steps: as given, or derived from the requests and results (bare input)."""
+    if inp.steps:
+        return inp.steps
+    reasons = {f.id: f.reason for f in inp.followups}
+    steps = steps_for([r.model_dump(by_alias=True) for r in inp.tr], reasons=reasons)
+    status = {r.id: ("completed" if r.ok else "failed") for r in inp.results}
+    return [s.model_copy(update={"status": status[s.id]}) if s.id in status else s
+            for s in steps]
+
+
+def _run_step(step: PlanStep, inp: Input, tools: ToolCaller) -> tuple[ResultRec, StepUpdate]:
+    rev = inp.st.rev + 1
+    if satisfied(step, inp.outputs):
+        rec = ResultRec(id=step.id, for_=step.for_, tool=step.tool, ok=True,
+                        msg=f"skipped: {step.expected_key} already in outputs",
+                        value=nest(step.output_path, inp.outputs[step.expected_key]))
+        return rec, StepUpdate(id=step.id, status="skipped", rev=rev)
+    call = tools.call(step.tool, step.params, call_id=step.id, key=step.for_)
+    ok, code, msg = call.ok, call.code, call.message
+    if ok:
+        try:
+            extract(call.value, step.output_path)
+        except OutputPathMissing as exc:
+            ok, code, msg = False, exc.code, exc.user_message()
+    rec = ResultRec(id=step.id, for_=step.for_, tool=call.tool, ok=ok, code=code, msg=msg,
+                    value=call.value)
+    return rec, StepUpdate(id=step.id, status="completed" if ok else "failed", rev=rev, code=code)
 
 
 def handler(inp: Input, ctx: SkillContext) -> Envelope:
     """One RETRIEVAL step (see the module docstring for the phases)."""
     rev = inp.st.rev + 1
+    registry = registry_of(ctx.tools)
     if not inp.tr:
         if not inp.plans:
             return Envelope.error("NO_PLANS", "plans: no query plans to compose", rb="tools")
@@ -194,27 +174,44 @@ def handler(inp: Input, ctx: SkillContext) -> Envelope:
         if isinstance(composed, Envelope):
             return composed
         reqs = [Request.model_validate(r) for r in composed]
-        return Envelope.ok(_dump(Output(tr=reqs)), rev=rev, fsm="RETRIEVAL")
+        reqs += _bound_requests(inp, len(reqs), registry)
+        return _validate(reqs, registry) or Envelope.ok(
+            _dump(Output(tr=reqs)), rev=rev, fsm="RETRIEVAL"
+        )
 
-    done = {r.id for r in inp.results}
-    pending = [r for r in inp.tr if r.id not in done]
-    if pending:
+    steps = _plan(inp)
+    ready = runnable(steps)
+    if any(s.status == "pending" for s in steps):
+        if not ready:
+            return Envelope.error("BAD_PLAN", "steps: pending steps wait on steps that "
+                                  "never finish", rb="tools")
         if ctx.tools is None:
             return Envelope.error("TOOLS_UNAVAILABLE", "no tool runtime in context", rb="tools")
+        pending = [Request(id=s.id, tool=s.tool, args=s.params, for_=s.for_)
+                   for s in steps if s.status == "pending"]
+        bad = _validate(pending, registry)  # however the steps got here, none runs if one is bad
+        if bad is not None:
+            return bad
         recs: list[ResultRec] = []
-        for req in pending[: inp.batch]:
-            call = ctx.tools.call(req.tool, req.args, call_id=req.id, key=req.for_)
-            if not call.ok and call.code == "RATE_LIMITED":
-                return Envelope.retry("RATE_LIMITED", f"{req.id} ({call.tool}): {call.message}")
-            recs.append(
-                ResultRec(id=req.id, for_=req.for_, tool=call.tool, ok=call.ok, code=call.code,
-                          msg=call.message, value=call.value)
-            )
-        return Envelope.ok(_dump(Output(results=recs)), rev=rev, fsm="RETRIEVAL")
+        done: list[StepUpdate] = []
+        for step in ready[: inp.batch]:
+            rec, upd = _run_step(step, inp, ctx.tools)
+            if not rec.ok and rec.code == "RATE_LIMITED":
+                if recs:  # keep what this step finished; the limited step stays pending
+                    break
+                return Envelope.retry("RATE_LIMITED", f"{step.id} ({rec.tool}): {rec.msg}")
+            recs.append(rec)
+            done.append(upd)
+        return Envelope.ok(_dump(Output(results=recs, steps=done)), rev=rev, fsm="RETRIEVAL")
 
-    follow = _next_followups(inp)
+    follow = next_followups(inp.claims, inp.plans, inp.tr, inp.results, inp.followups,
+                            missing=inp.missing, round=inp.round)
     if follow:
-        out = Output(tr=[r for r, _ in follow], followups=[f for _, f in follow])
+        reqs = [r for r, _ in follow]
+        bad = _validate(reqs, registry)
+        if bad is not None:
+            return bad
+        out = Output(tr=reqs, followups=[f for _, f in follow])
         return Envelope.ok(_dump(out), rev=rev, fsm="RETRIEVAL")
     return Envelope.ok(
         _dump(Output(coverage=coverage(inp.claims, inp.results))), rev=rev, fsm="EXTRACT"

@@ -1,9 +1,9 @@
 """Per subclaim: combine sentence stances into one verdict, and spot disputes.
 
-A side (SUPPORTS or REFUTES) wins when it has a clear sentence and beats the other
-side's best by a margin; it cites the sentences it rests on. Evidence that strongly goes
-both ways is a dispute (:func:`is_disputed`), which ``verdict_aggregate`` reports as
-DISPUTED. Thresholds are in :mod:`skills.stance_config`.
+Evidence that strongly goes both ways is a dispute (:func:`is_disputed`), which
+``verdict_aggregate`` reports as DISPUTED. Otherwise a side (REFUTES, then SUPPORTS)
+wins when it has a clear sentence and beats the other side's best by ``win_margin``; it
+cites the sentences it rests on. Thresholds are in :mod:`skills.stance_config`.
 """
 
 from __future__ import annotations
@@ -58,8 +58,9 @@ def combine_stances(
     judged: Sequence[tuple[str, Stance]], config: StanceConfig = DEFAULT_CONFIG
 ) -> Combined:
     """``(evidence id, stance)`` pairs -> a verdict. A side wins when it has a clear
-    sentence (score >= ``clear_min``) and beats the other side's best by
-    ``dispute_margin``; its confidence is the noisy-or of its cited scores minus
+    sentence (score >= ``clear_min``, ``refute_clear_min`` for REFUTES), the evidence is
+    not disputed, and it beats the other side's best by ``win_margin``; its confidence
+    is the noisy-or of its cited scores minus
     ``opposition_discount`` times the other side's best. Otherwise NOT_ENOUGH_INFO,
     with confidence 1 - the strongest clear score."""
     places = config.places
@@ -68,17 +69,19 @@ def combine_stances(
                         reasons=("no evidence",))
     ranked = sorted(enumerate(judged), key=lambda p: (-p[1][1].score, p[0]))
     side: dict[str, list[tuple[str, Stance]]] = {"SUPPORTS": [], "REFUTES": []}
+    floor = {"SUPPORTS": config.clear_min, "REFUTES": config.refute_clear_min}
     for _, (eid, st) in ranked:
-        if st.label in side and st.score >= config.clear_min:
+        if st.label in side and st.score >= floor[st.label]:
             side[st.label].append((eid, st))
     sup, ref = side["SUPPORTS"], side["REFUTES"]
     best_s = sup[0][1].score if sup else 0.0
     best_r = ref[0][1].score if ref else 0.0
     counts = f"{len(judged)} sentences: {len(sup)} clearly support, {len(ref)} clearly refute"
+    torn = is_disputed([("SUPPORTS", best_s), ("REFUTES", best_r)], config)
     sides: tuple[tuple[Label, list[tuple[str, Stance]], float, float], ...] = (
-        ("SUPPORTS", sup, best_s, best_r), ("REFUTES", ref, best_r, best_s))
+        ("REFUTES", ref, best_r, best_s), ("SUPPORTS", sup, best_s, best_r))
     for label, win, best, other in sides:
-        if win and best - other >= config.dispute_margin:
+        if win and not torn and best - other >= config.win_margin:
             top = win[: config.max_cites]
             conf = _clip(_noisy_or(st.score for _, st in top)
                          - config.opposition_discount * other)
@@ -87,9 +90,7 @@ def combine_stances(
                             cites=tuple(eid for eid, _ in top), reasons=(counts, *why))
     cites = tuple(eid for eid, _ in (sup[:1] + ref[:1]))
     if sup and ref:
-        note = "evidence goes both ways" + (
-            " (disputed)" if is_disputed([("SUPPORTS", best_s), ("REFUTES", best_r)], config)
-            else "")
+        note = "evidence goes both ways" + (" (disputed)" if torn else "")
     else:
         note = "no sentence clearly supports or refutes"
     return Combined(verdict="NOT_ENOUGH_INFO", confidence=round(1 - max(best_s, best_r), places),

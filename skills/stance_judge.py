@@ -16,6 +16,7 @@ from skills.envelope import Envelope
 from skills.evidence_extract import Claim, EvidenceItem
 from skills.stance import Label, sentence_stance
 from skills.stance_combine import combine_stances
+from skills.stance_config import DEFAULT_CONFIG, PROFILES, Profile, StanceConfig
 
 __all__ = ["SKILL", "Input", "Judgment", "Output", "StanceRecord", "handler", "judge"]
 
@@ -46,6 +47,8 @@ class Input(BaseIO):
 
     claims: list[Claim]
     evidence: dict[str, list[EvidenceItem]] = Field(default_factory=dict)
+    profile: Profile = "default"
+    """Which calibrated thresholds to judge with (:data:`skills.stance_config.PROFILES`)."""
     st: StRef
 
 
@@ -55,10 +58,12 @@ class Output(BaseIO):
     judgments: list[Judgment]
 
 
-def judge(claim: Claim, evidence: list[EvidenceItem]) -> Judgment:
+def judge(
+    claim: Claim, evidence: list[EvidenceItem], config: StanceConfig = DEFAULT_CONFIG
+) -> Judgment:
     """Judge one subclaim: a stance per sentence, combined into a verdict."""
-    judged = [(item.id, sentence_stance(claim.c, item.text)) for item in evidence]
-    combined = combine_stances(judged)
+    judged = [(item.id, sentence_stance(claim.c, item.text, config)) for item in evidence]
+    combined = combine_stances(judged, config)
     return Judgment(
         id=claim.id,
         verdict=combined.verdict,
@@ -77,7 +82,8 @@ def handler(inp: Input, ctx: SkillContext) -> Envelope:
     dup = next((i for n, i in enumerate(ids) if i in ids[:n]), None)
     if dup is not None:
         return Envelope.error("DUPLICATE_CLAIM", f"claims: duplicate id '{dup}'", rb="state")
-    out = Output(judgments=[judge(c, inp.evidence.get(c.id, [])) for c in inp.claims])
+    config = PROFILES[inp.profile]
+    out = Output(judgments=[judge(c, inp.evidence.get(c.id, []), config) for c in inp.claims])
     return Envelope.ok(out.model_dump(mode="json"), rev=inp.st.rev + 1, fsm=NEXT)
 
 

@@ -21,6 +21,7 @@ from skills.context import SkillContext
 from skills.envelope import Envelope
 from skills.evidence_extract import Claim
 from skills.stance_combine import is_disputed
+from skills.stance_config import DEFAULT_CONFIG, PROFILES, Profile, StanceConfig
 from skills.stance_judge import Judgment
 
 __all__ = ["SKILL", "Input", "Output", "Verdict", "VerdictLabel", "aggregate", "handler"]
@@ -42,6 +43,8 @@ class Input(BaseIO):
 
     claims: list[Claim] = Field(default_factory=list)
     judgments: list[Judgment]
+    profile: Profile = "default"
+    """The judge profile whose dispute thresholds apply (as in ``stance_judge``)."""
     st: StRef
 
 
@@ -51,9 +54,10 @@ class Output(BaseIO):
     verdict: Verdict
 
 
-def _label(judgments: list[Judgment]) -> tuple[VerdictLabel, str]:
+def _label(judgments: list[Judgment], config: StanceConfig) -> tuple[VerdictLabel, str]:
     verdicts = [j.verdict for j in judgments]
-    torn = [j.id for j in judgments if is_disputed((s.label, s.score) for s in j.stances)]
+    torn = [j.id for j in judgments
+            if is_disputed(((s.label, s.score) for s in j.stances), config)]
     if "SUPPORTS" in verdicts and "REFUTES" in verdicts:
         return "DISPUTED", "subclaims disagree: some supported, some refuted"
     if torn:
@@ -75,7 +79,9 @@ def _detail(j: Judgment) -> str:
     return ": " + (j.reasons[1] if len(j.reasons) > 1 else j.reasons[0])
 
 
-def aggregate(claims: list[Claim], judgments: list[Judgment]) -> Verdict:
+def aggregate(
+    claims: list[Claim], judgments: list[Judgment], config: StanceConfig = DEFAULT_CONFIG
+) -> Verdict:
     """Apply the rule above; judgments follow claim order (unjudged claims are NEI)."""
     by_id = {j.id: j for j in judgments}
     order = [c.id for c in claims] or [j.id for j in judgments]
@@ -84,7 +90,7 @@ def aggregate(claims: list[Claim], judgments: list[Judgment]) -> Verdict:
                                    reasons=["not judged"])
         for sid in order
     ]
-    label, why = _label(filled)
+    label, why = _label(filled, config)
     reasons = [why] + [f"{j.id}: {j.verdict} ({j.confidence:.2f}){_detail(j)}" for j in filled]
     cites = list(dict.fromkeys(c for j in filled for c in j.cites))
     return Verdict(label=label, reasons=reasons, cites=cites)
@@ -106,7 +112,7 @@ def handler(inp: Input, ctx: SkillContext) -> Envelope:
                 "DUPLICATE_JUDGMENT", f"judgments.{n}.id: '{j.id}' judged twice", rb="state"
             )
         seen.add(j.id)
-    out = Output(verdict=aggregate(inp.claims, inp.judgments))
+    out = Output(verdict=aggregate(inp.claims, inp.judgments, PROFILES[inp.profile]))
     return Envelope.ok(out.model_dump(mode="json"), rev=inp.st.rev + 1, fsm=NEXT)
 
 

@@ -22,12 +22,24 @@ from __future__ import annotations
 
 import hashlib
 import re
-import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import orjson
 
+from state.codec_bytes import (
+    FORMAT,
+    GENESIS,
+    CodecError,
+    field_digest,
+    header_bytes,
+    pack_blob,
+    pack_row,
+    revision_hash,
+    splice_append,
+    unpack_blob,
+    unpack_row,
+)
 from state.model import SessionState
 
 __all__ = [
@@ -43,12 +55,14 @@ __all__ = [
     "apply_op",
     "diff_value",
     "externalize",
+    "externalize_extra",
     "externalize_field",
     "field_digest",
     "has_refs",
     "header_bytes",
     "iter_refs",
     "pack_blob",
+    "pack_row",
     "ref_digests",
     "resolve",
     "revision_hash",
@@ -56,23 +70,19 @@ __all__ = [
     "snapshot_body",
     "splice_append",
     "unpack_blob",
+    "unpack_row",
+    "verbatim",
 ]
-
-FORMAT = 1
-"""Storage format version; part of every revision hash."""
 
 BLOB_MIN = 256
 """Strings of at least this many UTF-8 bytes are stored as blobs."""
-
-GENESIS = bytes(32)
-"""The parent hash of revision 0."""
 
 PAGE_FIELD = "pages"
 STATE_FIELDS: tuple[str, ...] = tuple(SessionState.model_fields)
 
 OP_SET, OP_APPEND, OP_UPDATE = 0, 1, 2
 
-_COMPRESS_MIN = 1024
+_NESTED_MIN = 1024
 _REF_STR, _REF_JSON, _ESC = "\x00B", "\x00J", "\x00E"
 _NUL_JSON = b"\\u0000"
 # Raw-bytes form of a reference inside stored JSON; used to find references without
@@ -81,10 +91,6 @@ _REF_RE = re.compile(rb"\\u0000([BJ])([0-9a-f]{64})")
 
 Sink = dict[str, bytes]
 """New blobs found while encoding: sha256 hex -> raw bytes."""
-
-
-class CodecError(ValueError):
-    """Stored bytes that do not decode (corruption, or a format this code does not know)."""
 
 
 def _blob_ref(tag: str, raw: bytes, sink: Sink) -> str:
@@ -142,10 +148,50 @@ def externalize_field(name: str, sink: Sink) -> tuple[Callable[[Any], Any], Call
 
         return page_item, page_all
 
-    def generic(value: Any) -> Any:
+    def item(value: Any) -> Any:
+        return _shared(value, sink)
+
+    def whole(value: Any) -> Any:
+        kind = type(value)
+        if kind is dict:
+            return {k: item(v) for k, v in value.items()}
+        if kind is list:
+            return [item(v) for v in value]
         return externalize(value, sink)
 
-    return generic, generic
+    return item, whole
+
+
+def _shared(value: Any, sink: Sink, least: int = BLOB_MIN) -> Any:
+    # Every list or dict whose encoded JSON is large becomes a blob, so the same
+    # evidence list, tool result or search hits are stored once wherever they appear
+    # (in the state, in the envelope that produced them, in another session). Nested
+    # containers must be larger: many small blobs would cost more in references than
+    # their sharing saves.
+    kind = type(value)
+    if kind is dict:
+        enc: Any = {k: _shared(v, sink, _NESTED_MIN) for k, v in value.items()}
+    elif kind is list:
+        enc = [_shared(v, sink, _NESTED_MIN) for v in value]
+    else:
+        return externalize(value, sink)
+    raw = orjson.dumps(enc)
+    if len(raw) >= least:
+        return _blob_ref(_REF_JSON, raw, sink)
+    return enc
+
+
+def externalize_extra(envelope: Any, events: Any, sink: Sink) -> Any:
+    """The encoded ``[envelope, events]`` of a revision: each value of the envelope's
+    ``d`` and the events list are encoded like state fields (large items as blobs).
+    """
+    _, whole = externalize_field("", sink)
+    if type(envelope) is dict and type(envelope.get("d")) is dict:
+        env = {k: ({dk: whole(dv) for dk, dv in v.items()} if k == "d" else externalize(v, sink))
+               for k, v in envelope.items()}
+    else:
+        env = externalize(envelope, sink)
+    return [env, whole(events)]
 
 
 def resolve(value: Any, fetch: Callable[[str], bytes]) -> Any:
@@ -167,6 +213,14 @@ def resolve(value: Any, fetch: Callable[[str], bytes]) -> Any:
     if kind is list:
         return [resolve(v, fetch) for v in value]
     return value
+
+
+def verbatim(name: str, raw: bytes) -> bool:
+    """Whether a plain value of field ``name`` whose JSON is ``raw`` is already in
+    encoded form: too small to hold a blob-sized string or item, no NUL-led string to
+    escape, and not a non-empty ``pages`` (whose entries are always blobs).
+    """
+    return len(raw) < BLOB_MIN and _NUL_JSON not in raw and (name != PAGE_FIELD or raw == b"{}")
 
 
 def has_refs(encoded: bytes) -> bool:
@@ -253,73 +307,18 @@ def apply_op(parent_enc: Any, op: Any) -> Any:
         return op[1]
     if code == OP_APPEND and len(op) == 2 and type(parent_enc) is list and type(op[1]) is list:
         return parent_enc + op[1]
-    if code == OP_UPDATE and len(op) == 3 and type(parent_enc) is dict and type(op[1]) is dict:
-        dropped = set(op[2])
-        out = {k: v for k, v in parent_enc.items() if k not in dropped}
+    if (code == OP_UPDATE and len(op) == 3 and type(parent_enc) is dict and type(op[1]) is dict
+            and type(op[2]) is list):
+        if op[2]:
+            dropped = set(op[2])
+            out = {k: v for k, v in parent_enc.items() if k not in dropped}
+        else:
+            out = dict(parent_enc)
         out.update(op[1])
         return out
     raise CodecError(f"field op {op!r:.80} does not apply to its parent value")
 
 
-def splice_append(encoded: bytes, tail: bytes) -> bytes:
-    """The JSON bytes of list ``encoded`` extended by list ``tail`` (both orjson output),
-    without re-serialising the list: appends cost what they add.
-    """
-    if tail == b"[]":
-        return encoded
-    if encoded == b"[]":
-        return tail
-    return encoded[:-1] + b"," + tail[1:]
-
-
 def snapshot_body(ebytes: Sequence[bytes]) -> bytes:
     """A full snapshot row body from the encoded bytes of every state field."""
     return orjson.dumps({n: orjson.Fragment(b) for n, b in zip(STATE_FIELDS, ebytes, strict=True)})
-
-
-def pack_blob(raw: bytes) -> tuple[int, bytes]:
-    """``(z, data)`` to store: zlib (z=1) when it saves at least a tenth, else raw (z=0)."""
-    if len(raw) >= _COMPRESS_MIN:
-        packed = zlib.compress(raw, 1)
-        if len(packed) * 10 < len(raw) * 9:
-            return 1, packed
-    return 0, raw
-
-
-def unpack_blob(z: int, data: bytes) -> bytes:
-    """The raw bytes of a stored blob."""
-    if not isinstance(data, bytes):
-        raise CodecError(f"blob data is {type(data).__name__}, not bytes")
-    if z == 0:
-        return data
-    if z == 1:
-        try:
-            return zlib.decompress(data)
-        except zlib.error as exc:
-            raise CodecError(f"blob does not decompress: {exc}") from exc
-    raise CodecError(f"unknown blob packing {z}")
-
-
-def field_digest(name: str, encoded: bytes) -> bytes:
-    """sha256 of one field's name and encoded bytes (the leaves of the revision hash)."""
-    return hashlib.sha256(name.encode() + b"=" + encoded).digest()
-
-
-def header_bytes(
-    sid: str, rev: int, parent_rev: int | None, fsm: str, skill: str | None, ts: str
-) -> bytes:
-    """Canonical bytes of a revision's scalar fields."""
-    return orjson.dumps([FORMAT, sid, rev, parent_rev, fsm, skill, ts])
-
-
-def revision_hash(
-    parent_hash: bytes, header: bytes, extra: bytes, digests: Iterable[bytes]
-) -> bytes:
-    """``sha256(parent_hash + canonical content)``; the content is the header, the digest
-    of the encoded envelope and events, and every state field's digest in field order.
-    """
-    h = hashlib.sha256(parent_hash)
-    h.update(header)
-    h.update(hashlib.sha256(extra).digest())
-    h.update(b"".join(digests))
-    return h.digest()

@@ -19,7 +19,11 @@ __all__ = [
 ]
 
 # Fields that ``rb=tools`` restores (and only these): every trace of tool work.
-TOOL_SLICE: tuple[str, ...] = ("tool_requests", "tool_results", "pages", "policy", "steps")
+# ``runtime`` (rate buckets, budget, deadline) is left out on purpose: it measures what was
+# really spent, and a rollback does not give spent calls back.
+TOOL_SLICE: tuple[str, ...] = (
+    "tool_requests", "tool_results", "pages", "policy", "steps", "outputs",
+)
 
 
 class _Frozen(BaseModel):
@@ -50,6 +54,8 @@ class SessionState(_Frozen):
     pages: dict[str, dict[str, Any]] = Field(default_factory=dict)
     policy: dict[str, Any] = Field(default_factory=dict)
     steps: list[dict[str, Any]] = Field(default_factory=list)
+    # Plan-step memory: each step's result (the part at its output_path) under its expected_key.
+    outputs: dict[str, Any] = Field(default_factory=dict)
     followups: list[dict[str, Any]] = Field(default_factory=list)
     rounds: int = 0
     evidence: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
@@ -58,6 +64,8 @@ class SessionState(_Frozen):
     memory: dict[str, Any] = Field(default_factory=dict)
     retry: RetryState | None = None
     error: dict[str, str] | None = None
+    # Tool-runtime counters that must survive restarts: rate buckets, budget, deadline.
+    runtime: dict[str, Any] = Field(default_factory=dict)
 
     def restore_tools_from(self, earlier: SessionState) -> SessionState:
         """This state with the tool slice taken from ``earlier`` (``rb=tools``)."""

@@ -16,10 +16,12 @@ from state.model import Revision
 from state.sqlite_core import INSERT_BLOB, INSERT_ROW, SQLiteCore
 from state.sqlite_db import ChainBroken
 from state.sqlite_maint import compact_rows, prune_blobs, read_rows, restamp_rows, verify_rows
-from state.sqlite_rows import encode_revision
+from state.sqlite_rows import encode_revision, packed
 from state.store import ChainCheck, CompactReport, StateStore
 
 __all__ = ["SQLiteStore"]
+
+_CAS_HEAD = "UPDATE st_sessions SET head=? WHERE id=? AND head=?"
 
 
 class SQLiteStore(SQLiteCore, StateStore):
@@ -56,7 +58,7 @@ class SQLiteStore(SQLiteCore, StateStore):
             ).lastrowid
             assert session is not None
             c.executemany(INSERT_BLOB, blobs)
-            c.execute(INSERT_ROW, ((session << 32), *encoded.row[1:]))
+            c.execute(INSERT_ROW, ((session << 32), *packed(encoded.row)))
             return session
 
         self._ids[sid] = self._write(insert)
@@ -83,17 +85,21 @@ class SQLiteStore(SQLiteCore, StateStore):
         encoded = encode_revision(revision, parent, self.snapshot_every)
         blobs = self._new_blobs(encoded)
 
+        params = ((session << 32) + revision.rev, *packed(encoded.row))
+
         def insert(c: sqlite3.Connection) -> None:
-            row = c.execute("SELECT head FROM st_sessions WHERE id=?", (session,)).fetchone()
-            if row is None:
-                raise UnknownSession(f"no session {sid!r}", sid=sid)
-            if row[0] != expected_rev:
+            # The compare-and-set is one statement; the transaction undoes it if a later
+            # statement fails.
+            moved = c.execute(_CAS_HEAD, (revision.rev, session, expected_rev)).rowcount
+            if moved != 1:
+                row = c.execute("SELECT head FROM st_sessions WHERE id=?", (session,)).fetchone()
+                if row is None:
+                    raise UnknownSession(f"no session {sid!r}", sid=sid)
                 raise RevConflict(f"head is {row[0]}, not {expected_rev}", sid=sid,
                                   head=row[0], expected=expected_rev)
             if blobs:
                 c.executemany(INSERT_BLOB, blobs)
-            c.execute(INSERT_ROW, ((session << 32) + revision.rev, *encoded.row[1:]))
-            c.execute("UPDATE st_sessions SET head=? WHERE id=?", (revision.rev, session))
+            c.execute(INSERT_ROW, params)
 
         self._write(insert)
         self._remember(sid, encoded)
@@ -140,7 +146,7 @@ class SQLiteStore(SQLiteCore, StateStore):
                 "INSERT INTO st_sessions (sid, head) VALUES (?, ?)", (new_sid, at)
             ).lastrowid
             assert target is not None
-            c.executemany(INSERT_ROW, [((target << 32) + r[0], *r[1:]) for r in copies])
+            c.executemany(INSERT_ROW, [((target << 32) + r[0], *packed(r)) for r in copies])
             return target
 
         self._ids[new_sid] = self._write(insert)

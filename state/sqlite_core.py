@@ -26,7 +26,7 @@ from state.sqlite_db import (
     transaction,
 )
 from state.sqlite_decode import ChainDecoder
-from state.sqlite_rows import Encoded, Entry, Lru, Row
+from state.sqlite_rows import Encoded, Entry, Lru, Row, inflate
 
 __all__ = ["INSERT_BLOB", "INSERT_ROW", "SQLiteCore"]
 
@@ -157,12 +157,15 @@ class SQLiteCore:
         # Resume from a cached ancestor when one is near (a head that moved on, a walk
         # forward); otherwise start at the nearest snapshot at or below ``rev``.
         start = None
-        for back in range(max(0, rev - self.snapshot_every), rev):
-            start = self._entries.get((sid, back)) or start
+        entries = self._entries
+        for back in range(rev - 1, max(-1, rev - self.snapshot_every - 1), -1):
+            if entries.peek((sid, back)) is not None:
+                start = entries.get((sid, back))
+                break
         if rev >= 0:
             first = base if start is None else base + start.revision.rev + 1
             sql = _CHAIN_FROM_SNAPSHOT if start is None else _CHAIN_RANGE
-            rows = self._read(lambda c: c.execute(sql, (first, base + rev)).fetchall())
+            rows = inflate(self._read(lambda c: c.execute(sql, (first, base + rev)).fetchall()))
         if not rows or rows[-1][0] != rev:
             raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
         return self._decode(sid, rows, start, every=False)[-1]

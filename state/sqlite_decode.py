@@ -34,7 +34,7 @@ class ChainDecoder:
     def resume(cls, sid: str, entry: Entry) -> ChainDecoder:
         """A decoder positioned just after the cached ``entry`` (its children follow)."""
         decoder = cls(sid)
-        decoder.ebytes = list(entry.ebytes)
+        decoder._eb = list(entry.ebytes)
         decoder.enc = [_UNLOADED] * len(STATE_FIELDS)
         decoder._plain = [entry.revision.state.__dict__[n] for n in STATE_FIELDS]
         decoder.parent_hash = entry.hash
@@ -45,7 +45,9 @@ class ChainDecoder:
         n = len(STATE_FIELDS)
         self.sid = sid
         self.enc: list[Any] = [None] * n
-        self.ebytes: list[bytes] = [b""] * n
+        # Encoded bytes per field; None until needed (a read that walks 15 deltas of a
+        # big field then serialises it once, not 15 times).
+        self._eb: list[bytes | None] = [b""] * n
         self.changed: dict[int, list[Any] | None] = {}
         self.parent_hash = codec.GENESIS
         self._digests: list[bytes | None] = [None] * n
@@ -65,18 +67,26 @@ class ChainDecoder:
         if kind == SNAPSHOT:
             if list(obj) != list(STATE_FIELDS):
                 raise CodecError("snapshot does not hold exactly the state fields")
-            before = self.ebytes if self._started else None
+            if not self._started:  # the first row: take every field as it is
+                n = len(STATE_FIELDS)
+                self.enc = list(obj.values())
+                self._eb = [None] * n
+                self._digests = [None] * n
+                self.changed = dict.fromkeys(range(n))
+                self._dirty = dict.fromkeys(range(n))
+                self._started = True
+                return
             self.changed = {}
             for i, name in enumerate(STATE_FIELDS):
                 value = obj[name]
-                encoded = orjson.dumps(value)
                 # Mid-chain snapshots repeat what the deltas built: keep unchanged fields
                 # (and their resolved values) instead of resolving the whole state again.
-                if before is None or encoded != before[i]:
-                    self._set(i, value, encoded)
-                    self.changed[i] = None
-                    self._dirty[i] = None
-            self._started = True
+                encoded = orjson.dumps(value)
+                if encoded == self._field_bytes(i):
+                    continue
+                self._set(i, value, encoded)
+                self.changed[i] = None
+                self._dirty[i] = None
         elif kind == DELTA:
             if not self._started:
                 raise CodecError("delta without a base snapshot")
@@ -87,12 +97,12 @@ class ChainDecoder:
                     raise CodecError(f"delta names unknown field {name!r}")
                 base = self.enc[at]
                 if base is _UNLOADED:
-                    base = orjson.loads(self.ebytes[at])
+                    base = orjson.loads(self._field_bytes(at))
                 value = codec.apply_op(base, op)
-                if op[0] == codec.OP_APPEND:
+                known = self._eb[at]
+                if op[0] == codec.OP_APPEND and known is not None:
                     # Append ops splice bytes instead of re-serialising the whole list.
-                    spliced = codec.splice_append(self.ebytes[at], orjson.dumps(op[1]))
-                    self._set(at, value, spliced)
+                    self._set(at, value, codec.splice_append(known, orjson.dumps(op[1])))
                 else:
                     self._set(at, value)
                 self.changed[at] = op
@@ -102,8 +112,24 @@ class ChainDecoder:
 
     def _set(self, i: int, value: Any, encoded: bytes | None = None) -> None:
         self.enc[i] = value
-        self.ebytes[i] = orjson.dumps(value) if encoded is None else encoded
+        self._eb[i] = encoded
         self._digests[i] = None
+
+    def _field_bytes(self, i: int) -> bytes:
+        encoded = self._eb[i]
+        if encoded is None:
+            encoded = self._eb[i] = orjson.dumps(self.enc[i])
+        return encoded
+
+    @property
+    def ebytes(self) -> list[bytes]:
+        """The encoded bytes of every field of the row fed last."""
+        eb = self._eb
+        if None in eb:
+            for i, encoded in enumerate(eb):
+                if encoded is None:
+                    eb[i] = orjson.dumps(self.enc[i])
+        return eb  # type: ignore[return-value]  # no None left
 
     def digests(self) -> list[bytes]:
         """Per-field digests of the current revision."""
@@ -111,7 +137,7 @@ class ChainDecoder:
         for i, name in enumerate(STATE_FIELDS):
             digest = self._digests[i]
             if digest is None:
-                digest = self._digests[i] = codec.field_digest(name, self.ebytes[i])
+                digest = self._digests[i] = codec.field_digest(name, self._field_bytes(i))
             out.append(digest)
         return out
 
@@ -137,7 +163,14 @@ class ChainDecoder:
 
     def _plain_field(self, i: int, op: list[Any] | None, fetch: Callable[[str], bytes]) -> Any:
         enc = self.enc[i]
-        if not codec.has_refs(self.ebytes[i]):
+        kind = type(enc)
+        # Only strings (NUL-led) and non-empty containers can hold references.
+        if kind is str:
+            if enc[:1] != "\x00":
+                return enc
+        elif (kind is not dict and kind is not list) or not enc:
+            return enc
+        if not codec.has_refs(self._field_bytes(i)):
             return enc
         prior = self._plain[i]
         # Reuse the previous plain value for what the op left alone.

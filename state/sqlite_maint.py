@@ -14,7 +14,7 @@ import orjson
 from state import codec
 from state.codec import STATE_FIELDS, CodecError
 from state.sqlite_decode import ChainDecoder
-from state.sqlite_rows import DELTA, SNAPSHOT, Row
+from state.sqlite_rows import DELTA, SNAPSHOT, Row, inflate
 from state.store import ChainCheck
 
 __all__ = [
@@ -38,7 +38,7 @@ def read_rows(
 ) -> list[Row]:
     """Rows ``first..last`` of session number ``session``, oldest first."""
     base = session << 32
-    return conn.execute(SELECT_ROWS, (base + first, base + last)).fetchall()
+    return inflate(conn.execute(SELECT_ROWS, (base + first, base + last)).fetchall())
 
 
 def _blob_problem(
@@ -170,7 +170,8 @@ def compact_rows(
         for row, (kind, body) in zip(rows, fresh, strict=True)
         if (kind, body) != (row[2], bytes(row[6]))
     ]
-    conn.executemany("UPDATE st_revisions SET kind=?, body=? WHERE k=?", changed)
+    conn.executemany("UPDATE st_revisions SET kind=?, body=? WHERE k=?",
+                     [(kind, codec.pack_row(body), k) for kind, body, k in changed])
     return len(changed)
 
 
@@ -179,8 +180,8 @@ def prune_blobs(conn: sqlite3.Connection) -> int:
     live: set[str] = set()
     pending: set[tuple[str, str]] = set()
     for body, extra in conn.execute("SELECT body, extra FROM st_revisions"):
-        pending |= codec.ref_digests(body)
-        pending |= codec.ref_digests(extra)
+        pending |= codec.ref_digests(codec.unpack_row(body))
+        pending |= codec.ref_digests(codec.unpack_row(extra))
     while pending:
         tag, digest = pending.pop()
         if digest in live:

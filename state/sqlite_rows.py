@@ -32,6 +32,8 @@ __all__ = [
     "Lru",
     "Row",
     "encode_revision",
+    "inflate",
+    "packed",
     "state_from",
     "trusted",
 ]
@@ -39,6 +41,7 @@ __all__ = [
 SNAPSHOT, DELTA = 0, 1
 Row = tuple[int, int | None, int, str, str | None, str, bytes, bytes, bytes]
 INDEX = {name: i for i, name in enumerate(STATE_FIELDS)}
+_JSON_SCALARS = (str, int, float, bool, type(None))
 _setattr = object.__setattr__
 M = TypeVar("M", bound=BaseModel)
 
@@ -108,9 +111,10 @@ class Encoded:
 def _extra(revision: Revision, sink: codec.Sink) -> bytes:
     if revision.envelope is None and not revision.events:
         return b"[null,[]]"
-    return orjson.dumps(
-        [codec.externalize(revision.envelope, sink), codec.externalize(revision.events, sink)]
-    )
+    raw = orjson.dumps([revision.envelope, revision.events])
+    if codec.verbatim("", raw):
+        return raw
+    return orjson.dumps(codec.externalize_extra(revision.envelope, revision.events, sink))
 
 
 def _appended(child: Any, parent: Any) -> bool:
@@ -138,7 +142,8 @@ def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: in
         before: dict[str, Any] = {}
     else:
         before = parent.revision.state.__dict__
-        changed = [n for n in STATE_FIELDS if not codec.same(values[n], before[n])]
+        changed = [n for n in STATE_FIELDS
+                   if values[n] is not before[n] and not codec.same(values[n], before[n])]
         ebytes = list(parent.ebytes)
         digests = list(parent.digests())
     ops: dict[str, list[Any]] = {}
@@ -152,12 +157,18 @@ def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: in
             digests[i] = codec.field_digest(name, ebytes[i])
             ops[name] = [codec.OP_APPEND, tail]
             changed.remove(name)
-    if changed:
-        dumped = state.model_dump(mode="json", include=set(changed))
-        for name in changed:
-            i = INDEX[name]
+    for name in changed:
+        i = INDEX[name]
+        child = values[name]
+        if type(child) not in _JSON_SCALARS:
+            child = to_jsonable_python(child)
+        raw = orjson.dumps(child)
+        if codec.verbatim(name, raw):
+            # Small and plain (the common step): the value is its own encoded form.
+            ops[name] = [codec.OP_SET, child]
+            ebytes[i] = raw
+        else:
             item, whole = codec.externalize_field(name, sink)
-            child = dumped[name]
             if parent is not None and type(child) in (dict, list):
                 enc, op = codec.diff_value(
                     child, before[name], orjson.loads(ebytes[i]), item, whole
@@ -167,7 +178,7 @@ def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: in
                 op = [codec.OP_SET, enc]
             ops[name] = op
             ebytes[i] = orjson.dumps(enc)
-            digests[i] = codec.field_digest(name, ebytes[i])
+        digests[i] = codec.field_digest(name, ebytes[i])
     snapshot = parent is None or revision.rev % snapshot_every == 0
     body = codec.snapshot_body(ebytes) if snapshot else orjson.dumps(ops)
     extra = _extra(revision, sink)
@@ -183,6 +194,22 @@ def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: in
     )
     entry = Entry(revision, digest, tuple(ebytes), tuple(digests))
     return Encoded(row, sink, entry)
+
+
+def packed(row: Row) -> tuple[Any, ...]:
+    """INSERT parameters of ``row`` after its key: ``body`` and ``extra`` packed."""
+    return (*row[1:6], codec.pack_row(row[6]), codec.pack_row(row[7]), row[8])
+
+
+def inflate(rows: list[Row]) -> list[Row]:
+    """Rows as read from the file with ``body`` and ``extra`` in canonical form."""
+    out = rows
+    for i, row in enumerate(rows):
+        if row[6][:1] == b"x" or row[7][:1] == b"x":
+            if out is rows:
+                out = list(rows)
+            out[i] = (*row[:6], codec.unpack_row(row[6]), codec.unpack_row(row[7]), row[8])
+    return out
 
 
 K = TypeVar("K", bound=Hashable)
@@ -212,6 +239,10 @@ class Lru(Generic[K, V]):
             self._data.move_to_end(key)
             while len(self._data) > self._size:
                 self._data.popitem(last=False)
+
+    def peek(self, key: K) -> V | None:
+        """The value without marking it used (a dict read: no lock needed)."""
+        return self._data.get(key)
 
     def __contains__(self, key: object) -> bool:
         with self._lock:

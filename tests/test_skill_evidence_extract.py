@@ -308,3 +308,19 @@ def test_card_example_is_what_the_skill_answers() -> None:
         "NASA landed the lunar module Eagle on the Moon on 20 July 1969.")}}
     env = SKILL.run(raw_in, SkillContext(tools=FakeTools(docs)))
     assert env.to_json().decode() == raw_out
+
+
+def test_thin_evidence_below_min_best_also_asks_for_the_follow_up_round() -> None:
+    # No sentence mentions the rover: the best one covers the claim only in part.
+    claims = [{"id": "s1", "c": "NASA landed a rover on the Moon in 1969."}]
+    default = SKILL.run(_inp(claims=claims), SkillContext(tools=FakeTools(DOCS)))
+    best = default.data["evidence"]["s1"][0]["score"]
+    assert 0 < best < 1 and default.data["missing"] == [] and default.sp is not None
+    assert default.sp.fsm == "VERIFY"
+    thin = SKILL.run(_inp(claims=claims, min_best=best + 0.01),
+                     SkillContext(tools=FakeTools(DOCS)))
+    assert thin.data["missing"] == ["s1"] and thin.sp is not None
+    assert thin.sp.fsm == "RETRIEVAL"
+    assert thin.data["evidence"] == default.data["evidence"]  # the evidence is kept
+    enough = SKILL.run(_inp(claims=claims, min_best=best), SkillContext(tools=FakeTools(DOCS)))
+    assert enough.data["missing"] == []

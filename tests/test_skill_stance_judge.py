@@ -115,3 +115,19 @@ def test_skill_metadata() -> None:
 def test_card_example_is_what_the_skill_answers() -> None:
     raw_in, raw_out = card_example("stance_judge")
     assert SKILL.run(raw_in, SkillContext()).to_json().decode() == raw_out
+
+
+def test_profile_picks_the_calibrated_thresholds() -> None:
+    claims = [{"id": "s1", "c": "Arctic sea ice has declined sharply since 1979."}]
+    evidence = {"s1": [_ev("x#0", "Arctic sea ice extent has declined in every decade.")]}
+    default = _run(claims=claims, evidence=evidence).data["judgments"][0]
+    calibrated = _run(claims=claims, evidence=evidence,
+                      profile="calibrated").data["judgments"][0]
+    assert default["verdict"] == "NOT_ENOUGH_INFO"
+    assert calibrated["verdict"] == "SUPPORTS" and calibrated["cites"] == ["x#0"]
+
+
+def test_unknown_profile_is_bad_input_naming_the_field() -> None:
+    env = _run(profile="lenient")
+    assert env.s == "error" and env.e is not None and env.e.code == "BAD_INPUT"
+    assert env.e.msg.startswith("profile:")

@@ -165,3 +165,14 @@ def test_subclaim_lines_use_the_most_specific_reason() -> None:
 def test_card_example_is_what_the_skill_answers() -> None:
     raw_in, raw_out = card_example("verdict_aggregate")
     assert SKILL.run(raw_in, SkillContext()).to_json().decode() == raw_out
+
+
+def test_profile_picks_the_dispute_thresholds() -> None:
+    torn = [_j("s1", N, stances=[{"id": "a", "label": S, "score": 0.55},
+                                 {"id": "b", "label": R, "score": 0.9}])]
+    claims = [{"id": "s1", "c": "claim s1"}]
+    default = SKILL.run({"claims": claims, "judgments": torn, "st": ST}, SkillContext())
+    calibrated = SKILL.run({"claims": claims, "judgments": torn, "profile": "calibrated",
+                            "st": ST}, SkillContext())
+    assert default.data["verdict"]["label"] == N
+    assert calibrated.data["verdict"]["label"] == "DISPUTED"

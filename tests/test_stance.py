@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from skills.stance import LABELS, Stance, relevance, sentence_stance
 from skills.stance_combine import combine_stances, is_disputed
-from skills.stance_config import DEFAULT_CONFIG, StanceConfig
+from skills.stance_config import CALIBRATED_CONFIG, DEFAULT_CONFIG, PROFILES, StanceConfig
 from skills.stance_lexicon import term
 
 MOON = "NASA landed on the Moon in 1969."
@@ -304,3 +304,40 @@ def test_is_disputed() -> None:
     assert not is_disputed([("SUPPORTS", 0.95), ("REFUTES", 0.7)])  # one side clearly stronger
     assert not is_disputed([("SUPPORTS", 0.65), ("REFUTES", 0.65)])  # neither strong
     assert not is_disputed([("SUPPORTS", 0.9), ("NOT_ENOUGH_INFO", 0.9)])
+
+
+# --- the calibrated profile ---------------------------------------------------------
+
+CAL = CALIBRATED_CONFIG
+
+
+def test_profiles_name_the_default_and_the_calibrated_config() -> None:
+    assert PROFILES == {"default": DEFAULT_CONFIG, "calibrated": CAL}
+    # The default keeps its precise thresholds; only the calibrated profile relaxes them.
+    assert DEFAULT_CONFIG.clear_min == 0.6 and DEFAULT_CONFIG.win_margin == 0.15
+    assert CAL.clear_min < DEFAULT_CONFIG.clear_min
+    assert CAL.refute_clear_min > CAL.clear_min
+
+
+def test_calibrated_partial_match_supports_where_the_default_abstains() -> None:
+    claim = "Arctic sea ice has declined sharply since 1979."
+    sentence = "Arctic sea ice extent has declined in every decade."
+    assert sentence_stance(claim, sentence).label == "NOT_ENOUGH_INFO"
+    s = sentence_stance(claim, sentence, CAL)
+    assert s.label == "SUPPORTS" and _has(s, "number not confirmed: 1979")
+
+
+def test_calibrated_refutation_wins_ties_and_needs_a_strong_signal() -> None:
+    tie = combine_stances([("a", _st("SUPPORTS", 0.75)), ("b", _st("REFUTES", 0.75))],
+                          CAL.model_copy(update={"dispute_min": 0.9}))
+    assert tie.verdict == "REFUTES" and tie.cites == ("b",)
+    weak = combine_stances([("a", _st("SUPPORTS", 0.35)), ("b", _st("REFUTES", 0.65))], CAL)
+    assert weak.verdict == "SUPPORTS"  # 0.65 is below refute_clear_min: it does not count
+    assert weak.reasons[0] == "2 sentences: 1 clearly support, 0 clearly refute"
+
+
+def test_calibrated_strong_evidence_both_ways_is_a_dispute() -> None:
+    c = combine_stances([("a", _st("SUPPORTS", 0.55)), ("b", _st("REFUTES", 0.9))], CAL)
+    assert c.verdict == "NOT_ENOUGH_INFO" and "evidence goes both ways (disputed)" in c.reasons
+    assert is_disputed([("SUPPORTS", 0.55), ("REFUTES", 0.9)], CAL)
+    assert not is_disputed([("SUPPORTS", 0.55), ("REFUTES", 0.9)])

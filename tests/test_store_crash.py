@@ -45,7 +45,11 @@ def _kill_after(proc: subprocess.Popen[str], lines: int, delay: float) -> list[i
         seen.append(int(line))
     time.sleep(delay)
     proc.send_signal(signal.SIGKILL)
-    out, err = proc.communicate(timeout=30)
+    # Read the rest through the same buffered reader: readline() may already hold lines
+    # read ahead, which communicate() (it reads the raw pipe) would never see.
+    assert proc.stderr is not None
+    out, err = proc.stdout.read(), proc.stderr.read()
+    proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL, err
     seen.extend(int(x) for x in out.split())
     return seen

@@ -1,0 +1,128 @@
+"""Byte-level pieces of the storage format: packing of blobs and rows, and the hashes
+of the revision chain. Re-exported by :mod:`state.codec`, which holds the encoding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from collections.abc import Iterable
+
+import orjson
+
+__all__ = [
+    "FORMAT",
+    "GENESIS",
+    "CodecError",
+    "field_digest",
+    "header_bytes",
+    "pack_blob",
+    "pack_row",
+    "revision_hash",
+    "splice_append",
+    "unpack_blob",
+    "unpack_row",
+]
+
+FORMAT = 1
+"""Storage format version; part of every revision hash."""
+
+GENESIS = bytes(32)
+"""The parent hash of revision 0."""
+
+_COMPRESS_MIN = 1024
+_ROW_PACK_MIN = 256
+
+
+class CodecError(ValueError):
+    """Stored bytes that do not decode (corruption, or a format this code does not know)."""
+
+
+def splice_append(encoded: bytes, tail: bytes) -> bytes:
+    """The JSON bytes of list ``encoded`` extended by list ``tail`` (both orjson output),
+    without re-serialising the list: appends cost what they add.
+    """
+    if tail == b"[]":
+        return encoded
+    if encoded == b"[]":
+        return tail
+    return encoded[:-1] + b"," + tail[1:]
+
+
+def pack_blob(raw: bytes) -> tuple[int, bytes]:
+    """``(z, data)`` to store: zlib (z=1) when it saves at least a tenth, else raw (z=0).
+
+    JSON blobs (page entries, shared items) are tried from 256 bytes, since their
+    repeated keys compress well; text blobs from 1 KB.
+    """
+    least = _ROW_PACK_MIN if raw[:1] in (b"{", b"[") else _COMPRESS_MIN
+    if len(raw) >= least:
+        packed = zlib.compress(raw, 1)
+        if len(packed) * 10 < len(raw) * 9:
+            return 1, packed
+    return 0, raw
+
+
+def pack_row(raw: bytes) -> bytes:
+    """A row's ``body`` or ``extra`` as stored: zlib when it saves at least a tenth.
+
+    Canonical bodies are JSON objects or arrays (``{``/``[``); zlib streams start with
+    ``x``, so the stored bytes say which they are and no column is needed. Hashes are
+    always over the canonical bytes, so packing never changes a chain.
+    """
+    if len(raw) >= _ROW_PACK_MIN:
+        packed = zlib.compress(raw, 1)
+        if len(packed) * 10 < len(raw) * 9:
+            return packed
+    return raw
+
+
+def unpack_row(data: bytes) -> bytes:
+    """The canonical bytes of a stored ``body``/``extra``. Bytes that do not inflate
+    are returned as they are, so the JSON decoder reports them as undecodable.
+    """
+    if data[:1] == b"x":
+        try:
+            return zlib.decompress(data)
+        except zlib.error:
+            return bytes(data)
+    return data
+
+
+def unpack_blob(z: int, data: bytes) -> bytes:
+    """The raw bytes of a stored blob."""
+    if not isinstance(data, bytes):
+        raise CodecError(f"blob data is {type(data).__name__}, not bytes")
+    if z == 0:
+        return data
+    if z == 1:
+        try:
+            return zlib.decompress(data)
+        except zlib.error as exc:
+            raise CodecError(f"blob does not decompress: {exc}") from exc
+    raise CodecError(f"unknown blob packing {z}")
+
+
+def field_digest(name: str, encoded: bytes) -> bytes:
+    """sha256 of one field's name and encoded bytes (the leaves of the revision hash)."""
+    return hashlib.sha256(name.encode() + b"=" + encoded).digest()
+
+
+def header_bytes(
+    sid: str, rev: int, parent_rev: int | None, fsm: str, skill: str | None, ts: str
+) -> bytes:
+    """Canonical bytes of a revision's scalar fields."""
+    return orjson.dumps([FORMAT, sid, rev, parent_rev, fsm, skill, ts])
+
+
+def revision_hash(
+    parent_hash: bytes, header: bytes, extra: bytes, digests: Iterable[bytes]
+) -> bytes:
+    """``sha256(parent_hash + canonical content)``; the content is the header, the digest
+    of the encoded envelope and events, and every state field's digest in field order.
+    """
+    h = hashlib.sha256(parent_hash)
+    h.update(header)
+    h.update(hashlib.sha256(extra).digest())
+    h.update(b"".join(digests))
+    return h.digest()
