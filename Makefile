@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DATA ?= ../shared/data/climate-fever
 
-.PHONY: install demo test lint bench bench-quick eval clean
+.PHONY: install demo test lint bench bench-quick eval clean docs
 
 install: $(STAMP)
 
@@ -40,3 +40,7 @@ eval: install
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache demo.db bench.json
+
+docs: install
+	$(BIN)/python -m fsm.cli_docs > docs/cli.md
+	$(BIN)/claimfsm diagram > /dev/null

@@ -53,7 +53,11 @@ def main() -> None:
 @limit_options
 def verify(claim: str, db: str, as_json: bool, durability: str, record: str | None,
            deadline: float | None, max_tool_calls: int | None) -> None:
-    """Run a session for CLAIM to the end and print the verdict with its evidence."""
+    """Run a session for CLAIM to the end and print the verdict with its evidence.
+
+    Exit 0 when the session reached DONE, 1 when it ended elsewhere (FAILED, or a step
+    that could not commit); the output says why.
+    """
     rec = cli_replay.open_recorder(record, as_json)
     hook = cli_replay.with_recorder(None if as_json else _print_step, rec)
     with engine(db, as_json, on_step=hook, durability=durability) as eng:
@@ -66,6 +70,8 @@ def verify(claim: str, db: str, as_json: bool, durability: str, record: str | No
             emit(verdict_json(head))
         else:
             click.echo("\n".join(session_summary(head)))
+        if head.fsm != "DONE":
+            sys.exit(1)
 
 
 @main.command()

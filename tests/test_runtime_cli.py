@@ -42,9 +42,10 @@ def test_bad_limit_options_are_usage_errors(tmp_path: Path) -> None:
 
 
 def test_verify_with_a_small_budget_ends_failed_with_the_code(tmp_path: Path) -> None:
-    _, out = cli("verify", CLAIM, "--db", str(tmp_path / "cli.db"), "--json",
-                 "--max-tool-calls", "2")
+    code, out = cli("verify", CLAIM, "--db", str(tmp_path / "cli.db"), "--json",
+                    "--max-tool-calls", "2")
     assert out["fsm"] == "FAILED" and out["error"]["code"] == "BUDGET_EXCEEDED"
+    assert code == 1  # a session that did not reach DONE is a failed command
 
 
 def test_history_json_shows_each_tool_attempt(tmp_path: Path) -> None:
