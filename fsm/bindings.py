@@ -106,6 +106,8 @@ def _retrieve_in_with(bound: Sequence[str]) -> ToInput:
             "steps": state.steps,
             "outputs": {k: v for k, v in state.outputs.items() if k in wanted},
             "bound": list(bound),
+            # Optional session config: size of the claim-level request (0: none).
+            **({"claim_lim": state.config["claim_lim"]} if "claim_lim" in state.config else {}),
             "st": st,
         }
 
@@ -160,7 +162,7 @@ def _extract_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
         "round": state.rounds,
         "max_rounds": state.config.get("max_rounds", 1),
         # Optional session config: how many hits EXTRACT reads and sentences it keeps.
-        **{k: state.config[k] for k in ("docs_per_claim", "per_claim", "min_best")
+        **{k: state.config[k] for k in ("docs_per_claim", "per_claim", "min_best", "rank")
            if k in state.config},
         "st": st,
     }
@@ -177,8 +179,12 @@ def _extract_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionSt
 
 
 def _judge_profile(state: SessionState) -> dict[str, Any]:
-    # Optional session config ``judge``: the stance judge's threshold profile.
-    return {"profile": state.config["judge"]} if "judge" in state.config else {}
+    # Optional session config ``judge``: the stance judge's threshold profile, and
+    # ``stance_model``: a learned model file (``claimfsm train``) that judges instead.
+    out = {"profile": state.config["judge"]} if "judge" in state.config else {}
+    if state.config.get("stance_model") is not None:
+        out["stance_model"] = state.config["stance_model"]
+    return out
 
 
 def _verify_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
@@ -191,8 +197,12 @@ def _verify_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionSta
 
 
 def _aggregate_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
+    # A learned model's claim-level head reads the claim and its evidence; without a model
+    # the input stays as it was (recorded sessions replay unchanged).
+    head = ({"claim": state.claim, "evidence": state.evidence}
+            if state.config.get("stance_model") is not None else {})
     return {"claims": _claims(state), "judgments": state.judgments, **_judge_profile(state),
-            "st": st}
+            **head, "st": st}
 
 
 def _aggregate_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:

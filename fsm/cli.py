@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 import orjson
 
-from fsm import cli_bench, cli_eval, cli_replay
+from fsm import cli_bench, cli_eval, cli_replay, cli_train
 from fsm.cli_common import db_option, durability_option, emit, engine, json_option
 from fsm.cli_limits import limit_options, limits_config
 from fsm.driver import StepResult
@@ -297,3 +297,4 @@ main.add_command(cli_bench.compact)
 main.add_command(cli_replay.replay)
 main.add_command(cli_replay.export)
 main.add_command(cli_eval.eval_command)
+main.add_command(cli_train.train_command)

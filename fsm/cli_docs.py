@@ -27,7 +27,8 @@ def _help(cmd: click.Command, name: str, parent: click.Context | None) -> str:
 
 def render(group: click.Group) -> str:
     """The markdown page for ``group`` and every command under it, sorted by name."""
-    root = click.Context(group, info_name="claimfsm", terminal_width=100, max_content_width=100)
+    settings = {**group.context_settings, "terminal_width": 100, "max_content_width": 100}
+    root = click.Context(group, info_name="claimfsm", **settings)
     parts = [_INTRO, "```text", group.get_help(root), "```", ""]
     for name in sorted(group.commands):
         cmd = group.commands[name]

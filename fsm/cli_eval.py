@@ -12,9 +12,11 @@ from pathlib import Path
 import click
 
 from fsm.cli_common import emit, fail, json_option
-from fsm.eval import EvalReport, evaluate, open_engine
+from fsm.eval import EVAL_CONFIG, EvalReport, evaluate, open_engine
 from fsm.eval_data import CLAIM_LABELS, DatasetError, read_dataset
 from fsm.eval_metrics import ClassScores
+from skills.embed import load_embedder
+from skills.stance_judge import load_learned
 
 __all__ = ["eval_command", "render"]
 
@@ -57,8 +59,16 @@ def render(rep: EvalReport) -> list[str]:
               help='Evidence pool, one {"id", "article", "text"} sentence per line.')
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Evaluate only the first N claims.")
+@click.option("--stance-model", "stance_model", default=None, metavar="MODEL.npz",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="A learned stance model from `claimfsm train` (session config "
+              "stance_model); without it the lexical judge runs.")
+@click.option("--semantic/--no-semantic", "semantic", default=None,
+              help="Hybrid retrieval: BM25 fused with MiniLM sentence embeddings (needs the "
+              "'semantic' extra). Default: on when the extra is installed.")
 @json_option
-def eval_command(dataset: Path, corpus: Path, limit: int | None, as_json: bool) -> None:
+def eval_command(dataset: Path, corpus: Path, limit: int | None, stance_model: Path | None,
+                 semantic: bool | None, as_json: bool) -> None:
     """Score the engine on DATASET.jsonl (Climate-FEVER format) with CORPUS.jsonl as the
     evidence pool: retrieval recall, stance, verdicts (retrieved and gold evidence),
     strict score and claims per second."""
@@ -70,8 +80,23 @@ def eval_command(dataset: Path, corpus: Path, limit: int | None, as_json: bool) 
     if not corpus.is_file():
         fail("NOT_FOUND", f"corpus: no file {corpus}", as_json=as_json)
         return  # unreachable: fail exits
+    config = dict(EVAL_CONFIG)
+    if stance_model is not None:
+        learned = load_learned(str(stance_model))
+        if learned.error is not None:
+            fail(*learned.error, as_json=as_json)
+        if learned.fallback:
+            click.echo(f"warning: {learned.fallback}", err=True)
+        config["stance_model"] = str(stance_model)
     show_bar = sys.stderr.isatty() and not as_json
-    engine, ingested = open_engine(corpus)
+    embedder = load_embedder("minilm") if semantic is not False else None
+    if semantic and embedder is None:
+        fail("SEMANTIC_UNAVAILABLE", "semantic: the 'semantic' extra is not installed "
+             "(pip install 'claimfsm[semantic]'); run with --no-semantic", as_json=as_json)
+    if not as_json:
+        click.echo("retrieval: " + ("hybrid (BM25 + minilm)" if embedder else "lexical (BM25)"),
+                   err=True)
+    engine, ingested = open_engine(corpus, embedder=embedder)
     try:
         for err in ingested.errors:
             click.echo(f"corpus line {err.line}: {err.msg} (skipped)", err=True)
@@ -85,7 +110,7 @@ def eval_command(dataset: Path, corpus: Path, limit: int | None, as_json: bool) 
                 bar.update(n - done[0])
                 done[0] = n
 
-            report = evaluate(engine, data, on_claim=progress)
+            report = evaluate(engine, data, config=config, on_claim=progress)
     finally:
         engine.close()
     if as_json:

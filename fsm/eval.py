@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from fsm.eval_data import CLAIM_LABELS, EVIDENCE_LABELS, Dataset, EvalClaim, GoldClaim
+from fsm.eval_embed import CACHE_DIR, attach_vectors
 from fsm.eval_metrics import (
     PLACES,
     ClassScores,
@@ -38,7 +39,9 @@ from fsm.eval_metrics import (
 )
 from fsm.runtime import Engine
 from skills.context import FixedClock, SkillContext
+from skills.embed import Embedder
 from skills.parse_claim import subclaims
+from skills.retrieve import CLAIM_LIM
 from skills.stance_judge import SKILL as VERIFY
 from skills.tools.ingest import IngestReport, ProgressCallback, ingest_corpus
 from skills.verdict_aggregate import SKILL as AGGREGATE
@@ -61,7 +64,7 @@ EVAL_NOW = datetime(2026, 1, 1, tzinfo=UTC)
 """Every session's clock reading, so a report does not depend on the day it runs."""
 
 EVAL_CONFIG: Mapping[str, Any] = {"docs_per_claim": 20, "per_claim": 20, "min_best": 0.5,
-                                   "judge": "calibrated"}
+                                   "judge": "calibrated", "claim_lim": CLAIM_LIM, "rank": True}
 """Session config for evaluation: EXTRACT reads every hit, keeps up to 20 sentences and
 asks for the follow-up retrieval round when no sentence covers half of a subclaim's key
 terms; VERIFY and AGGREGATE use the judge profile calibrated on real-world claims."""
@@ -128,19 +131,24 @@ class EvalReport(_Frozen):
 
 
 def open_engine(
-    corpus: str | Path, *, on_progress: ProgressCallback | None = None
+    corpus: str | Path, *, on_progress: ProgressCallback | None = None,
+    embedder: Embedder | None = None, cache_dir: Path | None = CACHE_DIR,
 ) -> tuple[Engine, IngestReport]:
     """An in-memory engine (no demo seed) whose index holds ``corpus`` as wiki documents,
-    one per sentence, the article title searchable."""
+    one per sentence, the article title searchable; with ``embedder``, every document
+    also gets a dense vector (cached in ``cache_dir``) and retrieval is hybrid."""
     engine = Engine.open(None, seed=False, clock=FixedClock(EVAL_NOW))
     report = ingest_corpus(engine.index, corpus, source="wiki", on_progress=on_progress)
+    if embedder is not None and report.added:
+        attach_vectors(engine.index, embedder, corpus, cache_dir=cache_dir)
     return engine, report
 
 
 def ranked_documents(evidence: Mapping[str, Sequence[Mapping[str, Any]]]) -> tuple[str, ...]:
-    """Document ids of a session's evidence, best score first (ties: subclaim order,
-    then rank), each once."""
-    items = [(-float(it.get("score", 0.0)), n, k, doc_of(str(it["id"])))
+    """Document ids of a session's evidence, best ``rank`` first (then ``score``; ties:
+    subclaim order, then position), each once."""
+    items = [(-float(it.get("rank", 0.0)), -float(it.get("score", 0.0)), n, k,
+              doc_of(str(it["id"])))
              for n, sub in enumerate(evidence.values()) for k, it in enumerate(sub)]
     return tuple(dict.fromkeys(doc for *_, doc in sorted(items)))
 
@@ -171,7 +179,10 @@ def _evidence_items(sentences: Sequence[tuple[str, str]]) -> list[dict[str, Any]
 
 
 def _profile(config: Mapping[str, Any]) -> dict[str, Any]:
-    return {"profile": config["judge"]} if "judge" in config else {}
+    out = {"profile": config["judge"]} if "judge" in config else {}
+    if config.get("stance_model") is not None:  # a learned judge, as the bindings pass it
+        out["stance_model"] = config["stance_model"]
+    return out
 
 
 def _verify(

@@ -1,11 +1,21 @@
-"""EXTRACT: fetch the top hits' pages, extract and rank evidence sentences per subclaim.
+"""EXTRACT: rank the candidate documents, read the best, rank evidence sentences per subclaim.
 
-For each subclaim the skill fetches its top ``docs_per_claim`` distinct documents
-(``page_fetch``, each document at most once per call), asks ``sentence_extract`` for the
-sentences that best match the subclaim, adds the knowledge-base facts retrieved for it
-(as sentences "subject relation object"), scores everything with one relevance measure
-(:func:`skills.stance.relevance`) and keeps the best ``per_claim``. A failed tool call
-skips that document and is listed in ``skipped``; it never aborts the step.
+For each subclaim the skill
+
+1. with ``rank`` set, ranks every distinct document its retrieval found against the whole
+   subclaim with one ``rank`` call (BM25 with the index's own statistics, fused with
+   dense cosine when the index has vectors; the planner's short queries found the pool,
+   the subclaim orders it); otherwise, or if ``rank`` fails, the hits' score order stands;
+2. reads the best ``docs_per_claim`` of them: ``page_fetch`` then ``sentence_extract``
+   (fetch before extract, each document fetched at most once per call);
+3. adds the knowledge-base facts retrieved for it (as sentences "subject relation object");
+4. scores every sentence's key-term coverage (``score``, :func:`skills.stance.relevance`),
+   drops those sharing no key term, orders the rest by ``rank``: the reciprocal-rank
+   fusion of the coverage order and the document order of step 1, and keeps the best
+   ``per_claim``.
+
+A failed tool call skips that document and is listed in ``skipped``; it never aborts the
+step.
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ from skills.base import BaseIO, Skill, StRef
 from skills.context import SkillContext, ToolCaller
 from skills.envelope import Envelope
 from skills.stance import relevance
+from skills.tools.vectors import rrf
 
 __all__ = [
     "SKILL",
@@ -36,6 +47,7 @@ NEXT = "VERIFY"
 FOLLOW_UP = "RETRIEVAL"
 _MIN_KEEP = 0.0
 """A sentence must score above this (share no key term at all -> dropped)."""
+_MAX_RANK = 200  # the rank tool's candidate limit
 
 
 class Claim(BaseIO):
@@ -67,13 +79,16 @@ class Fact(BaseIO):
 
 
 class EvidenceItem(BaseIO):
-    """One evidence sentence: id (``doc#idx`` or the fact id), where from, how relevant."""
+    """One evidence sentence: id (``doc#idx`` or the fact id), where from, how relevant
+    (``score``: the share of the subclaim's key terms it covers) and where it ranks
+    (``rank``: higher first; the list is ordered by it)."""
 
     id: str
     doc_id: str
     text: str
     source: str
     score: float
+    rank: float = 0.0
 
 
 class Skipped(BaseIO):
@@ -94,6 +109,9 @@ class Input(BaseIO):
     max_rounds: int = Field(1, ge=0)
     docs_per_claim: int = Field(3, ge=1)
     per_claim: int = Field(5, ge=1)
+    rank: bool = False
+    """Rank the whole candidate pool with the ``rank`` tool before reading (session config
+    ``rank``); otherwise the hits' own order decides which documents are read."""
     min_best: float = Field(0.0, ge=0, le=1)
     """A subclaim whose best sentence scores below this is reported ``missing`` (one more
     retrieval round), like a subclaim with no evidence at all (0: only those)."""
@@ -137,6 +155,22 @@ class _Session:
                 self._skip(doc_id, "page_fetch", call.code)
         return self.fetched[doc_id]
 
+    def rank(self, q: str, doc_ids: list[str]) -> dict[str, float] | None:
+        """Fused scores of ``doc_ids`` against ``q`` (``rank`` tool); None if it failed."""
+        if not doc_ids:
+            return {}
+        call = self.tools.call("rank", {"q": q[:500], "doc_ids": doc_ids[:_MAX_RANK],
+                                        "lim": _MAX_RANK})
+        raw = (call.value or {}).get("ranked") if call.ok else None
+        if not isinstance(raw, list):
+            self._skip("", "rank", call.code if not call.ok else "BAD_TOOL_RESULT")
+            return None
+        try:
+            return {str(r["doc_id"]): float(r["score"]) for r in raw}
+        except (TypeError, KeyError, ValueError):
+            self._skip("", "rank", "BAD_TOOL_RESULT")
+            return None
+
     def sentences(self, doc_id: str, q: str, lim: int) -> list[_Sentence]:
         """Sentences of a fetched page ranked against ``q``; [] if the call failed."""
         call = self.tools.call("sentence_extract", {"doc_id": doc_id, "q": q, "lim": lim})
@@ -164,19 +198,26 @@ def _evidence_for(claim: Claim, inp: Input, tools: _Session) -> list[EvidenceIte
     # Hits arrive grouped by search request (wiki results, then web ...); the best-scored
     # documents across all of them come first, ties keeping the given order.
     mine = sorted((h for h in inp.hits if h.for_ == claim.id), key=lambda h: -h.score)
-    docs: list[Hit] = []
+    docs: dict[str, Hit] = {}
     for hit in mine:
-        if hit.doc_id not in {d.doc_id for d in docs}:
-            docs.append(hit)
+        docs.setdefault(hit.doc_id, hit)
+    fused = tools.rank(claim.c, list(docs)) if docs and inp.rank else None
+    if fused is not None:
+        # Ranked candidates first; any the index did not know keep their hit order.
+        order = [d for d in fused if d in docs] + [d for d in docs if d not in fused]
+    else:
+        order = list(docs)
     found: list[EvidenceItem] = []
-    for hit in docs[: inp.docs_per_claim]:
-        page = tools.page(hit.doc_id)
+    doc_rank: dict[str, int] = {}
+    for doc_id in order[: inp.docs_per_claim]:
+        page = tools.page(doc_id)
         if page is None:
             continue
-        source = str(page.get("source") or hit.source)
-        for s in tools.sentences(hit.doc_id, claim.c, inp.per_claim):
-            sid = s.id or f"{hit.doc_id}#{s.idx}"
-            found.append(EvidenceItem(id=sid, doc_id=hit.doc_id, text=s.text, source=source,
+        doc_rank[doc_id] = len(doc_rank)
+        source = str(page.get("source") or docs[doc_id].source)
+        for s in tools.sentences(doc_id, claim.c, inp.per_claim):
+            sid = s.id or f"{doc_id}#{s.idx}"
+            found.append(EvidenceItem(id=sid, doc_id=doc_id, text=s.text, source=source,
                                       score=relevance(claim.c, s.text)))
     for f in inp.facts:
         if f.for_ == claim.id:
@@ -184,11 +225,20 @@ def _evidence_for(claim: Claim, inp: Input, tools: _Session) -> list[EvidenceIte
             found.append(EvidenceItem(id=f.id, doc_id=f.id, text=text, source=f.source,
                                       score=relevance(claim.c, text)))
     unique: dict[str, tuple[int, EvidenceItem]] = {}
-    for order, item in enumerate(found):
-        unique.setdefault(item.id, (order, item))
-    # Ties keep discovery order: hit rank, then sentence order, then facts.
-    ranked = sorted(unique.values(), key=lambda p: (-p[1].score, p[0]))
-    return [item for _, item in ranked if item.score > _MIN_KEEP][: inp.per_claim]
+    for n, item in enumerate(found):
+        if item.score > _MIN_KEEP:
+            unique.setdefault(item.id, (n, item))
+    kept = list(unique.values())
+    # Two orders of the same sentences, fused: by key-term coverage, and by the rank of
+    # their document (facts last). Ties keep discovery order: document rank, sentence
+    # order, then facts.
+    by_score = [it.id for _, it in sorted(kept, key=lambda p: (-p[1].score, p[0]))]
+    by_doc = [it.id for n, it in sorted(
+        kept, key=lambda p: (doc_rank.get(p[1].doc_id, len(doc_rank)), p[0]))]
+    fused_rank = rrf((by_score, by_doc))
+    ranked = sorted(kept, key=lambda p: (-fused_rank[p[1].id], -p[1].score, p[0]))
+    return [item.model_copy(update={"rank": fused_rank[item.id]})
+            for _, item in ranked][: inp.per_claim]
 
 
 def handler(inp: Input, ctx: SkillContext) -> Envelope:
@@ -206,7 +256,7 @@ def handler(inp: Input, ctx: SkillContext) -> Envelope:
     # Thin evidence asks for the follow-up round too: no sentence covers enough of the
     # subclaim's key terms to judge it.
     missing = [sid for sid, items in evidence.items()
-               if not items or items[0].score < inp.min_best]
+               if not items or max(it.score for it in items) < inp.min_best]
     out = Output(evidence=evidence, missing=missing, skipped=list(tools.skipped.values()))
     fsm = FOLLOW_UP if missing and inp.round < inp.max_rounds else NEXT
     return Envelope.ok(out.model_dump(mode="json"), rev=inp.st.rev + 1, fsm=fsm)

@@ -4,8 +4,11 @@ The state is entered once and stepped several times; each step is one revision, 
 session killed mid-RETRIEVAL resumes from its head without re-running finished calls:
 
 1. no requests yet   -> compose them (seed 000: the ``tool_request_compose`` card, plus one
-   request per planned query for each tool bound to RETRIEVAL), validate every request
-   against its tool's params before anything runs; stay.
+   request per planned query for each tool bound to RETRIEVAL), add one claim-level
+   ``web_search`` per subclaim when ``claim_lim`` > 0 (the whole subclaim as the query,
+   ``claim_lim`` results: the planner's short queries choose a few terms, this one ranks
+   the corpus by all of them), validate every request against its tool's params before
+   anything runs; stay.
 2. steps pending     -> run the next ``batch`` of runnable plan steps (seed 004) through
    ``ctx.tools``; a step whose ``expected_key`` is already in the outputs is ``skipped``
    and reuses that result; stay.
@@ -54,6 +57,8 @@ from skills.tools.core import QueryTypeUnsupported, ToolError
 from skills.tools.registry import ToolRegistry
 
 __all__ = [
+    "CLAIM_LIM",
+    "CLAIM_TOOL",
     "SKILL",
     "Claim",
     "Coverage",
@@ -66,6 +71,12 @@ __all__ = [
     "coverage",
     "handler",
 ]
+
+CLAIM_TOOL = "web_search"
+CLAIM_LIM = 20
+"""The claim-level request size evaluation uses: a bigger candidate pool for EXTRACT."""
+_MAX_Q = 500  # the search tools' query limit
+
 
 class Input(BaseIO):
     """The session's subclaims, plans and everything RETRIEVAL has done so far."""
@@ -81,6 +92,9 @@ class Input(BaseIO):
     steps: list[PlanStep] = Field(default_factory=list)
     outputs: dict[str, Any] = Field(default_factory=dict)
     bound: list[str] = Field(default_factory=list)
+    claim_lim: int = Field(default=0, ge=0, le=50)
+    """Results of the claim-level request per subclaim (0, the default: none; session
+    config ``claim_lim``, :data:`CLAIM_LIM` in evaluation)."""
     st: StRef
 
 
@@ -112,6 +126,20 @@ def _bound_requests(inp: Input, first: int, registry: ToolRegistry | None) -> li
                     args = {k: v for k, v in args.items() if k in spec.params.model_fields}
                 out.append(Request(id=f"t{first + len(out) + 1}", tool=name, args=args,
                                    for_=plan.id))
+    return out
+
+
+def _claim_requests(inp: Input, first: int, registry: ToolRegistry | None) -> list[Request]:
+    """One ``web_search`` per subclaim with the whole subclaim as its query (the composer's
+    requests stay as the card makes them; these follow them)."""
+    if inp.claim_lim == 0 or (registry is not None and CLAIM_TOOL not in registry):
+        return []
+    out: list[Request] = []
+    for claim in inp.claims:
+        q = " ".join(claim.c.split())[:_MAX_Q].strip()
+        if q:
+            out.append(Request(id=f"t{first + len(out) + 1}", tool=CLAIM_TOOL,
+                               args={"q": q, "lim": inp.claim_lim}, for_=claim.id))
     return out
 
 
@@ -175,6 +203,7 @@ def handler(inp: Input, ctx: SkillContext) -> Envelope:
             return composed
         reqs = [Request.model_validate(r) for r in composed]
         reqs += _bound_requests(inp, len(reqs), registry)
+        reqs += _claim_requests(inp, len(reqs), registry)
         return _validate(reqs, registry) or Envelope.ok(
             _dump(Output(tr=reqs)), rev=rev, fsm="RETRIEVAL"
         )

@@ -4,9 +4,16 @@ Every evidence sentence gets a stance (:func:`skills.stance.sentence_stance`); t
 stances combine (:func:`skills.stance_combine.combine_stances`) into SUPPORTS or REFUTES when the
 evidence says so clearly, citing the sentences the verdict rests on, and NOT_ENOUGH_INFO
 otherwise (also when a subclaim has no evidence).
+
+With ``stance_model`` (a file written by ``claimfsm train``) the learned model judges
+instead (:mod:`skills.stance_learned`); when the model cannot run here (its embedder or
+numpy is missing) the lexical judge does, and every judgment says why.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -18,7 +25,20 @@ from skills.stance import Label, sentence_stance
 from skills.stance_combine import combine_stances
 from skills.stance_config import DEFAULT_CONFIG, PROFILES, Profile, StanceConfig
 
-__all__ = ["SKILL", "Input", "Judgment", "Output", "StanceRecord", "handler", "judge"]
+if TYPE_CHECKING:
+    from skills.stance_model import Featurizer, StanceModel
+
+__all__ = [
+    "SKILL",
+    "Input",
+    "Judgment",
+    "Learned",
+    "Output",
+    "StanceRecord",
+    "handler",
+    "judge",
+    "load_learned",
+]
 
 NEXT = "AGGREGATE"
 
@@ -49,6 +69,8 @@ class Input(BaseIO):
     evidence: dict[str, list[EvidenceItem]] = Field(default_factory=dict)
     profile: Profile = "default"
     """Which calibrated thresholds to judge with (:data:`skills.stance_config.PROFILES`)."""
+    stance_model: str | None = None
+    """A model file from ``claimfsm train``: the learned judge instead of the lexical one."""
     st: StRef
 
 
@@ -74,6 +96,44 @@ def judge(
     )
 
 
+@dataclass(frozen=True)
+class Learned:
+    """The learned judge, ready (``model``, ``featurizer``), or why the lexical judge runs
+    instead (``fallback``), or why neither can (``error``: code, message)."""
+
+    model: StanceModel | None = None
+    featurizer: Featurizer | None = None
+    fallback: str | None = None
+    error: tuple[str, str] | None = None
+
+
+def load_learned(path: str) -> Learned:
+    """Load a model file for judging (cached per path)."""
+    try:
+        from skills import stance_learned
+    except ImportError as exc:
+        return Learned(fallback=f"stance model needs numpy ({exc.name} is not installed): "
+                       "lexical judge used")
+    from skills.stance_model import ModelError
+
+    try:
+        model, feat, reason = stance_learned.load(path)
+    except ModelError as exc:
+        return Learned(error=(exc.code, exc.msg))
+    return Learned(fallback=reason) if feat is None else Learned(model=model, featurizer=feat)
+
+
+def _judge_learned(claim: Claim, evidence: list[EvidenceItem], learned: Learned) -> Judgment:
+    from skills.stance_learned import judge_sentences
+
+    assert learned.model is not None and learned.featurizer is not None
+    lj = judge_sentences(claim.c, [(e.id, e.text) for e in evidence], learned.model,
+                         learned.featurizer)
+    return Judgment(id=claim.id, verdict=lj.verdict, confidence=lj.confidence,
+                    cites=list(lj.cites), reasons=list(lj.reasons),
+                    stances=[StanceRecord(id=i, label=lab, score=s) for i, lab, s in lj.stances])
+
+
 def handler(inp: Input, ctx: SkillContext) -> Envelope:
     """Judge every subclaim; evidence under unknown ids is ignored."""
     if not inp.claims:
@@ -83,7 +143,19 @@ def handler(inp: Input, ctx: SkillContext) -> Envelope:
     if dup is not None:
         return Envelope.error("DUPLICATE_CLAIM", f"claims: duplicate id '{dup}'", rb="state")
     config = PROFILES[inp.profile]
-    out = Output(judgments=[judge(c, inp.evidence.get(c.id, []), config) for c in inp.claims])
+    learned = load_learned(inp.stance_model) if inp.stance_model is not None else None
+    if learned is not None and learned.error is not None:
+        return Envelope.error(*learned.error, rb="state")
+    if learned is not None and learned.model is not None:
+        judgments = [_judge_learned(c, inp.evidence.get(c.id, []), learned)
+                     for c in inp.claims]
+    else:
+        judgments = [judge(c, inp.evidence.get(c.id, []), config) for c in inp.claims]
+        if learned is not None and learned.fallback:
+            note = learned.fallback
+            judgments = [j.model_copy(update={"reasons": [*j.reasons, note]})
+                         for j in judgments]
+    out = Output(judgments=judgments)
     return Envelope.ok(out.model_dump(mode="json"), rev=inp.st.rev + 1, fsm=NEXT)
 
 

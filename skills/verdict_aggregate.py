@@ -8,6 +8,14 @@ The rule (a claim is supported only if every part is):
 3. REFUTES when some subclaim is REFUTES (and none SUPPORTS);
 4. NOT_ENOUGH_INFO otherwise (all NOT_ENOUGH_INFO, or SUPPORTS mixed with
    NOT_ENOUGH_INFO). A subclaim without a judgment counts as NOT_ENOUGH_INFO.
+
+With a learned stance model (``stance_model``, see :mod:`skills.stance_learned`) the
+dataset's own rule applies to every judged sentence of every subclaim, with the clear
+labels the model's cross-validated thresholds gave: DISPUTED when some sentence clearly
+supports and another clearly refutes, else SUPPORTS if any does, else REFUTES if any
+does, else NOT_ENOUGH_INFO. When that model has a claim-level verdict head
+(:mod:`skills.stance_model_verdict`), the head labels the claim instead, from the claim's
+wording and its ranked evidence (``claim`` and ``evidence``, given only with a model).
 """
 
 from __future__ import annotations
@@ -19,10 +27,10 @@ from pydantic import Field
 from skills.base import BaseIO, Skill, StRef
 from skills.context import SkillContext
 from skills.envelope import Envelope
-from skills.evidence_extract import Claim
+from skills.evidence_extract import Claim, EvidenceItem
 from skills.stance_combine import is_disputed
 from skills.stance_config import DEFAULT_CONFIG, PROFILES, Profile, StanceConfig
-from skills.stance_judge import Judgment
+from skills.stance_judge import Judgment, Learned, load_learned
 
 __all__ = ["SKILL", "Input", "Output", "Verdict", "VerdictLabel", "aggregate", "handler"]
 
@@ -45,6 +53,12 @@ class Input(BaseIO):
     judgments: list[Judgment]
     profile: Profile = "default"
     """The judge profile whose dispute thresholds apply (as in ``stance_judge``)."""
+    stance_model: str | None = None
+    """The learned model the judgments came from (as in ``stance_judge``)."""
+    claim: str | None = None
+    """The whole claim's text: read by a model's claim-level verdict head only."""
+    evidence: dict[str, list[EvidenceItem]] = Field(default_factory=dict)
+    """Ranked evidence per subclaim: read by a model's claim-level verdict head only."""
     st: StRef
 
 
@@ -71,6 +85,17 @@ def _label(judgments: list[Judgment], config: StanceConfig) -> tuple[VerdictLabe
     return "NOT_ENOUGH_INFO", "no subclaim is clearly supported or refuted"
 
 
+def _label_learned(judgments: list[Judgment]) -> tuple[VerdictLabel, str]:
+    labels = {s.label for j in judgments for s in j.stances}
+    if {"SUPPORTS", "REFUTES"} <= labels:
+        return "DISPUTED", "model: evidence clearly goes both ways"
+    if "SUPPORTS" in labels:
+        return "SUPPORTS", "model: a sentence clearly supports the claim"
+    if "REFUTES" in labels:
+        return "REFUTES", "model: a sentence clearly refutes the claim and none supports it"
+    return "NOT_ENOUGH_INFO", "model: no sentence clearly supports or refutes the claim"
+
+
 def _detail(j: Judgment) -> str:
     # The judge puts a count summary first and the specific reasons (cited sentences,
     # "goes both ways") after it; the most specific one explains the verdict best.
@@ -80,9 +105,11 @@ def _detail(j: Judgment) -> str:
 
 
 def aggregate(
-    claims: list[Claim], judgments: list[Judgment], config: StanceConfig = DEFAULT_CONFIG
+    claims: list[Claim], judgments: list[Judgment], config: StanceConfig = DEFAULT_CONFIG,
+    *, learned: bool = False,
 ) -> Verdict:
-    """Apply the rule above; judgments follow claim order (unjudged claims are NEI)."""
+    """Apply the rule above (``learned``: the dataset's rule over the model's clear
+    sentence labels); judgments follow claim order (unjudged claims are NEI)."""
     by_id = {j.id: j for j in judgments}
     order = [c.id for c in claims] or [j.id for j in judgments]
     filled = [
@@ -90,10 +117,28 @@ def aggregate(
                                    reasons=["not judged"])
         for sid in order
     ]
-    label, why = _label(filled, config)
+    label, why = _label_learned(filled) if learned else _label(filled, config)
     reasons = [why] + [f"{j.id}: {j.verdict} ({j.confidence:.2f}){_detail(j)}" for j in filled]
     cites = list(dict.fromkeys(c for j in filled for c in j.cites))
     return Verdict(label=label, reasons=reasons, cites=cites)
+
+
+def _head_verdict(inp: Input, learned: Learned) -> Verdict | str | None:
+    """The claim-level head's verdict; a reason string when the head cannot run here;
+    None when the model has no head (or the input carries no claim text)."""
+    model, feat = learned.model, learned.featurizer
+    if model is None or feat is None or model.verdict is None or inp.claim is None:
+        return None
+    from skills.stance_learned import head_embedder, head_inputs, judge_claim
+
+    emb, why_not = head_embedder(model)
+    if why_not is not None:
+        return why_not
+    ev = {sid: [(e.id, e.text) for e in items] for sid, items in inp.evidence.items()}
+    subs = [(c.id, c.c) for c in inp.claims] or [(j.id, inp.claim) for j in inp.judgments]
+    cv = judge_claim(inp.claim, head_inputs(subs, ev, model.verdict.top), model, feat, emb)
+    label: VerdictLabel = cv.label  # type: ignore[assignment]
+    return Verdict(label=label, reasons=list(cv.reasons), cites=list(cv.cites))
 
 
 def handler(inp: Input, ctx: SkillContext) -> Envelope:
@@ -112,7 +157,20 @@ def handler(inp: Input, ctx: SkillContext) -> Envelope:
                 "DUPLICATE_JUDGMENT", f"judgments.{n}.id: '{j.id}' judged twice", rb="state"
             )
         seen.add(j.id)
-    out = Output(verdict=aggregate(inp.claims, inp.judgments, PROFILES[inp.profile]))
+    learned = load_learned(inp.stance_model) if inp.stance_model is not None else None
+    if learned is not None and learned.error is not None:
+        return Envelope.error(*learned.error, rb="state")
+    head = _head_verdict(inp, learned) if learned is not None else None
+    if isinstance(head, Verdict):
+        verdict = head
+    else:
+        verdict = aggregate(inp.claims, inp.judgments, PROFILES[inp.profile],
+                            learned=learned is not None and learned.model is not None)
+    notes = [n for n in (learned.fallback if learned else None,
+                         head if isinstance(head, str) else None) if n]
+    if notes:
+        verdict = verdict.model_copy(update={"reasons": [*verdict.reasons, *notes]})
+    out = Output(verdict=verdict)
     return Envelope.ok(out.model_dump(mode="json"), rev=inp.st.rev + 1, fsm=NEXT)
 
 

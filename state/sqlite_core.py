@@ -22,11 +22,14 @@ from state.sqlite_db import (
     GroupCommitter,
     connect,
     init_schema,
+    is_busy,
     retrying,
     transaction,
 )
 from state.sqlite_decode import ChainDecoder
-from state.sqlite_rows import Encoded, Entry, Lru, Row, inflate
+from state.sqlite_lru import Lru
+from state.sqlite_read import READ_ROWS, read_revision
+from state.sqlite_rows import Encoded, Entry, Row, inflate
 
 __all__ = ["INSERT_BLOB", "INSERT_ROW", "SQLiteCore"]
 
@@ -40,11 +43,7 @@ _CHAIN_RANGE = (
     "SELECT k & 4294967295, parent_rev, kind, fsm, skill, ts, body, extra, hash"
     " FROM st_revisions WHERE k BETWEEN ?1 AND ?2 ORDER BY k"
 )
-_CHAIN_FROM_SNAPSHOT = (
-    "SELECT k & 4294967295, parent_rev, kind, fsm, skill, ts, body, extra, hash"
-    " FROM st_revisions WHERE k <= ?2 AND k >= (SELECT k FROM st_revisions"
-    " WHERE k BETWEEN ?1 AND ?2 AND kind = 0 ORDER BY k DESC LIMIT 1) ORDER BY k"
-)
+_MAX_REV = 0xFFFFFFFF
 
 
 class SQLiteCore:
@@ -55,7 +54,7 @@ class SQLiteCore:
         path: str | os.PathLike[str],
         *,
         durability: Durability = "normal",
-        snapshot_every: int = 16,
+        snapshot_every: int = 8,
         cache_size: int = 1024,
         busy_timeout: float = 30.0,
         group_window: float = 0.0,
@@ -90,6 +89,11 @@ class SQLiteCore:
         with self._lock:
             if self._closed:
                 raise StoreError("store is closed")
+            try:  # the first try without ``retrying``'s set-up: reads are rarely busy
+                return fn(self._conn)
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
             return retrying(lambda: fn(self._conn), self._budget)
 
     def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -152,20 +156,32 @@ class SQLiteCore:
             return cached
         if session is None:
             session = self._ids.get(sid) or self._session(sid)[0]
+        if not 0 <= rev <= _MAX_REV:  # beyond it, keys would run into the next session
+            raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
         base = session << 32
-        rows: list[Row] = []
-        # Resume from a cached ancestor when one is near (a head that moved on, a walk
-        # forward); otherwise start at the nearest snapshot at or below ``rev``.
-        start = None
         entries = self._entries
-        for back in range(rev - 1, max(-1, rev - self.snapshot_every - 1), -1):
-            if entries.peek((sid, back)) is not None:
-                start = entries.get((sid, back))
-                break
-        if rev >= 0:
-            first = base if start is None else base + start.revision.rev + 1
-            sql = _CHAIN_FROM_SNAPSHOT if start is None else _CHAIN_RANGE
-            rows = inflate(self._read(lambda c: c.execute(sql, (first, base + rev)).fetchall()))
+        if len(entries):
+            # Resume from a cached ancestor when one is near (a head that moved on, a
+            # walk forward) instead of starting again at the snapshot.
+            for back in range(rev - 1, max(-1, rev - self.snapshot_every - 1), -1):
+                if entries.peek((sid, back)) is not None:
+                    start = entries.get((sid, back))
+                    if start is not None:
+                        return self._resume(sid, rev, base, start)
+        target = base + rev
+        rows = self._read(lambda c: c.execute(READ_ROWS, (base, target)).fetchall())
+        try:
+            entry = read_revision(sid, rev, target, rows, self._fetch)
+        except (ValueError, TypeError, KeyError) as exc:  # CodecError, or rows of wrong types
+            raise CorruptStore(f"session {sid!r} does not decode: {exc}", sid=sid) from exc
+        if entry is None:
+            raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
+        entries.put((sid, rev), entry)
+        return entry
+
+    def _resume(self, sid: str, rev: int, base: int, start: Entry) -> Entry:
+        bounds = (base + start.revision.rev + 1, base + rev)
+        rows = inflate(self._read(lambda c: c.execute(_CHAIN_RANGE, bounds).fetchall()))
         if not rows or rows[-1][0] != rev:
             raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
         return self._decode(sid, rows, start, every=False)[-1]

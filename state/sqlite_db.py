@@ -24,6 +24,7 @@ __all__ = [
     "StoreBusy",
     "connect",
     "init_schema",
+    "is_busy",
     "retrying",
     "transaction",
 ]
@@ -66,7 +67,8 @@ class ChainBroken(StoreError):
     code = "CHAIN_BROKEN"
 
 
-def _is_busy(exc: sqlite3.Error) -> bool:
+def is_busy(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` is SQLITE_BUSY or SQLITE_LOCKED (another connection holds a lock)."""
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
         return (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
@@ -84,7 +86,7 @@ def retrying(fn: Callable[[], T], budget: float) -> T:
         try:
             return fn()
         except sqlite3.OperationalError as exc:
-            if not _is_busy(exc):
+            if not is_busy(exc):
                 raise
             if time.monotonic() + delay > deadline:
                 raise StoreBusy(f"database stayed locked for {budget:g}s", error=str(exc)) from exc

@@ -58,6 +58,11 @@ class ChainDecoder:
 
     def feed(self, kind: int, body: bytes) -> None:
         """Apply one row body."""
+        if kind == SNAPSHOT and self._started and body == codec.snapshot_body(self.ebytes):
+            # A mid-chain snapshot repeats what the deltas built (the common case): the
+            # bytes say so without parsing it, or serialising each of its fields.
+            self.changed = {}
+            return
         try:
             obj = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
@@ -159,7 +164,8 @@ class ChainDecoder:
             "sid": self.sid, "rev": rev, "parent_rev": parent_rev, "fsm": fsm, "skill": skill,
             "envelope": envelope, "state": state, "ts": ts, "events": events,
         })
-        return Entry(revision, bytes(digest), tuple(self.ebytes))
+        # Field bytes not known yet are serialised only if a commit or a walk needs them.
+        return Entry(revision, bytes(digest), enc=tuple(self.enc), known=tuple(self._eb))
 
     def _plain_field(self, i: int, op: list[Any] | None, fetch: Callable[[str], bytes]) -> Any:
         enc = self.enc[i]

@@ -14,7 +14,7 @@ import orjson
 from state import codec
 from state.codec import STATE_FIELDS, CodecError
 from state.sqlite_decode import ChainDecoder
-from state.sqlite_rows import DELTA, SNAPSHOT, Row, inflate
+from state.sqlite_rows import DELTA, SNAPSHOT, Row, inflate, small_op
 from state.store import ChainCheck
 
 __all__ = [
@@ -135,7 +135,13 @@ def _reencode(rows: list[Row], sid: str, snapshot_every: int) -> list[tuple[int,
         else:
             ops = {}
             for i, name in enumerate(STATE_FIELDS):
-                if decoder.ebytes[i] != prev_bytes[i]:
+                now = decoder.ebytes[i]
+                if now == prev_bytes[i]:
+                    continue
+                if type(decoder.enc[i]) is dict and codec.verbatim(name, now):
+                    # The op a commit writes for a small dict, so fresh rows stay as they are.
+                    ops[name] = small_op(decoder.enc[i], now, prev_enc[i], prev_bytes[i], name)
+                else:
                     _, ops[name] = codec.diff_value(
                         decoder.enc[i], prev_enc[i], prev_enc[i], _identity, _identity
                     )
@@ -171,7 +177,8 @@ def compact_rows(
         if (kind, body) != (row[2], bytes(row[6]))
     ]
     conn.executemany("UPDATE st_revisions SET kind=?, body=? WHERE k=?",
-                     [(kind, codec.pack_row(body), k) for kind, body, k in changed])
+                     [(kind, codec.pack_row(body, snapshot=kind == SNAPSHOT), k)
+                      for kind, body, k in changed])
     return len(changed)
 
 

@@ -1,4 +1,4 @@
-"""Revisions to SQLite rows: the encoder, the cache entry, trusted model building, the LRU.
+"""Revisions to SQLite rows: the encoder, the cache entry and trusted model building.
 
 A row is ``(rev, parent_rev, kind, fsm, skill, ts, body, extra, hash)``. ``body`` is a
 full snapshot of the encoded state (``kind`` 0) or the field ops against the parent
@@ -8,12 +8,9 @@ full snapshot of the encoded state (``kind`` 0) or the field ops against the par
 from __future__ import annotations
 
 import operator
-import threading
 import typing
-from collections import OrderedDict
-from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 import orjson
 from pydantic import BaseModel
@@ -29,11 +26,11 @@ __all__ = [
     "SNAPSHOT",
     "Encoded",
     "Entry",
-    "Lru",
     "Row",
     "encode_revision",
     "inflate",
     "packed",
+    "small_op",
     "state_from",
     "trusted",
 ]
@@ -42,7 +39,9 @@ SNAPSHOT, DELTA = 0, 1
 Row = tuple[int, int | None, int, str, str | None, str, bytes, bytes, bytes]
 INDEX = {name: i for i, name in enumerate(STATE_FIELDS)}
 _JSON_SCALARS = (str, int, float, bool, type(None))
+_SMALL_DIFF_MIN = 64
 _setattr = object.__setattr__
+_new = object.__new__
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -58,15 +57,21 @@ def _nested_models(cls: type[BaseModel]) -> dict[str, type[BaseModel]]:
 _NESTED = _nested_models(SessionState)
 
 
+_FIELDS_SET: dict[type[BaseModel], set[str]] = {}
+
+
 def trusted(cls: type[M], values: dict[str, Any]) -> M:
     """Build a model from values this store wrote itself: no validation (hot read path).
 
     ``values`` must hold every field, already of the right types (nested models are
     converted here for the session state's own nested fields).
     """
-    obj = cls.__new__(cls)
+    every = _FIELDS_SET.get(cls)
+    if every is None:
+        every = _FIELDS_SET[cls] = set(cls.model_fields)
+    obj = _new(cls)
     _setattr(obj, "__dict__", values)
-    _setattr(obj, "__pydantic_fields_set__", set(values))
+    _setattr(obj, "__pydantic_fields_set__", every.copy())  # copying beats hashing again
     _setattr(obj, "__pydantic_extra__", None)
     _setattr(obj, "__pydantic_private__", None)
     return obj
@@ -81,14 +86,47 @@ def state_from(values: dict[str, Any]) -> SessionState:
     return trusted(SessionState, values)
 
 
-@dataclass(slots=True)
 class Entry:
-    """A decoded revision plus what the next commit needs: its hash and field bytes."""
+    """A decoded revision plus what the next commit needs: its hash and field bytes.
 
-    revision: Revision
-    hash: bytes
-    ebytes: tuple[bytes, ...]
-    _digests: tuple[bytes, ...] | None = None
+    The field bytes are computed on first need from the encoded values (``enc``) and the
+    bytes already known (``known``, ``None`` where not), so a read that is never followed
+    by a commit or a chain walk does not serialise the whole state again.
+    """
+
+    __slots__ = ("_digests", "_ebytes", "_enc", "_known", "hash", "revision")
+
+    def __init__(
+        self,
+        revision: Revision,
+        hash: bytes,
+        ebytes: tuple[bytes, ...] | None = None,
+        digests: tuple[bytes, ...] | None = None,
+        *,
+        enc: tuple[Any, ...] = (),
+        known: tuple[bytes | None, ...] = (),
+    ) -> None:
+        self.revision = revision
+        self.hash = hash
+        self._ebytes = ebytes
+        self._digests = digests
+        self._enc = enc
+        self._known = known
+
+    @property
+    def ebytes(self) -> tuple[bytes, ...]:
+        """Encoded bytes of every state field, in field order."""
+        out = self._ebytes
+        if out is None:
+            dumps = orjson.dumps
+            if self._known:
+                out = tuple(b if b is not None else dumps(v)
+                            for b, v in zip(self._known, self._enc, strict=True))
+            else:
+                out = tuple(map(dumps, self._enc))
+            # ``enc`` is kept: another thread may be computing the same bytes from it.
+            self._ebytes = out
+        return out
 
     def digests(self) -> tuple[bytes, ...]:
         """Per-field digests (computed once, on first need)."""
@@ -123,6 +161,23 @@ def _appended(child: Any, parent: Any) -> bool:
     prefix = child[: len(parent)]
     # Items shared with the parent (model_copy) are unchanged by definition; else compare.
     return all(map(operator.is_, prefix, parent)) or codec.same(prefix, parent)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def small_op(child: Any, raw: bytes, prior: Any, prior_bytes: bytes, name: str) -> list[Any]:
+    """The op for a small plain value: a set, or for a dict that kept some keys of a
+    small plain parent, the keys that changed (a growing dict then costs what was added,
+    and every read of the chain parses less). Below ``_SMALL_DIFF_MIN`` bytes a set is
+    as short, and cheaper to make.
+    """
+    if (len(raw) >= _SMALL_DIFF_MIN and type(child) is dict and type(prior) is dict
+            and codec.verbatim(name, prior_bytes)):
+        # A verbatim parent is its own encoded form, so it can stand for its encoding.
+        return codec.diff_value(child, prior, prior, _identity, _identity)[1]
+    return [codec.OP_SET, child]
 
 
 def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: int) -> Encoded:
@@ -165,7 +220,7 @@ def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: in
         raw = orjson.dumps(child)
         if codec.verbatim(name, raw):
             # Small and plain (the common step): the value is its own encoded form.
-            ops[name] = [codec.OP_SET, child]
+            ops[name] = small_op(child, raw, before.get(name), ebytes[i], name)
             ebytes[i] = raw
         else:
             item, whole = codec.externalize_field(name, sink)
@@ -198,7 +253,8 @@ def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: in
 
 def packed(row: Row) -> tuple[Any, ...]:
     """INSERT parameters of ``row`` after its key: ``body`` and ``extra`` packed."""
-    return (*row[1:6], codec.pack_row(row[6]), codec.pack_row(row[7]), row[8])
+    body = codec.pack_row(row[6], snapshot=row[2] == SNAPSHOT)
+    return (*row[1:6], body, codec.pack_row(row[7]), row[8])
 
 
 def inflate(rows: list[Row]) -> list[Row]:
@@ -210,45 +266,3 @@ def inflate(rows: list[Row]) -> list[Row]:
                 out = list(rows)
             out[i] = (*row[:6], codec.unpack_row(row[6]), codec.unpack_row(row[7]), row[8])
     return out
-
-
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
-
-
-class Lru(Generic[K, V]):
-    """A small thread-safe LRU map bounded by entry count."""
-
-    def __init__(self, size: int) -> None:
-        self._size = max(1, size)
-        self._data: OrderedDict[K, V] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: K) -> V | None:
-        """The value, marked recently used; ``None`` if absent."""
-        with self._lock:
-            value = self._data.get(key)
-            if value is not None:
-                self._data.move_to_end(key)
-            return value
-
-    def put(self, key: K, value: V) -> None:
-        """Insert or refresh, evicting the least recently used beyond the bound."""
-        with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self._size:
-                self._data.popitem(last=False)
-
-    def peek(self, key: K) -> V | None:
-        """The value without marking it used (a dict read: no lock needed)."""
-        return self._data.get(key)
-
-    def __contains__(self, key: object) -> bool:
-        with self._lock:
-            return key in self._data
-
-    def clear(self) -> None:
-        """Forget everything."""
-        with self._lock:
-            self._data.clear()

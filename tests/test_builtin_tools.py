@@ -68,10 +68,11 @@ def dump(result: ToolResult[Any]) -> bytes:
     return orjson.dumps(result.value.model_dump(mode="json"))
 
 
-def test_the_five_tools_register_and_their_examples_validate(
+def test_the_builtin_tools_register_and_their_examples_validate(
     tools: dict[str, Tool[Any, Any]], index: EvidenceIndex
 ) -> None:
-    assert list(tools) == ["search", "web_search", "kb_lookup", "page_fetch", "sentence_extract"]
+    assert list(tools) == ["search", "web_search", "kb_lookup", "page_fetch", "sentence_extract",
+                           "rank"]
     registry = ToolRegistry(builtin_tools(index))  # refuses malformed tools and examples
     assert registry.names() == tuple(tools)
     for tool in tools.values():

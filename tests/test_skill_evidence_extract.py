@@ -54,12 +54,25 @@ class FakeTools:
         return ToolCall(id=f"t{len(self.calls)}", tool=tool, args=args, ok=False,
                         code=code, message=f"{tool} failed: {code}")
 
+    def _rank(self, a: dict[str, Any]) -> ToolCall:
+        # Like the index: known documents by how many query keywords they hold, ties in
+        # the given order; unknown ones left out.
+        if ("rank", "*") in self.fail:
+            return self._error("rank", a, self.fail[("rank", "*")])
+        ids = [d for d in dict.fromkeys(a["doc_ids"]) if d in self.docs]
+        scored = sorted(((overlap(str(a["q"]), self.docs[d]["title"] + " " + self.docs[d]["text"]),
+                          n, d) for n, d in enumerate(ids)), key=lambda p: (-p[0], p[1]))
+        value = {"ranked": [{"doc_id": d, "score": float(k)} for k, _, d in scored]}
+        return ToolCall(id=f"t{len(self.calls)}", tool="rank", args=a, ok=True, value=value)
+
     def call(
         self, tool: str, args: Mapping[str, Any], *, call_id: str | None = None,
         key: str | None = None,
     ) -> ToolCall:
         a = dict(args)
         self.calls.append((tool, a))
+        if tool == "rank":
+            return self._rank(a)
         doc_id = str(a["doc_id"])
         if (tool, doc_id) in self.fail:
             return self._error(tool, a, self.fail[(tool, doc_id)])
@@ -136,6 +149,7 @@ def _inp(**over: Any) -> dict[str, Any]:
                  {"for": "s1", "doc_id": "d2", "title": "Moon", "source": "news",
                   "score": 1.0}],
         "facts": [],
+        "rank": True,
         "st": ST,
     }
     base.update(over)
@@ -164,10 +178,12 @@ def test_fetches_before_extracting_and_each_doc_once() -> None:
     env = SKILL.run(_inp(claims=claims, hits=hits), SkillContext(tools=tools))
     assert env.s == "ok"
     fetches = [a["doc_id"] for t, a in tools.calls if t == "page_fetch"]
-    assert fetches == ["d1", "d2"]
+    # s1's rank call puts d2 (NASA, landed, Moon) before d1 (landed, Moon)
+    assert fetches == ["d2", "d1"]
     for n, (tool, args) in enumerate(tools.calls):
         if tool == "sentence_extract":
-            assert ("page_fetch", args["doc_id"]) in {(t, a["doc_id"]) for t, a in tools.calls[:n]}
+            assert ("page_fetch", args["doc_id"]) in {(t, a.get("doc_id"))
+                                                      for t, a in tools.calls[:n]}
     extracts = [(a["doc_id"], a["q"]) for t, a in tools.calls if t == "sentence_extract"]
     assert ("d1", "Apollo 11 landed in 1969.") in extracts
     assert env.data["evidence"]["s2"][0]["id"] == "d1#0"
@@ -181,14 +197,34 @@ def test_docs_per_claim_limits_fetches_in_rank_order() -> None:
     assert [a["doc_id"] for t, a in tools.calls if t == "page_fetch"] == ["d2", "d1"]
 
 
-def test_best_scored_hits_across_searches_are_fetched_first() -> None:
-    tools = FakeTools(DOCS)
+def test_without_rank_the_best_scored_hits_across_searches_are_fetched_first() -> None:
+    tools = FakeTools(DOCS, fail={("rank", "*"): "UNKNOWN_TOOL"})
     hits = [{"for": "s1", "doc_id": "d3", "source": "wiki", "score": 3.0},
             {"for": "s1", "doc_id": "d1", "source": "wiki", "score": 2.0},
             {"for": "s1", "doc_id": "d2", "source": "web", "score": 5.0},
             {"for": "s1", "doc_id": "d3", "source": "web", "score": 4.0}]
-    SKILL.run(_inp(hits=hits, docs_per_claim=2), SkillContext(tools=tools))
+    env = SKILL.run(_inp(hits=hits, docs_per_claim=2), SkillContext(tools=tools))
     assert [a["doc_id"] for t, a in tools.calls if t == "page_fetch"] == ["d2", "d3"]
+    assert env.data["skipped"] == [{"doc_id": "", "tool": "rank", "code": "UNKNOWN_TOOL"}]
+
+
+def test_the_whole_candidate_pool_is_ranked_against_the_subclaim_before_reading() -> None:
+    tools = FakeTools(DOCS)
+    # d3 has the best hit score but shares nothing with the subclaim; rank reorders the
+    # pool so the two documents read are the relevant ones (a tie keeps hit order).
+    hits = [{"for": "s1", "doc_id": "d3", "score": 9.0},
+            {"for": "s1", "doc_id": "d2", "score": 2.0},
+            {"for": "s1", "doc_id": "d1", "score": 1.0}]
+    env = SKILL.run(_inp(hits=hits, docs_per_claim=2), SkillContext(tools=tools))
+    rank_calls = [a for t, a in tools.calls if t == "rank"]
+    assert rank_calls == [{"q": "NASA landed on the Moon in 1969.",
+                           "doc_ids": ["d3", "d2", "d1"], "lim": 200}]
+    assert tools.calls[0][0] == "rank"
+    assert [a["doc_id"] for t, a in tools.calls if t == "page_fetch"] == ["d2", "d1"]
+    items = env.data["evidence"]["s1"]
+    assert {e["doc_id"] for e in items} == {"d1", "d2"}
+    ranks = [e["rank"] for e in items]
+    assert ranks == sorted(ranks, reverse=True) and ranks[0] > 0
 
 
 def test_failed_calls_skip_the_document_and_are_noted() -> None:
@@ -205,7 +241,7 @@ def test_failed_calls_skip_the_document_and_are_noted() -> None:
         {"doc_id": "d9", "tool": "page_fetch", "code": "NOT_FOUND"},
     ]
     # d1 failed to fetch, so it was never asked for sentences
-    assert ("sentence_extract", "d1") not in {(t, a["doc_id"]) for t, a in tools.calls}
+    assert ("sentence_extract", "d1") not in {(t, a.get("doc_id")) for t, a in tools.calls}
 
 
 def test_a_failed_fetch_is_not_retried_for_another_subclaim() -> None:
@@ -213,7 +249,7 @@ def test_a_failed_fetch_is_not_retried_for_another_subclaim() -> None:
     claims = [{"id": "s1", "c": "Apollo 11 landed."}, {"id": "s2", "c": "Moon landing 1969"}]
     hits = [{"for": "s1", "doc_id": "d1"}, {"for": "s2", "doc_id": "d1"}]
     env = SKILL.run(_inp(claims=claims, hits=hits), SkillContext(tools=tools))
-    assert [t for t, _ in tools.calls] == ["page_fetch"]
+    assert [t for t, _ in tools.calls if t != "rank"] == ["page_fetch"]
     assert env.data["skipped"] == [{"doc_id": "d1", "tool": "page_fetch", "code": "TIMEOUT"}]
 
 
@@ -233,7 +269,7 @@ def test_kb_facts_merge_as_sentences_and_rank_with_documents() -> None:
     env = SKILL.run(_inp(hits=[], facts=facts), SkillContext(tools=FakeTools(DOCS)))
     assert env.data["evidence"]["s1"] == [
         {"id": "kb-1", "doc_id": "kb-1", "text": "NASA landed on the Moon in 1969",
-         "source": "kb", "score": 1.0}]
+         "source": "kb", "score": 1.0, "rank": 0.095238}]
 
 
 def test_per_claim_keeps_the_best_with_deterministic_ties() -> None:

@@ -82,7 +82,7 @@ def test_storage_is_proportional_to_the_change(db: str) -> None:
         _grow(store, "s", 63)
         stats = store.stats()
     kinds = [k for (k,) in _sql(db, "SELECT kind FROM st_revisions ORDER BY k")]
-    assert kinds == [0 if rev % 16 == 0 else 1 for rev in range(64)]
+    assert kinds == [0 if rev % 8 == 0 else 1 for rev in range(64)]  # the default interval
     deltas = _sql(db, "SELECT max(length(body)), max(length(extra)) FROM st_revisions"
                       " WHERE kind=1")[0]
     assert deltas[0] < 120 and deltas[1] < 20  # a step's worth, not a state's worth

@@ -24,6 +24,9 @@ __all__ = [
     "KbLookupResult",
     "PageFetchParams",
     "PageFetchResult",
+    "RankParams",
+    "RankResult",
+    "RankedDoc",
     "SearchParams",
     "SearchResult",
     "SentenceExtractParams",
@@ -113,6 +116,27 @@ class SentenceExtractResult(_Model):
 
     doc_id: str
     sentences: tuple[ExtractedSentence, ...]
+
+
+class RankParams(_Model):
+    """``rank``: a query and the candidate documents to order against it."""
+
+    q: str = Query
+    doc_ids: tuple[str, ...] = Field(min_length=1, max_length=200)
+    lim: int = Field(default=50, ge=1, le=200)
+
+
+class RankedDoc(_Model):
+    """One candidate and its fused score (higher is better; 0.0: matched by no ranker)."""
+
+    doc_id: str
+    score: float
+
+
+class RankResult(_Model):
+    """The candidates known to the index, best first, at most ``lim``."""
+
+    ranked: tuple[RankedDoc, ...]
 
 
 def _guarded(fn: Callable[[], ToolResult[Any]]) -> ToolResult[Any]:
@@ -258,6 +282,29 @@ def _sentence_extract_tool(
     )
 
 
+def _rank_tool(index: EvidenceIndex) -> Tool[RankParams, RankResult]:
+    def handle(params: RankParams, *, context: ToolContext) -> ToolResult[RankResult]:
+        def run() -> ToolResult[RankResult]:
+            ranked = index.rank_documents(params.q, params.doc_ids)[: params.lim]
+            docs = tuple(RankedDoc(doc_id=d, score=s) for d, s in ranked)
+            return ToolResult.ok(RankResult(ranked=docs), _plural(len(docs), "document")
+                                 + " ranked")
+
+        return _guarded(run)
+
+    example = ToolExample(
+        description="Order a subclaim's candidate documents against the subclaim.",
+        input=RankParams(q="Apollo 11 landed on the Moon in 1969", doc_ids=("Apollo 11:0",)),
+        output=RankResult(ranked=(RankedDoc(doc_id="Apollo 11:0", score=0.047619),)),
+    )
+    return Tool(
+        name="rank",
+        description="Rank candidate documents against a query: BM25 over the whole index, "
+        "fused with dense cosine similarity when the index has vectors.",
+        params=RankParams, result=RankResult, handler=handle, examples=(example,),
+    )
+
+
 def _not_found(doc_id: str) -> ToolResult[Any]:
     return ToolResult.error(f"doc_id: no document {doc_id!r} in the index", code="NOT_FOUND")
 
@@ -283,4 +330,5 @@ def builtin_tools(index: EvidenceIndex) -> tuple[Tool[Any, Any], ...]:
         _kb_lookup_tool(index),
         _page_fetch_tool(index),
         _sentence_extract_tool(index),
+        _rank_tool(index),
     )

@@ -7,17 +7,23 @@ reaches FTS5 as query syntax: :func:`fts_query` tokenises it and quotes every te
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from skills.text import STOPWORDS, tokens
+from skills.tools.index_schema import SCHEMA, UPSERT_DOC, UPSERT_FACT
+from skills.tools.vectors import DENSE_POOL, DenseStore, fuse_scores
+
+if TYPE_CHECKING:
+    from skills.embed import Embedder
 
 __all__ = [
     "SNIPPET_CHARS",
@@ -65,7 +71,8 @@ class Fact(_Frozen):
 
 
 class Hit(_Frozen):
-    """One search result; ``score`` is ``-bm25`` rounded to 6 places (higher is better)."""
+    """One search result; ``score`` is ``-bm25`` rounded to 6 places (higher is better),
+    or, when the index has dense vectors, the reciprocal-rank fusion of BM25 and cosine."""
 
     doc_id: str
     title: str
@@ -103,71 +110,6 @@ def _snippet(text: str) -> str:
     return cut.rstrip() + "…"
 
 
-# Porter stemming on both sides lets "warming" find "warmed"; diacritics are folded so
-# the index agrees with query_terms.
-_TOKENIZE = "porter unicode61 remove_diacritics 2"
-
-_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS ev_docs (
-        rowid INTEGER PRIMARY KEY,
-        doc_id TEXT NOT NULL UNIQUE,
-        title TEXT NOT NULL,
-        source TEXT NOT NULL CHECK (source IN ('wiki', 'web', 'news')),
-        text TEXT NOT NULL)""",
-    "CREATE INDEX IF NOT EXISTS ev_docs_source ON ev_docs(source)",
-    f"""CREATE VIRTUAL TABLE IF NOT EXISTS ev_docs_fts USING fts5(
-        title, text, content='ev_docs', content_rowid='rowid', tokenize='{_TOKENIZE}')""",
-    """CREATE TRIGGER IF NOT EXISTS ev_docs_ai AFTER INSERT ON ev_docs BEGIN
-        INSERT INTO ev_docs_fts(rowid, title, text) VALUES (new.rowid, new.title, new.text);
-    END""",
-    """CREATE TRIGGER IF NOT EXISTS ev_docs_ad AFTER DELETE ON ev_docs BEGIN
-        INSERT INTO ev_docs_fts(ev_docs_fts, rowid, title, text)
-        VALUES ('delete', old.rowid, old.title, old.text);
-    END""",
-    """CREATE TRIGGER IF NOT EXISTS ev_docs_au AFTER UPDATE ON ev_docs BEGIN
-        INSERT INTO ev_docs_fts(ev_docs_fts, rowid, title, text)
-        VALUES ('delete', old.rowid, old.title, old.text);
-        INSERT INTO ev_docs_fts(rowid, title, text) VALUES (new.rowid, new.title, new.text);
-    END""",
-    """CREATE TABLE IF NOT EXISTS ev_facts (
-        rowid INTEGER PRIMARY KEY,
-        id TEXT NOT NULL UNIQUE,
-        subject TEXT NOT NULL,
-        relation TEXT NOT NULL,
-        object TEXT NOT NULL,
-        source TEXT NOT NULL)""",
-    f"""CREATE VIRTUAL TABLE IF NOT EXISTS ev_facts_fts USING fts5(
-        subject, relation, object, content='ev_facts', content_rowid='rowid',
-        tokenize='{_TOKENIZE}')""",
-    """CREATE TRIGGER IF NOT EXISTS ev_facts_ai AFTER INSERT ON ev_facts BEGIN
-        INSERT INTO ev_facts_fts(rowid, subject, relation, object)
-        VALUES (new.rowid, new.subject, new.relation, new.object);
-    END""",
-    """CREATE TRIGGER IF NOT EXISTS ev_facts_ad AFTER DELETE ON ev_facts BEGIN
-        INSERT INTO ev_facts_fts(ev_facts_fts, rowid, subject, relation, object)
-        VALUES ('delete', old.rowid, old.subject, old.relation, old.object);
-    END""",
-    """CREATE TRIGGER IF NOT EXISTS ev_facts_au AFTER UPDATE ON ev_facts BEGIN
-        INSERT INTO ev_facts_fts(ev_facts_fts, rowid, subject, relation, object)
-        VALUES ('delete', old.rowid, old.subject, old.relation, old.object);
-        INSERT INTO ev_facts_fts(rowid, subject, relation, object)
-        VALUES (new.rowid, new.subject, new.relation, new.object);
-    END""",
-)
-
-# Unchanged rows are skipped so re-ingesting a corpus does not churn the FTS index.
-_UPSERT_DOC = """INSERT INTO ev_docs(doc_id, title, source, text) VALUES (?, ?, ?, ?)
-    ON CONFLICT(doc_id) DO UPDATE SET
-        title = excluded.title, source = excluded.source, text = excluded.text
-    WHERE title IS NOT excluded.title OR source IS NOT excluded.source
-        OR text IS NOT excluded.text"""
-_UPSERT_FACT = """INSERT INTO ev_facts(id, subject, relation, object, source)
-    VALUES (?, ?, ?, ?, ?)
-    ON CONFLICT(id) DO UPDATE SET subject = excluded.subject,
-        relation = excluded.relation, object = excluded.object, source = excluded.source
-    WHERE subject IS NOT excluded.subject OR relation IS NOT excluded.relation
-        OR object IS NOT excluded.object OR source IS NOT excluded.source"""
-
 # Constant SQL strings: sqlite3's statement cache keeps them prepared across queries.
 # The inner query sorts only (rowid, score, doc_id); titles and texts are read for the
 # top ``lim`` rows alone, which halves the cost on broad OR-queries.
@@ -182,6 +124,13 @@ _SEARCH = f"""SELECT d.doc_id, d.title, d.source, top.score, substr(d.text, 1, {
     ORDER BY top.score DESC, top.doc_id"""
 _SEARCH_ALL = _SEARCH.format(filter="")
 _SEARCH_SRC = _SEARCH.format(filter=" AND e.source = ?")
+_DOCS = f"""SELECT doc_id, title, source, substr(text, 1, {SNIPPET_CHARS + 1}) FROM ev_docs
+    WHERE doc_id IN (SELECT value FROM json_each(?))"""
+# BM25 (global statistics) of the given documents only: the whole-corpus ranking, restricted.
+_BM25_OF = f"""SELECT e.doc_id, round(-bm25(ev_docs_fts, {TITLE_WEIGHT}, 1.0), 6)
+    FROM ev_docs_fts JOIN ev_docs AS e ON e.rowid = ev_docs_fts.rowid
+    WHERE ev_docs_fts MATCH ? AND e.doc_id IN (SELECT value FROM json_each(?))
+    ORDER BY round(-bm25(ev_docs_fts, {TITLE_WEIGHT}, 1.0), 6) DESC, e.doc_id"""
 _KB = """SELECT f.id, f.subject, f.relation, f.object, f.source,
         round(-bm25(ev_facts_fts, 2.0, 1.0, 1.0), 6) AS score
     FROM ev_facts_fts JOIN ev_facts AS f ON f.rowid = ev_facts_fts.rowid
@@ -191,13 +140,17 @@ _KB = """SELECT f.id, f.subject, f.relation, f.object, f.source,
 
 
 class EvidenceIndex:
-    """Full-text evidence index over one SQLite connection (thread-safe via a lock)."""
+    """Full-text evidence index over one SQLite connection (thread-safe via a lock).
+
+    With an embedder configured (:meth:`use_embedder`) documents also get dense vectors
+    and ``search`` fuses BM25 with cosine similarity; without one it is BM25 alone."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
         self._lock = threading.RLock()
+        self._dense = DenseStore(conn, self._lock)
         with self._tx():
-            for stmt in _SCHEMA:
+            for stmt in SCHEMA:
                 conn.execute(stmt)
 
     @classmethod
@@ -207,6 +160,25 @@ class EvidenceIndex:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA busy_timeout=5000")
         return cls(conn)
+
+    @property
+    def dense(self) -> DenseStore:
+        """The dense vectors of this index (empty until an embedder is configured)."""
+        return self._dense
+
+    def use_embedder(self, embedder: Embedder | None, *, fill: bool = False) -> int:
+        """Rank with ``embedder`` too (``None``: BM25 only). ``fill`` embeds every document
+        still without a vector for it; returns how many were embedded."""
+        self._dense.configure(embedder)
+        if not fill or embedder is None:
+            return 0
+        with self._tx():
+            return self._dense.embed(self._dense.missing())
+
+    def add_vectors(self, doc_ids: Sequence[str], mat: Any) -> int:
+        """Store precomputed vectors (rows of ``mat``) of the configured embedder."""
+        with self._tx():
+            return self._dense.store(doc_ids, mat)
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -247,32 +219,68 @@ class EvidenceIndex:
             raise ValueError(f"source: must be one of {', '.join(SOURCES)}, got {source!r}")
         rows = [(d.doc_id, d.title, source or d.source, d.text) for d in docs]
         with self._tx():
-            self._conn.executemany(_UPSERT_DOC, rows)
+            self._conn.executemany(UPSERT_DOC, rows)
+            self._dense.embed([(r[0], r[1], r[3]) for r in rows])
+        self._dense.invalidate()
         return len(rows)
 
     def add_facts(self, facts: Iterable[Fact]) -> int:
         """Insert or replace (by ``id``) ``facts`` in one transaction; returns the count."""
         rows = [(f.id, f.subject, f.relation, f.object, f.source) for f in facts]
         with self._tx():
-            self._conn.executemany(_UPSERT_FACT, rows)
+            self._conn.executemany(UPSERT_FACT, rows)
         return len(rows)
 
     def search(self, q: str, *, lim: int = 5, src: str | None = None) -> list[Hit]:
         """The ``lim`` best documents for ``q`` (any term may match), best first; ties by
-        ``doc_id``. ``src`` restricts to one source. An empty query gives no hits."""
+        ``doc_id``. ``src`` restricts to one source. An empty query gives no hits.
+
+        With dense vectors, the BM25 and cosine top-``max(50, lim)`` documents are fused by
+        score (:func:`~skills.tools.vectors.fuse_scores`); ties by ``doc_id``."""
         match = fts_query(q)
         if not match or lim <= 0:
             return []
+        if self._dense.active():
+            return self._hybrid(q, match, lim, src)
+        return self._bm25(match, lim, src)
+
+    def _hybrid(self, q: str, match: str, lim: int, src: str | None) -> list[Hit]:
+        pool = max(DENSE_POOL, lim)
+        lexical = {h.doc_id: h.score for h in self._bm25(match, pool, src)}
+        cands = list(dict.fromkeys([*lexical, *self._dense.top(q, pool, src)]))
+        fused = fuse_scores(lexical, self._dense.sims(q, cands))
+        best = sorted(fused, key=lambda d: (-fused[d], d))[:lim]
+        with self._lock:
+            rows = {r[0]: r for r in self._conn.execute(_DOCS, (json.dumps(best),))}
+        return [Hit(doc_id=d, title=rows[d][1], source=rows[d][2], score=fused[d],
+                    snippet=_snippet(rows[d][3])) for d in best if d in rows]
+
+    def _bm25(self, match: str, lim: int, src: str | None) -> list[Hit]:
         with self._lock:
             if src is None:
                 rows = self._conn.execute(_SEARCH_ALL, (match, lim)).fetchall()
             else:
                 rows = self._conn.execute(_SEARCH_SRC, (match, src, lim)).fetchall()
-        return [
-            Hit(doc_id=r[0], title=r[1], source=r[2], score=float(r[3]) + 0.0,
-                snippet=_snippet(r[4]))
-            for r in rows
-        ]
+        return [Hit(doc_id=r[0], title=r[1], source=r[2], score=float(r[3]) + 0.0,
+                    snippet=_snippet(r[4])) for r in rows]
+
+    def rank_documents(self, q: str, doc_ids: Sequence[str]) -> list[tuple[str, float]]:
+        """``doc_ids`` (duplicates and unknown ids dropped) ranked against ``q`` the way
+        ``search`` ranks the corpus: BM25 with the whole index's statistics, fused with
+        cosine similarity by score when there are vectors. Each gets its fused score (documents
+        matching neither ranker: 0.0, in the given order at the end)."""
+        ids = list(dict.fromkeys(doc_ids))
+        match = fts_query(q)
+        with self._lock:
+            lexical = ({str(r[0]): float(r[1])
+                        for r in self._conn.execute(_BM25_OF, (match, json.dumps(ids)))}
+                       if match and ids else {})
+            known = {str(r[0]) for r in self._conn.execute(_DOCS, (json.dumps(ids),))}
+        dense = self._dense.sims(q, ids) if ids and self._dense.active() else {}
+        fused = fuse_scores(lexical, dense)
+        order = sorted((d for d in ids if d in known),
+                       key=lambda d: (-fused.get(d, 0.0), ids.index(d)))
+        return [(d, fused.get(d, 0.0)) for d in order]
 
     def kb_lookup(self, q: str, *, lim: int = 5) -> list[Fact]:
         """The ``lim`` facts best matching ``q`` (subject weighted higher), ties by ``id``."""

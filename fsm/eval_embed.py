@@ -1,0 +1,70 @@
+"""Dense vectors for an evaluation corpus, cached between runs.
+
+Encoding the Climate-FEVER corpus with MiniLM takes about 40 s on two cores, so the
+vectors are kept in ``CACHE_DIR/<model>-<sha256 of the corpus file>.npz`` (ids and
+matrix) and reused while neither the corpus nor the model changes. The cache is a
+convenience: a missing, unreadable or mismatched file is simply recomputed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from skills.tools.index import EvidenceIndex
+
+if TYPE_CHECKING:
+    from skills.embed import Embedder
+
+__all__ = ["CACHE_DIR", "attach_vectors", "cache_path"]
+
+CACHE_DIR = Path(".cache") / "claimfsm"
+"""Relative to the working directory; git-ignored."""
+
+
+def cache_path(corpus: str | Path, model: str, cache_dir: Path = CACHE_DIR) -> Path:
+    """Where the vectors of ``corpus`` under ``model`` are cached."""
+    digest = hashlib.sha256()
+    with open(corpus, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return cache_dir / f"{model}-{digest.hexdigest()[:20]}.npz"
+
+
+def attach_vectors(
+    index: EvidenceIndex, embedder: Embedder, corpus: str | Path, *,
+    cache_dir: Path | None = CACHE_DIR,
+) -> tuple[int, bool]:
+    """Give every document of ``index`` a vector from ``embedder`` (from the cache when it
+    matches, else computed and cached) and rank with it from now on. Returns
+    ``(vectors, from_cache)``."""
+    import numpy as np
+
+    index.use_embedder(embedder)
+    path = cache_path(corpus, embedder.name, cache_dir) if cache_dir is not None else None
+    if path is not None and path.is_file():
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                ids = [str(x) for x in data["ids"]]
+                mat = data["mat"].astype(np.float32)
+            if mat.shape == (len(ids), embedder.dim):
+                known = {d for d, _, _ in index.dense.missing()}
+                if known and known <= set(ids):
+                    row = {d: i for i, d in enumerate(ids)}
+                    want = sorted(known)
+                    index.add_vectors(want, mat[[row[d] for d in want]])
+                    return len(want), True
+        except (OSError, ValueError, KeyError):
+            pass  # a stale or broken cache file: recompute below
+    added = index.use_embedder(embedder, fill=True)
+    if path is not None:
+        ids, mat = index.dense.export()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp.npz")
+            np.savez(tmp, ids=np.array(ids), mat=mat)
+            tmp.replace(path)
+        except OSError:
+            pass  # caching is optional
+    return added, False

