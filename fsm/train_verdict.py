@@ -20,7 +20,13 @@ import numpy.typing as npt
 from fsm.eval_data import CLAIM_LABELS
 from fsm.eval_metrics import classification
 from fsm.train_retrieved import Retrieved
-from skills.stance_model_verdict import VERDICTS, VerdictHead, claim_row, head_feature_names
+from skills.stance_model_verdict import (
+    SIMS,
+    VERDICTS,
+    VerdictHead,
+    claim_row,
+    head_feature_names,
+)
 
 __all__ = [
     "ALPHAS",
@@ -36,7 +42,7 @@ __all__ = [
 Array = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
-L2S: tuple[float, ...] = (1e-3, 3e-3, 1e-2, 3e-2)
+L2S: tuple[float, ...] = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
 """Candidate L2 penalties (per-sample mean loss: 1e-3 is about sklearn's C=1 at 1,000 claims)."""
 ALPHAS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
 """Candidate prior-correction exponents (probabilities divided by prior ** alpha)."""
@@ -108,6 +114,11 @@ def _fit(x: Array, y: IntArray, l2: float, iters: int = 300) -> _Fit:
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale < 1e-9] = 1.0
+    # The claim embedding's coordinates stay as they are (unit-norm rows, tiny each):
+    # standardising 384 of them would let the penalty see them as 384 strong features.
+    n_ev = len(head_feature_names()) + SIMS + 1
+    if x.shape[1] > n_ev:
+        mean[n_ev:], scale[n_ev:] = 0.0, 1.0
     xs = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
     onehot = np.eye(k)[y]
     vec = np.ones(xs.shape[1]) / np.sqrt(xs.shape[1])
