@@ -155,10 +155,11 @@ class _Session:
                 self._skip(doc_id, "page_fetch", call.code)
         return self.fetched[doc_id]
 
-    def rank(self, q: str, doc_ids: list[str]) -> dict[str, float] | None:
-        """Fused scores of ``doc_ids`` against ``q`` (``rank`` tool); None if it failed."""
+    def rank(self, q: str, doc_ids: list[str]) -> tuple[dict[str, float], bool] | None:
+        """Fused scores of ``doc_ids`` against ``q`` (``rank`` tool) and whether dense
+        similarity took part; None if the call failed."""
         if not doc_ids:
-            return {}
+            return {}, False
         call = self.tools.call("rank", {"q": q[:500], "doc_ids": doc_ids[:_MAX_RANK],
                                         "lim": _MAX_RANK})
         raw = (call.value or {}).get("ranked") if call.ok else None
@@ -166,10 +167,11 @@ class _Session:
             self._skip("", "rank", call.code if not call.ok else "BAD_TOOL_RESULT")
             return None
         try:
-            return {str(r["doc_id"]): float(r["score"]) for r in raw}
+            scores = {str(r["doc_id"]): float(r["score"]) for r in raw}
         except (TypeError, KeyError, ValueError):
             self._skip("", "rank", "BAD_TOOL_RESULT")
             return None
+        return scores, (call.value or {}).get("dense") is True
 
     def sentences(self, doc_id: str, q: str, lim: int) -> list[_Sentence]:
         """Sentences of a fetched page ranked against ``q``; [] if the call failed."""
@@ -201,7 +203,8 @@ def _evidence_for(claim: Claim, inp: Input, tools: _Session) -> list[EvidenceIte
     docs: dict[str, Hit] = {}
     for hit in mine:
         docs.setdefault(hit.doc_id, hit)
-    fused = tools.rank(claim.c, list(docs)) if docs and inp.rank else None
+    ranked_pool = tools.rank(claim.c, list(docs)) if docs and inp.rank else None
+    fused, dense = ranked_pool if ranked_pool is not None else (None, False)
     if fused is not None:
         # Ranked candidates first; any the index did not know keep their hit order.
         order = [d for d in fused if d in docs] + [d for d in docs if d not in fused]
@@ -226,16 +229,19 @@ def _evidence_for(claim: Claim, inp: Input, tools: _Session) -> list[EvidenceIte
                                       score=relevance(claim.c, text)))
     unique: dict[str, tuple[int, EvidenceItem]] = {}
     for n, item in enumerate(found):
-        if item.score > _MIN_KEEP:
+        # A dense-ranked pool can hold relevant sentences that share no key term.
+        if dense or item.score > _MIN_KEEP:
             unique.setdefault(item.id, (n, item))
     kept = list(unique.values())
-    # Two orders of the same sentences, fused: by key-term coverage, and by the rank of
-    # their document (facts last). Ties keep discovery order: document rank, sentence
-    # order, then facts.
+    # Two orders of the same sentences: by key-term coverage, and by the rank of their
+    # document (facts last). Ties keep discovery order: document rank, sentence order,
+    # then facts. When dense similarity ranked the pool against the whole subclaim, that
+    # order alone decides (dev: recall@5 0.400 against 0.369 for the fusion of both,
+    # first 400 claims); lexically the fusion of both ranks better.
     by_score = [it.id for _, it in sorted(kept, key=lambda p: (-p[1].score, p[0]))]
     by_doc = [it.id for n, it in sorted(
         kept, key=lambda p: (doc_rank.get(p[1].doc_id, len(doc_rank)), p[0]))]
-    fused_rank = rrf((by_score, by_doc))
+    fused_rank = rrf((by_doc,) if dense else (by_score, by_doc))
     ranked = sorted(kept, key=lambda p: (-fused_rank[p[1].id], -p[1].score, p[0]))
     return [item.model_copy(update={"rank": fused_rank[item.id]})
             for _, item in ranked][: inp.per_claim]

@@ -360,3 +360,27 @@ def test_thin_evidence_below_min_best_also_asks_for_the_follow_up_round() -> Non
     assert thin.data["evidence"] == default.data["evidence"]  # the evidence is kept
     enough = SKILL.run(_inp(claims=claims, min_best=best), SkillContext(tools=FakeTools(DOCS)))
     assert enough.data["missing"] == []
+
+
+class DenseTools(FakeTools):
+    """A rank tool that reports dense similarity and puts ``first`` at the top."""
+
+    def __init__(self, docs: Mapping[str, Mapping[str, str]], first: str) -> None:
+        super().__init__(docs)
+        self.first = first
+
+    def _rank(self, a: dict[str, Any]) -> ToolCall:
+        ids = [self.first, *[d for d in a["doc_ids"] if d != self.first]]
+        value = {"ranked": [{"doc_id": d, "score": float(len(ids) - n)}
+                            for n, d in enumerate(ids)], "dense": True}
+        return ToolCall(id=f"t{len(self.calls)}", tool="rank", args=a, ok=True, value=value)
+
+
+def test_a_dense_ranked_pool_orders_evidence_by_document_rank() -> None:
+    hits = [{"for": "s1", "doc_id": d} for d in ("d1", "d2", "d3")]
+    dense = SKILL.run(_inp(hits=hits), SkillContext(tools=DenseTools(DOCS, "d3")))
+    ids = [e["id"] for e in dense.data["evidence"]["s1"]]
+    # d3 covers the subclaim least, yet the dense pool ranking put it first
+    assert ids[0].startswith("d3#")
+    lexical = SKILL.run(_inp(hits=hits), SkillContext(tools=FakeTools(DOCS)))
+    assert lexical.data["evidence"]["s1"][0]["doc_id"] != "d3"

@@ -134,9 +134,11 @@ class RankedDoc(_Model):
 
 
 class RankResult(_Model):
-    """The candidates known to the index, best first, at most ``lim``."""
+    """The candidates known to the index, best first, at most ``lim``; ``dense`` says
+    whether cosine similarity took part (the index has vectors) or BM25 ranked alone."""
 
     ranked: tuple[RankedDoc, ...]
+    dense: bool = False
 
 
 def _guarded(fn: Callable[[], ToolResult[Any]]) -> ToolResult[Any]:
@@ -287,8 +289,8 @@ def _rank_tool(index: EvidenceIndex) -> Tool[RankParams, RankResult]:
         def run() -> ToolResult[RankResult]:
             ranked = index.rank_documents(params.q, params.doc_ids)[: params.lim]
             docs = tuple(RankedDoc(doc_id=d, score=s) for d, s in ranked)
-            return ToolResult.ok(RankResult(ranked=docs), _plural(len(docs), "document")
-                                 + " ranked")
+            return ToolResult.ok(RankResult(ranked=docs, dense=index.dense.active()),
+                                 _plural(len(docs), "document") + " ranked")
 
         return _guarded(run)
 
