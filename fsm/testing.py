@@ -56,6 +56,7 @@ __all__ = [
     "ANY_TS",
     "AnyInput",
     "FixedClock",
+    "ListResource",
     "Matcher",
     "Path",
     "Script",
@@ -234,3 +235,19 @@ def noop_session(steps: int) -> tuple[Record, MachineDef, dict[str, Binding]]:
     record = Record(header=header_for(first, None, machine.name), entries=tuple(lines),
                     end=end)
     return record, machine, bindings
+
+
+class ListResource:
+    """A tool resource that supports the executor's ``snapshot()``/``restore(snap)``: a
+    list a tool appends to, for testing that a failed call leaves nothing behind."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def snapshot(self) -> list[str]:
+        """A copy of the items, taken before the handler runs."""
+        return list(self.items)
+
+    def restore(self, snap: list[str]) -> None:
+        """Put the items back as they were at ``snap``."""
+        self.items = list(snap)

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from fsm.driver import Driver, StepResult
 from fsm.machine import DEFAULT_MACHINE, RetryPolicy
 from fsm.runtime import Engine
+from fsm.testing import ListResource
 from skills.context import FixedClock
 from skills.tools.core import Tool, ToolContext, ToolResult
 from skills.tools.limits import RateLimit
@@ -213,19 +214,6 @@ def test_policy_denial_is_visible_in_the_revision_and_runs_nothing() -> None:
     assert head.fsm == "DONE"  # a denied call never aborts the session
 
 
-class Notes:
-    """A resource a tool writes to; the executor snapshots and restores it."""
-
-    def __init__(self) -> None:
-        self.items: list[str] = []
-
-    def snapshot(self) -> list[str]:
-        return list(self.items)
-
-    def restore(self, snap: list[str]) -> None:
-        self.items = list(snap)
-
-
 def test_a_raising_handler_restores_resources_and_the_session_goes_on() -> None:
     class Q(BaseModel):
         model_config = ConfigDict(frozen=True, extra="forbid")
@@ -236,11 +224,11 @@ def test_a_raising_handler_restores_resources_and_the_session_goes_on() -> None:
         hits: list[dict[str, Any]]
 
     def flaky(params: Q, *, context: ToolContext) -> ToolResult[Out]:
-        notes: Notes = context.resource("notes")
+        notes: ListResource = context.resource("notes")
         notes.items.append(params.q)  # a side effect half-way...
         raise RuntimeError("upstream exploded")  # ...then a crash
 
-    notes = Notes()
+    notes = ListResource()
     tool = Tool(name="notes_search", description="Search and take notes.", params=Q,
                 result=Out, handler=flaky)
     head, _ = run(extra_tools=[tool], bind={"RETRIEVAL": ["notes_search"]},

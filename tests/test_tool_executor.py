@@ -9,6 +9,7 @@ import orjson
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
+from fsm.testing import ListResource
 from skills.context import FixedClock, SeqIds, ToolCaller
 from skills.tools.core import (
     BudgetTracker,
@@ -60,19 +61,6 @@ def tool(name: str, handler: Any, params: type[BaseModel] = SearchParams) -> Too
 
 SEARCH = tool("search", search)
 WEB = tool("web_search", web_search, WebParams)
-
-
-class Counter:
-    """A resource supporting snapshot()/restore(snap)."""
-
-    def __init__(self) -> None:
-        self.items: list[str] = []
-
-    def snapshot(self) -> list[str]:
-        return list(self.items)
-
-    def restore(self, snap: list[str]) -> None:
-        self.items = list(snap)
 
 
 def test_executor_is_a_tool_caller() -> None:
@@ -135,7 +123,7 @@ def test_policy_denial_never_runs_the_handler() -> None:
 
 
 def test_raising_handler_restores_resources_and_policy_state() -> None:
-    counter = Counter()
+    counter = ListResource()
     counter.items.append("kept")
 
     def flaky(params: SearchParams, *, context: ToolContext) -> ToolResult[Hits]:
@@ -161,7 +149,7 @@ def test_raising_handler_restores_resources_and_policy_state() -> None:
 
 
 def test_error_result_also_restores_resources() -> None:
-    counter = Counter()
+    counter = ListResource()
 
     def refuses(params: SearchParams, *, context: ToolContext) -> ToolResult[Hits]:
         context.resources["counter"].items.append("partial")
@@ -192,7 +180,7 @@ class Exploding(Recorder):
 
 
 def test_policy_update_is_all_or_nothing() -> None:
-    counter = Counter()
+    counter = ListResource()
 
     def adds(params: SearchParams, *, context: ToolContext) -> ToolResult[Hits]:
         context.resources["counter"].items.append("x")
