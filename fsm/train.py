@@ -33,6 +33,7 @@ from fsm.eval_data import CLAIM_LABELS, EVIDENCE_LABELS, Dataset
 from fsm.eval_metrics import ClassScores, classification
 from fsm.train_head import HeadSpec, head_data, head_fold
 from fsm.train_retrieved import TOPS, Retrieved
+from fsm.train_softmax import Fit, fit_softmax
 from fsm.train_verdict import choose_head, fit_head, head_matrix
 from skills.stance import LABELS
 from skills.stance_model import Featurizer, StanceModel
@@ -84,55 +85,9 @@ def collect_pairs(data: Dataset) -> Pairs:
                  np.asarray(gs, dtype=np.int64), tuple(g.label for g in data.gold))
 
 
-@dataclass(frozen=True)
-class Fit:
-    """Fitted weights over standardised features."""
-
-    weights: Array
-    bias: Array
-    mean: Array
-    scale: Array
-
-    def probabilities(self, x: Array) -> Array:
-        """``(n, 3)`` class probabilities."""
-        z = ((x - self.mean) / self.scale) @ self.weights.T + self.bias
-        z -= z.max(axis=1, keepdims=True)
-        e = np.exp(z)
-        out: Array = e / e.sum(axis=1, keepdims=True)
-        return out
-
-
 def fit(x: Array, y: IntArray, *, l2: float = 1e-3, iters: int = 400) -> Fit:
-    """Class-balanced multinomial logistic regression by Nesterov-accelerated gradient
-    descent; the step is 1/L from a power-iteration bound on the curvature."""
-    k = len(LABELS)
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    xs = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
-    counts = np.bincount(y, minlength=k).astype(np.float64)
-    w_cls = np.where(counts > 0, len(y) / (k * np.maximum(counts, 1.0)), 0.0)
-    w = w_cls[y] / w_cls[y].sum()
-    onehot = np.eye(k)[y]
-    vec = np.ones(xs.shape[1]) / np.sqrt(xs.shape[1])
-    for _ in range(30):  # largest eigenvalue of X^T diag(w) X
-        vec = xs.T @ (w * (xs @ vec))
-        vec /= np.linalg.norm(vec) or 1.0
-    lip = 0.5 * float(vec @ (xs.T @ (w * (xs @ vec)))) + l2
-    step = 1.0 / max(lip, 1e-9)
-    theta = np.zeros((xs.shape[1], k))
-    prev, look = theta, theta
-    for t in range(1, iters + 1):
-        z = xs @ look
-        z -= z.max(axis=1, keepdims=True)
-        p = np.exp(z)
-        p /= p.sum(axis=1, keepdims=True)
-        grad = xs.T @ (w[:, None] * (p - onehot))
-        grad[:-1] += l2 * look[:-1]
-        theta = look - step * grad
-        look = theta + (t - 1) / (t + 2) * (theta - prev)
-        prev = theta
-    return Fit(weights=theta[:-1].T.copy(), bias=theta[-1].copy(), mean=mean, scale=scale)
+    """The stance model: class-balanced softmax regression over the three stance labels."""
+    return fit_softmax(x, y, k=len(LABELS), l2=l2, iters=iters, balanced=True)
 
 
 def _clear(p: Array, st: float, rt: float) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:

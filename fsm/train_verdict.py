@@ -20,6 +20,7 @@ import numpy.typing as npt
 from fsm.eval_data import CLAIM_LABELS
 from fsm.eval_metrics import classification
 from fsm.train_retrieved import Retrieved
+from fsm.train_softmax import Fit, fit_softmax
 from skills.stance_model_verdict import (
     SIMS,
     VERDICTS,
@@ -93,52 +94,10 @@ def head_matrix(d: HeadData, q: Array) -> Array:
     return np.vstack(out)
 
 
-@dataclass(frozen=True)
-class _Fit:
-    weights: Array
-    bias: Array
-    mean: Array
-    scale: Array
-
-
-def _raw(f: _Fit, x: Array) -> Array:
-    z = ((x - f.mean) / f.scale) @ f.weights.T + f.bias
-    z -= z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    out: Array = e / e.sum(axis=1, keepdims=True)
-    return out
-
-
-def _fit(x: Array, y: IntArray, l2: float, iters: int = 300) -> _Fit:
-    k = len(VERDICTS)
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    # The claim embedding's coordinates stay as they are (unit-norm rows, tiny each):
-    # standardising 384 of them would let the penalty see them as 384 strong features.
-    n_ev = len(head_feature_names()) + SIMS + 1
-    if x.shape[1] > n_ev:
-        mean[n_ev:], scale[n_ev:] = 0.0, 1.0
-    xs = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
-    onehot = np.eye(k)[y]
-    vec = np.ones(xs.shape[1]) / np.sqrt(xs.shape[1])
-    for _ in range(30):  # largest eigenvalue of X^T X / n bounds the curvature
-        vec = xs.T @ (xs @ vec) / len(xs)
-        vec /= np.linalg.norm(vec) or 1.0
-    step = 1.0 / max(0.5 * float(vec @ (xs.T @ (xs @ vec))) / len(xs) + l2, 1e-9)
-    theta = np.zeros((xs.shape[1], k))
-    prev, look = theta, theta
-    for t in range(1, iters + 1):
-        z = xs @ look
-        z -= z.max(axis=1, keepdims=True)
-        p = np.exp(z)
-        p /= p.sum(axis=1, keepdims=True)
-        grad = xs.T @ (p - onehot) / len(xs)
-        grad[:-1] += l2 * look[:-1]
-        theta = look - step * grad
-        look = theta + (t - 1) / (t + 2) * (theta - prev)
-        prev = theta
-    return _Fit(theta[:-1].T.copy(), theta[-1].copy(), mean, scale)
+def _fit(x: Array, y: IntArray, l2: float, iters: int = 300) -> Fit:
+    # Every claim weighs alike; the claim embedding's coordinates stay unstandardised.
+    return fit_softmax(x, y, k=len(VERDICTS), l2=l2, iters=iters, balanced=False,
+                       raw_from=len(head_feature_names()) + SIMS + 1)
 
 
 def _prior(y: IntArray) -> Array:
@@ -163,7 +122,7 @@ def choose_head(h: Array, y: IntArray, fold_of: IntArray) -> tuple[float, float]
         prior = np.zeros((len(y), len(VERDICTS)))
         for f in folds:
             te = fold_of == f
-            p[te] = _raw(_fit(h[~te], y[~te], l2), h[te])
+            p[te] = _fit(h[~te], y[~te], l2).probabilities(h[te])
             prior[te] = _prior(y[~te])
         for alpha in ALPHAS:
             pred: IntArray = np.argmax(p / prior**alpha, axis=1).astype(np.int64)

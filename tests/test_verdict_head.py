@@ -18,7 +18,7 @@ from fsm.eval_data import read_dataset  # noqa: E402
 from fsm.train import train  # noqa: E402
 from fsm.train_head import HeadSpec  # noqa: E402
 from fsm.train_retrieved import retrieve_for_training  # noqa: E402
-from fsm.train_verdict import _fit, _raw, choose_head  # noqa: E402
+from fsm.train_verdict import _fit, choose_head  # noqa: E402
 from skills.embed import HashingEmbedder  # noqa: E402
 from skills.stance_model import cached_model, load_model  # noqa: E402
 from skills.stance_model_features import LEXICAL_FEATURES  # noqa: E402
@@ -75,7 +75,7 @@ def test_head_fit_and_hyperparameters_by_cv() -> None:
     h = rng.normal(size=(80, 3)) * 0.1
     h[:, 0] += y  # the label is readable from the first feature
     f = _fit(h, y, 1e-3)
-    assert (_raw(f, h).argmax(axis=1) == y).mean() >= 0.95
+    assert (f.probabilities(h).argmax(axis=1) == y).mean() >= 0.95
     fold_of = np.arange(80) % 5
     got = choose_head(h, y, fold_of)
     assert got == choose_head(h, y, fold_of)  # deterministic
