@@ -53,29 +53,22 @@ def memory_binding(skill: Skill[Any, Any]) -> Binding:
     return Binding(skill, to_input, apply)
 
 
+def _found(state: SessionState, key: str) -> list[tuple[str, dict[str, Any]]]:
+    """``(subclaim, item)`` for every item under ``value[key]`` of every successful call."""
+    return [(rec["for"], item) for rec in state.tool_results if rec.get("ok")
+            for item in (rec.get("value") or {}).get(key, [])]
+
+
 def flatten_hits(state: SessionState) -> list[dict[str, Any]]:
     """Every search hit of every successful call, in request order, tagged with its subclaim."""
-    out: list[dict[str, Any]] = []
-    for rec in state.tool_results:
-        value = rec.get("value") or {}
-        if not rec.get("ok"):
-            continue
-        for hit in value.get("hits", []):
-            out.append({"for": rec["for"], "doc_id": hit["doc_id"], "title": hit.get("title", ""),
-                        "source": hit.get("source", ""), "score": hit.get("score", 0.0)})
-    return out
+    return [{"for": sid, "doc_id": hit["doc_id"], "title": hit.get("title", ""),
+             "source": hit.get("source", ""), "score": hit.get("score", 0.0)}
+            for sid, hit in _found(state, "hits")]
 
 
 def flatten_facts(state: SessionState) -> list[dict[str, Any]]:
     """Every knowledge-base fact found, tagged with its subclaim."""
-    out: list[dict[str, Any]] = []
-    for rec in state.tool_results:
-        value = rec.get("value") or {}
-        if not rec.get("ok"):
-            continue
-        for fact in value.get("facts", []):
-            out.append({"for": rec["for"], **fact})
-    return out
+    return [{"for": sid, **fact} for sid, fact in _found(state, "facts")]
 
 
 def _claims(state: SessionState) -> list[dict[str, Any]]:
