@@ -64,5 +64,5 @@ clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache demo.db bench.json
 
 docs: install
-	$(BIN)/python -m fsm.cli_docs > docs/cli.md
+	$(BIN)/python -m fsm.cli.docs > docs/cli.md
 	$(BIN)/claimfsm diagram > /dev/null

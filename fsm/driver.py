@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from fsm.bindings import DEFAULT_BINDINGS, Binding
 from fsm.errors import IllegalTransition, SessionFinished, UnknownSkill
-from fsm.limits_state import (
+from fsm.limits import (
     LIMIT_CODES,
     deadline_envelope,
     initial_runtime,

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from fsm.bindings import DEFAULT_BINDINGS, Binding, make_bindings
 from fsm.driver import Driver, StepResult, ToolSession, ToolsFactory
-from fsm.limits_state import SessionLimits
+from fsm.limits import SessionLimits
 from fsm.machine import DEFAULT_MACHINE
 from skills.context import Clock
 from skills.tools.builtin import builtin_tools
@@ -27,7 +27,7 @@ from skills.tools.policies import FetchBeforeExtractPolicy, ToolPolicy
 from skills.tools.registry import ToolRegistry
 from state.memory import MemoryStore
 from state.model import SessionState
-from state.sqlite import SQLiteStore
+from state.sqlite.store import SQLiteStore
 from state.store import StateStore
 
 __all__ = ["DEMO_DOCS", "DEMO_KB", "FIXTURES", "Engine", "executor_factory", "seed_demo"]
@@ -55,7 +55,7 @@ def executor_factory(
     resources: Mapping[str, Any] | None = None,
 ) -> ToolsFactory:
     """A per-step executor loaded from the session: policy state, the deadline, the
-    tool-call budget and the rate buckets (``fsm.limits_state``), all saved back after the
+    tool-call budget and the rate buckets (``fsm.limits``), all saved back after the
     step. ``rate_limits`` are defaults a session's ``config.rate_limits`` overrides;
     ``concurrency`` slots are shared by every session this factory serves. ``resources``
     are named objects handed to tools (``context.resource(name)``); one with

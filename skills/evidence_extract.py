@@ -9,7 +9,7 @@ For each subclaim the skill
 2. reads the best ``docs_per_claim`` of them: ``page_fetch`` then ``sentence_extract``
    (fetch before extract, each document fetched at most once per call);
 3. adds the knowledge-base facts retrieved for it (as sentences "subject relation object");
-4. scores every sentence's key-term coverage (``score``, :func:`skills.stance.relevance`),
+4. scores every sentence's key-term coverage (``score``, :func:`skills.stance.lexical.relevance`),
    drops those sharing no key term, orders the rest by ``rank``: the reciprocal-rank
    fusion of the coverage order and the document order of step 1, and keeps the best
    ``per_claim``.
@@ -28,7 +28,7 @@ from pydantic import Field, ValidationError
 from skills.base import BaseIO, Skill, StRef
 from skills.context import SkillContext, ToolCaller
 from skills.envelope import Envelope
-from skills.stance import relevance
+from skills.stance.lexical import relevance
 from skills.tools.vectors import rrf
 
 __all__ = [

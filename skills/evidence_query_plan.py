@@ -3,7 +3,7 @@
 For each subclaim: 1-4 short queries (<= 8 words each) built from the claim's entities,
 content words, key predicate (nominalised) and numbers, in that order; disambiguation
 queries when the main entity is a single everyday word (``Lost`` -> ``Lost (TV series)``);
-the sources and the result limit from :mod:`skills.query_sources`. The card is
+the sources and the result limit from :mod:`skills.analysis.sources`. The card is
 ``skills/cards/evidence_query_plan.md``.
 """
 
@@ -15,12 +15,12 @@ from datetime import datetime
 from pydantic import Field, model_validator
 
 from skills.base import BaseIO, Skill, StRef
-from skills.claim_lexicon import COMMON_TITLE_WORDS
+from skills.analysis.lexicon import COMMON_TITLE_WORDS
 from skills.context import SkillContext
 from skills.envelope import Envelope
-from skills.query_sources import Source, choose_lim, choose_sources
-from skills.query_terms import Analysis, Term, analyse
-from skills.text import stem, tokens, words
+from skills.analysis.sources import Source, choose_lim, choose_sources
+from skills.analysis.terms import Analysis, Term, analyse
+from skills.analysis.text import stem, tokens, words
 
 __all__ = [
     "FIXED_HINTS",

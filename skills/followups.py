@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ConfigDict, Field
 
 from skills.base import BaseIO
-from skills.text import keywords, stem, tokens
+from skills.analysis.text import keywords, stem, tokens
 
 __all__ = [
     "Claim",

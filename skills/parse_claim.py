@@ -1,6 +1,6 @@
 """PARSE_CLAIM: split the claim into subclaims, then plan their evidence queries.
 
-Splitting is :func:`skills.claim_split.split_claim` (conservative: independent facts
+Splitting is :func:`skills.analysis.split.split_claim` (conservative: independent facts
 only); planning is the Evidence Query Planner's pure :func:`plan_claims` (seed 002), so
 ``parse_claim`` and ``evidence_query_plan`` always plan alike. The card is
 ``skills/cards/parse_claim.md``.
@@ -9,7 +9,7 @@ only); planning is the Evidence Query Planner's pure :func:`plan_claims` (seed 0
 from __future__ import annotations
 
 from skills.base import BaseIO, Skill, StRef
-from skills.claim_split import split_claim
+from skills.analysis.split import split_claim
 from skills.context import SkillContext
 from skills.envelope import Envelope
 from skills.evidence_query_plan import Claim, Plan, plan_claims

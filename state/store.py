@@ -50,7 +50,7 @@ class CompactReport(BaseModel):
 
 
 class StateStore(ABC):
-    """Backends: :class:`state.memory.MemoryStore` and :class:`state.sqlite.SQLiteStore`."""
+    """Backends: :class:`state.memory.MemoryStore` and :class:`state.sqlite.store.SQLiteStore`."""
 
     @abstractmethod
     def create(self, first: Revision) -> Revision:

@@ -13,18 +13,18 @@ from typing import Any
 import pytest
 
 from fsm.api import MemoryInput, define_machine, linear, memory_skill_binding, skill
-from fsm.bench_workflow import PIPELINE
+from fsm.bench.workflow import PIPELINE
 from fsm.bindings import Binding
 from fsm.errors import MachineDefinitionError
 from fsm.machine import RetryPolicy
-from fsm.record_write import export_record
-from fsm.replay import replay_record
+from fsm.replay.write import export_record
+from fsm.replay.runner import replay_record
 from skills.context import FixedClock, SkillContext
 from skills.envelope import Envelope
 from state.fsck import fsck
 from state.memory import MemoryStore
 from state.model import SessionState
-from state.sqlite import SQLiteStore
+from state.sqlite.store import SQLiteStore
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
@@ -37,7 +37,7 @@ def _doc_block(tag: str) -> str:
 
 
 def test_the_doc_example_is_the_benchmark_workflow_verbatim() -> None:
-    source = (ROOT / "fsm" / "bench_workflow.py").read_text(encoding="utf-8")
+    source = (ROOT / "fsm" / "bench" / "workflow.py").read_text(encoding="utf-8")
     bench = source.split("# --- api.md: begin ---\n")[1].split("# --- api.md: end ---")[0]
     assert _doc_block("machine") == bench
     assert len(bench.strip().splitlines()) <= 26  # "about 20 lines"

@@ -10,9 +10,9 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from fsm import bench_cases
-from fsm.bench import GOALS, KEYS, BenchConfig, BenchReport, format_table, run_bench
-from fsm.cli import main
+from fsm.bench import cases as bench_cases
+from fsm.bench.run import GOALS, KEYS, BenchConfig, BenchReport, format_table, run_bench
+from fsm.cli.main import main
 
 REQUIRED = (
     "mem_us_per_step", "sqlite_normal_us_per_step", "sqlite_full_us_per_step",
@@ -80,7 +80,7 @@ def test_bytes_per_noop_step_are_bounded_by_the_step_not_the_state(tmp_path: Pat
 
 def test_the_cli_prints_the_table_and_writes_the_json(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    import fsm.bench as bench
+    import fsm.bench.run as bench
 
     monkeypatch.setattr(bench.BenchConfig, "quick", classmethod(lambda cls: TINY))
     out = tmp_path / "bench.json"

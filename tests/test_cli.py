@@ -10,7 +10,7 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 
-from fsm.cli import main
+from fsm.cli.main import main
 from fsm.machine import DEFAULT_MACHINE, mermaid
 
 SEED_002_IN = (b'{"claims":[{"id":"s1","c":"NASA landed on the Moon in 1969."}],'

@@ -12,10 +12,10 @@ from typing import Any
 import orjson
 from click.testing import CliRunner
 
-from fsm.bench_workflow import PIPELINE
-from fsm.cli import main
+from fsm.bench.workflow import PIPELINE
+from fsm.cli.main import main
 from skills.context import FixedClock
-from state.sqlite import SQLiteStore
+from state.sqlite.store import SQLiteStore
 
 
 def cli(*args: str) -> tuple[int, str]:

@@ -9,8 +9,8 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from fsm.cli import main
-from fsm.record import read_record
+from fsm.cli.main import main
+from fsm.replay.record import read_record
 
 SESSIONS = Path(__file__).resolve().parent.parent / "fixtures" / "sessions"
 

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from state import codec
 from state.codec import BLOB_MIN, CodecError
 from state.model import RetryState, Revision, SessionState
-from state.sqlite_decode import ChainDecoder
-from state.sqlite_rows import encode_revision, trusted
+from state.sqlite.decode import ChainDecoder
+from state.sqlite.rows import encode_revision, trusted
 
 BIG = "ü" * 200  # 400 UTF-8 bytes from 200 characters
 text = st.one_of(

@@ -15,9 +15,9 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 
-from fsm.cli import main
+from fsm.cli.main import main
 from fsm.driver import Driver, StepResult
-from fsm.eval import (
+from fsm.eval.run import (
     EVAL_CONFIG,
     evaluate,
     judge_sentences,
@@ -25,7 +25,7 @@ from fsm.eval import (
     ranked_documents,
     run_claim,
 )
-from fsm.eval_data import DatasetError, read_dataset
+from fsm.eval.data import DatasetError, read_dataset
 from fsm.runtime import Engine
 from skills.tools.ingest import ingest_corpus
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fsm.eval_data import CLAIM_LABELS
-from fsm.eval_metrics import classification, doc_of, retrieval, strict_hit
+from fsm.eval.data import CLAIM_LABELS
+from fsm.eval.metrics import classification, doc_of, retrieval, strict_hit
 
 
 def test_always_supports_on_the_climate_fever_mix_gives_the_known_baseline() -> None:

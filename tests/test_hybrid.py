@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fsm.eval_embed import attach_vectors, cache_path
+from fsm.eval.embed import attach_vectors, cache_path
 from fsm.runtime import Engine
 from skills.embed import HashingEmbedder
 from skills.tools.index import Document, EvidenceIndex

@@ -22,7 +22,7 @@ def doc_files() -> dict[str, str]:
 
 def test_the_plugin_is_a_pytest11_entry_point() -> None:
     points = importlib.metadata.entry_points(group="pytest11")
-    assert any(p.name == "claimfsm" and p.value == "fsm.pytest_plugin" for p in points)
+    assert any(p.name == "claimfsm" and p.value == "fsm.testing.plugin" for p in points)
 
 
 def test_the_docs_example_passes_as_written(pytester: pytest.Pytester) -> None:
@@ -50,7 +50,7 @@ def test_every_fixture_is_usable(pytester: pytest.Pytester) -> None:
         test_fixtures="""
 from datetime import timedelta
 from pathlib import Path
-from fsm.testing import goto
+from fsm.testing.toolkit import goto
 
 SESSIONS = Path(__SESSIONS__)
 

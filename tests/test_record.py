@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from fsm.machine import MachineDef, RetryPolicy, StateSpec
-from fsm.record import (
+from fsm.replay.record import (
     FORMAT_VERSION,
     Record,
     RecordError,
@@ -19,10 +19,10 @@ from fsm.record import (
     parse_record,
     read_record,
 )
-from fsm.record_write import Recorder, export_record, tools_info
-from fsm.replay import replay_record
+from fsm.replay.write import Recorder, export_record, tools_info
+from fsm.replay.runner import replay_record
 from fsm.runtime import DEFAULT_FALLBACKS, Engine
-from fsm.testing import Script, fail, goto, scripted_driver
+from fsm.testing.toolkit import Script, fail, goto, scripted_driver
 from skills.context import FixedClock
 
 CLAIM = "Sydney is the capital of Australia."

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 from click.testing import CliRunner
 
-from fsm.cli import main
+from fsm.cli.main import main
 from fsm.runtime import Engine
 
 CLAIM = "NASA landed on the Moon in 1969 and the Eiffel Tower is in Berlin."

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from fsm.limits_state import SessionConfigError, SessionLimits
+from fsm.limits import SessionConfigError, SessionLimits
 from fsm.runtime import Engine, executor_factory
 from skills.context import FixedClock
 from skills.tools.builtin import builtin_tools

@@ -15,7 +15,7 @@ from typing import Any
 
 from skills.context import SkillContext, ToolCall
 from skills.evidence_extract import SKILL, handler
-from skills.text import keywords, stem
+from skills.analysis.text import keywords, stem
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ST = {"sid": "A1", "rev": 7, "fsm": "EXTRACT"}

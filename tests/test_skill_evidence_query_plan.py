@@ -24,8 +24,8 @@ from skills.evidence_query_plan import (
     plan_claims,
     query_tokens,
 )
-from skills.query_terms import analyse, gerund
-from skills.text import keywords, numbers, stem, tokens
+from skills.analysis.terms import analyse, gerund
+from skills.analysis.text import keywords, numbers, stem, tokens
 
 SEED_IN = (
     b'{"claims":[{"id":"s1","c":"NASA landed on the Moon in 1969."}],'
@@ -323,7 +323,7 @@ def _check_plan(claim: str, plan: dict[str, Any]) -> None:
     assert all(1 <= query_tokens(q) <= MAX_TOKENS for q in plan["q"])
     assert 3 <= plan["lim"] <= 5
     assert plan["src"] and set(plan["src"]) <= {"wiki", "web", "news", "kb"}
-    # Only ASCII numbers: skills.text.numbers also matches other scripts' digits, which
+    # Only ASCII numbers: skills.analysis.text.numbers also matches other scripts' digits, which
     # the shared word tokeniser (ASCII) never yields as words.
     wanted = {n for n in numbers(claim) if n.isascii()}
     if len(wanted) <= 8:

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skills.stance import LABELS, Stance, relevance, sentence_stance
-from skills.stance_combine import combine_stances, is_disputed
-from skills.stance_config import CALIBRATED_CONFIG, DEFAULT_CONFIG, PROFILES, StanceConfig
-from skills.stance_lexicon import term
+from skills.stance.lexical import LABELS, Stance, relevance, sentence_stance
+from skills.stance.combine import combine_stances, is_disputed
+from skills.stance.config import CALIBRATED_CONFIG, DEFAULT_CONFIG, PROFILES, StanceConfig
+from skills.stance.lexicon import term
 
 MOON = "NASA landed on the Moon in 1969."
 

@@ -10,11 +10,11 @@ import pytest
 
 np = pytest.importorskip("numpy")
 
-from fsm.eval_data import read_dataset  # noqa: E402
-from fsm.train import train  # noqa: E402
+from fsm.eval.data import read_dataset  # noqa: E402
+from fsm.eval.train.judge import train  # noqa: E402
 from skills.context import SkillContext  # noqa: E402
 from skills.stance_judge import SKILL as VERIFY  # noqa: E402
-from skills.stance_model import (  # noqa: E402
+from skills.stance.model import (  # noqa: E402
     Featurizer,
     ModelError,
     StanceModel,
@@ -22,7 +22,7 @@ from skills.stance_model import (  # noqa: E402
     dense_features,
     load_model,
 )
-from skills.stance_model_features import LEXICAL_FEATURES, lexical_features  # noqa: E402
+from skills.stance.model_features import LEXICAL_FEATURES, lexical_features  # noqa: E402
 from skills.verdict_aggregate import SKILL as AGGREGATE  # noqa: E402
 from tests.stance_data import write_dataset  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""SQLiteStore's cold read of one revision (``state.sqlite_read``): what it returns, what
+"""SQLiteStore's cold read of one revision (``state.sqlite.read``): what it returns, what
 it refuses, and the stored forms it relies on (small snapshots raw, small dicts as key
 updates, the default snapshot interval).
 """
@@ -18,8 +18,8 @@ from state.contract import make_revision, make_state, rich_state
 from state.errors import UnknownRevision
 from state.fsck import fsck
 from state.model import Revision, SessionState
-from state.sqlite import SQLiteStore
-from state.sqlite_db import CorruptStore
+from state.sqlite.store import SQLiteStore
+from state.sqlite.db import CorruptStore
 from tests.test_codec import field_updates, json_values
 
 

@@ -1,4 +1,4 @@
-"""fsm.testing: run_skill, step_once/fire, matchers, scripted tools and skills."""
+"""fsm.testing.toolkit: run_skill, step_once/fire, matchers, scripted tools and skills."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from fsm.errors import UnknownSkill
-from fsm.testing import (
+from fsm.testing.toolkit import (
     ANY,
     ANY_ID,
     ANY_TS,
@@ -168,7 +168,7 @@ def test_noop_session_is_a_consistent_record() -> None:
 
 
 def test_toolkit_exports_are_public() -> None:
-    import fsm.testing as t
+    import fsm.testing.toolkit as t
 
     missing: list[Any] = [n for n in t.__all__ if not hasattr(t, n)]
     assert missing == []

@@ -6,7 +6,7 @@ import pytest
 
 np = pytest.importorskip("numpy")
 
-from fsm.train_softmax import fit_softmax  # noqa: E402
+from fsm.eval.train.softmax import fit_softmax  # noqa: E402
 
 
 def _blobs(n: int, k: int) -> tuple[object, object]:

@@ -12,17 +12,17 @@ from click.testing import CliRunner
 np = pytest.importorskip("numpy")
 
 from fsm.bindings import DEFAULT_BINDINGS  # noqa: E402
-from fsm.cli import main  # noqa: E402
-from fsm.eval import EVAL_CONFIG, evaluate, open_engine  # noqa: E402
-from fsm.eval_data import read_dataset  # noqa: E402
-from fsm.train import train  # noqa: E402
-from fsm.train_head import HeadSpec  # noqa: E402
-from fsm.train_retrieved import retrieve_for_training  # noqa: E402
-from fsm.train_verdict import _fit, choose_head  # noqa: E402
+from fsm.cli.main import main  # noqa: E402
+from fsm.eval.run import EVAL_CONFIG, evaluate, open_engine  # noqa: E402
+from fsm.eval.data import read_dataset  # noqa: E402
+from fsm.eval.train.judge import train  # noqa: E402
+from fsm.eval.train.head import HeadSpec  # noqa: E402
+from fsm.eval.train.retrieved import retrieve_for_training  # noqa: E402
+from fsm.eval.train.verdict import _fit, choose_head  # noqa: E402
 from skills.embed import HashingEmbedder  # noqa: E402
-from skills.stance_model import cached_model, load_model  # noqa: E402
-from skills.stance_model_features import LEXICAL_FEATURES  # noqa: E402
-from skills.stance_model_verdict import (  # noqa: E402
+from skills.stance.model import cached_model, load_model  # noqa: E402
+from skills.stance.model_features import LEXICAL_FEATURES  # noqa: E402
+from skills.stance.verdict_head import (  # noqa: E402
     EVIDENCE_FEATURES,
     SIMS,
     VERDICTS,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from fsm.runtime import Engine
-from skills.text import stem, tokens
+from skills.analysis.text import stem, tokens
 from skills.tools.core import Tool, ToolContext, ToolExample, ToolResult
 from skills.tools.index import Fact
 from state.model import Revision

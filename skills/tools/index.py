@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skills.text import STOPWORDS, tokens
+from skills.analysis.text import STOPWORDS, tokens
 from skills.tools.index_schema import SCHEMA, UPSERT_DOC, UPSERT_FACT
 from skills.tools.vectors import DENSE_POOL, DenseStore, fuse_scores
 

@@ -1,0 +1,20 @@
+"""The ``claimfsm`` command line: one module per group of commands (sessions in
+``main``, record/replay/export, eval, train, bench/fsck/compact, docs), options shared in
+``common``.
+
+The top of the layering: it may import every other part of fsm (core, replay, testing,
+eval, bench), ``skills`` and ``state``; nothing imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["main"]
+
+
+def main(*args: Any, **kwargs: Any) -> Any:
+    """Run the ``claimfsm`` command (the console script's entry point)."""
+    from fsm.cli.main import main as command
+
+    return command(*args, **kwargs)

@@ -1,0 +1,242 @@
+"""``claimfsm replay`` and ``claimfsm export``, and the ``--record`` option of the
+session commands (``verify``, ``start``, ``step``).
+
+Exit codes of ``replay``: 0 every record replayed clean, 1 a divergence, 2 a record that
+cannot be read (``BAD_RECORD``, with the line number).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+import click
+
+from fsm.cli.common import db_option, emit, engine, fail, json_option
+from fsm.driver import StepResult
+from fsm.errors import ClaimFsmError
+from fsm.replay.record import Record, RecordError, read_record
+from fsm.replay.write import Recorder, RecordWriteError, export_record, tools_info
+from fsm.replay.runner import MODES, Mode, ReplayReport, replay_record
+from fsm.runtime import DEFAULT_FALLBACKS, Engine
+from skills.envelope import dumps
+from skills.tools.index import EvidenceIndex
+from state.model import Revision
+
+__all__ = [
+    "engine_tools",
+    "export",
+    "open_recorder",
+    "record_option",
+    "recorder_for_session",
+    "replay",
+    "start_record",
+    "with_recorder",
+]
+
+record_option = click.option(
+    "--record", "record", default=None, type=click.Path(dir_okay=False),
+    help="Write the session record (JSONL) to this file; `step` appends to it.",
+)
+
+
+def engine_tools(eng: Engine) -> dict[str, Any]:
+    """The header's ``tools`` for a session run by ``eng`` (the CLI's default runtime)."""
+    return tools_info(documents=eng.index.count_documents(), facts=eng.index.count_facts(),
+                      fallbacks=DEFAULT_FALLBACKS)
+
+
+def open_recorder(path: str | None, as_json: bool) -> Recorder | None:
+    """A recorder writing ``path`` (``None`` without ``--record``), closed with the command."""
+    if path is None:
+        return None
+    try:
+        rec = Recorder(path)
+    except RecordWriteError as exc:
+        fail(exc.code, exc.msg, as_json=as_json)
+        raise  # unreachable: fail exits
+    click.get_current_context().call_on_close(rec.close)
+    return rec
+
+
+def with_recorder(
+    hook: Callable[[StepResult], None] | None, rec: Recorder | None
+) -> Callable[[StepResult], None] | None:
+    """``hook`` followed by the recorder (either may be absent)."""
+    if rec is None or hook is None:
+        return rec or hook
+
+    def both(result: StepResult) -> None:
+        hook(result)
+        rec(result)
+
+    return both
+
+
+def start_record(rec: Recorder | None, eng: Engine, first: Revision) -> None:
+    """Write the header once the session exists."""
+    if rec is not None:
+        rec.header(first, engine_tools(eng))
+
+
+def recorder_for_session(path: str, eng: Engine, sid: str, as_json: bool) -> Recorder:
+    """A recorder appending to ``path`` for session ``sid`` (``step --record``).
+
+    A missing or empty file first gets the session so far (as ``export`` writes it); an
+    existing one must be this session's record and reach its current head.
+    """
+    p = Path(path)
+    head = eng.store.head(sid)
+    if not p.exists() or p.stat().st_size == 0:
+        rec = Recorder(p, head=head.rev)
+        rec.write(export_record(eng.store, sid, tools=engine_tools(eng),
+                                bindings=eng.driver.bindings))
+        click.get_current_context().call_on_close(rec.close)
+        return rec
+    record = read_record(p)
+    last = _last_rev(record)
+    if record.header.sid != sid or last != head.rev:
+        what = (f"is the record of session {record.header.sid}" if record.header.sid != sid
+                else f"ends at revision {last}, the session's head is {head.rev}")
+        fail("RECORD_MISMATCH", f"--record {path} {what}", as_json=as_json)
+    rec = Recorder(p, append=True, head=head.rev)
+    click.get_current_context().call_on_close(rec.close)
+    return rec
+
+
+def _last_rev(record: Record) -> int:
+    for entry in reversed(record.entries):
+        return entry.rev if entry.rev is not None else entry.head
+    return 0
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--mode", type=click.Choice(MODES), default="strict", show_default=True,
+              help="strict: tools and clock from the record, envelopes must match; tools: "
+              "tool results from the record, skills re-run; live: real tools.")
+@click.option("--db", "db", default=None, type=click.Path(dir_okay=False, exists=True),
+              help="Live mode: the evidence index to use (default: the bundled demo corpus).")
+@json_option
+def replay(path: Path, mode: str, db: str | None, as_json: bool) -> None:
+    """Replay a session record (or every *.jsonl under a folder) and report divergences.
+
+    Exit 0 when everything replayed clean, 1 on a divergence, 2 on an unreadable record.
+    """
+    files = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
+    if not files:
+        fail("NO_RECORDS", f"path: no *.jsonl records under {path}", as_json=as_json)
+    index = EvidenceIndex.open(db) if db is not None and mode == "live" else None
+    rows: list[ReplayReport | RecordError] = []
+    try:
+        for f in files:
+            try:
+                rows.append(replay_record(read_record(f), cast(Mode, mode), index=index))
+            except RecordError as exc:
+                rows.append(exc)
+            except ClaimFsmError as exc:
+                rows.append(RecordError(f"{exc.code}: {exc.msg}", source=str(f)))
+    finally:
+        if index is not None:
+            index.close()
+    bad = [r for r in rows if isinstance(r, RecordError)]
+    reports = [r for r in rows if isinstance(r, ReplayReport)]
+    if not path.is_dir():
+        if bad:
+            fail(bad[0].code, bad[0].msg, as_json=as_json)
+        report = reports[0]
+        if as_json:
+            emit(report.to_json())
+        else:
+            click.echo("\n".join(report_lines(report)))
+        sys.exit(0 if report.ok else 1)
+    if as_json:
+        emit({"records": [r.to_json() if isinstance(r, ReplayReport) else
+                          {"error": r.to_dict()} for r in rows],
+              "summary": {"total": len(rows), "ok": sum(r.ok for r in reports),
+                          "diverged": sum(not r.ok for r in reports), "bad": len(bad)}})
+    else:
+        click.echo("\n".join(summary_table(rows, base=path)))
+    sys.exit(2 if bad else (1 if any(not r.ok for r in reports) else 0))
+
+
+def report_lines(report: ReplayReport) -> list[str]:
+    """A replay report for people."""
+    exp, act = report.expected, report.actual
+    head = f"replay {report.source} ({report.mode}): "
+    if report.ok:
+        return [head + f"ok, {report.steps} steps, {act.fsm}, verdict {act.verdict or '-'}"]
+    d = report.divergence
+    lines = [head + "DIVERGED"]
+    if d is not None:
+        lines += [f"  step:     {d.step} (line {d.line})",
+                  f"  state:    {d.state} ({d.skill or '-'})",
+                  f"  kind:     {d.kind}",
+                  f"  path:     {d.path}",
+                  f"  expected: {_short(d.expected)}",
+                  f"  actual:   {_short(d.actual)}"]
+    changed = "CHANGED" if report.verdict_changed else "unchanged"
+    lines += [f"  verdict:  {exp.verdict or '-'} -> {act.verdict or '-'} ({changed})",
+              f"  outcome:  {exp.fsm} after {exp.steps} steps -> {act.fsm} after "
+              f"{act.steps} steps"]
+    return lines
+
+
+def _short(value: Any, width: int = 160) -> str:
+    text = value if isinstance(value, str) else dumps(value).decode()
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def summary_table(rows: list[ReplayReport | RecordError], *, base: Path) -> list[str]:
+    """One row per record: steps, result, verdict, first divergence."""
+    out = [f"{'record':<32} {'mode':<6} {'steps':>5}  {'result':<10} {'verdict':<16} "
+           "first divergence"]
+    for r in rows:
+        if isinstance(r, RecordError):
+            src = str(r.context.get("source") or "-")
+            name = _rel(src, base)
+            out.append(f"{name:<32} {'-':<6} {'-':>5}  {r.code:<10} {'-':<16} {r.msg}")
+            continue
+        d = r.divergence
+        where = "-" if d is None else f"step {d.step} {d.state} {d.kind} at {d.path}"
+        verdict = r.actual.verdict or "-"
+        if r.verdict_changed:
+            verdict = f"{r.expected.verdict or '-'}->{verdict}"
+        out.append(f"{_rel(r.source, base):<32} {r.mode:<6} {r.steps:>5}  "
+                   f"{'ok' if r.ok else 'DIVERGED':<10} {verdict:<16} {where}")
+    ok = sum(1 for r in rows if isinstance(r, ReplayReport) and r.ok)
+    out.append(f"{ok} of {len(rows)} records replayed clean")
+    return out
+
+
+def _rel(source: str, base: Path) -> str:
+    try:
+        return str(Path(source).relative_to(base))
+    except ValueError:
+        return source
+
+
+@click.command()
+@click.argument("sid")
+@click.option("-o", "--output", "output", default=None, type=click.Path(dir_okay=False),
+              help="Write to this file instead of stdout.")
+@db_option
+def export(sid: str, output: str | None, db: str) -> None:
+    """Write the record of stored session SID (JSONL), as `--record` would have.
+
+    Only committed steps are stored, so an export holds no uncommitted step.
+    """
+    with engine(db, False, seed=False) as eng:
+        record = export_record(eng.store, sid, tools=engine_tools(eng),
+                               bindings=eng.driver.bindings)
+    data = record.to_bytes()
+    if output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    try:
+        Path(output).write_bytes(data)
+    except OSError as exc:
+        fail("RECORD_WRITE_FAILED", f"{output}: {exc.strerror or exc}", as_json=False)

@@ -1,0 +1,328 @@
+"""``claimfsm train``: fit the learned stance model and measure it honestly.
+
+The training data is every (claim, annotated evidence sentence, evidence label) triple of
+a dataset in the Climate-FEVER format. The model (:class:`skills.stance.model.StanceModel`)
+is a multinomial logistic regression over standardised features, fitted by accelerated
+gradient descent on a class-balanced cross-entropy with an L2 penalty: no randomness
+except the fixed-seed assignment of claims to folds, so the same data gives the same
+file.
+
+With a corpus (:mod:`fsm.eval.train.retrieved`) the thresholds, and how many ranked sentences
+per subclaim to judge, are chosen on the verdicts over the engine's own retrieved
+evidence instead of the annotated sentences.
+
+Figures are cross-validated *by claim*: the claims are split into K folds; for each fold
+a model is fitted on the other K-1, its verdict thresholds are chosen by an inner
+cross-validation on those K-1 folds only, and it is scored on the held-out fold. No
+figure comes from a claim the model (or its thresholds) saw. The file written is then
+fitted on every claim, with thresholds chosen on the out-of-fold predictions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict
+
+from fsm.eval.data import CLAIM_LABELS, EVIDENCE_LABELS, Dataset
+from fsm.eval.metrics import ClassScores, classification
+from fsm.eval.train.head import HeadSpec, head_data, head_fold
+from fsm.eval.train.retrieved import TOPS, Retrieved
+from fsm.eval.train.softmax import Fit, fit_softmax
+from fsm.eval.train.verdict import choose_head, fit_head, head_matrix
+from skills.stance.lexical import LABELS
+from skills.stance.model import Featurizer, StanceModel
+
+__all__ = [
+    "GRID_REFUTE",
+    "GRID_SUPPORT",
+    "Fit",
+    "Pairs",
+    "TrainReport",
+    "choose_thresholds",
+    "claim_verdicts",
+    "collect_pairs",
+    "fit",
+    "train",
+]
+
+Array = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+GRID_SUPPORT: tuple[float, ...] = tuple(round(0.2 + 0.05 * i, 2) for i in range(15))
+"""Candidate ``p(SUPPORTS)`` thresholds (0.2 .. 0.9)."""
+GRID_REFUTE: tuple[float, ...] = tuple(round(0.2 + 0.05 * i, 2) for i in range(16))
+"""Candidate ``p(REFUTES)`` thresholds (0.2 .. 0.95)."""
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """Training pairs; ``group[i]`` is the index of pair i's claim."""
+
+    claims: tuple[str, ...]
+    sentences: tuple[str, ...]
+    y: IntArray
+    group: IntArray
+    claim_labels: tuple[str, ...]
+
+
+def collect_pairs(data: Dataset) -> Pairs:
+    """Every (claim, annotated sentence) pair with its evidence label."""
+    texts = {c.id: c.claim for c in data.claims}
+    cl, se, ys, gs = [], [], [], []
+    for n, g in enumerate(data.gold):
+        for e in g.evidences:
+            cl.append(texts[g.id])
+            se.append(e.text)
+            ys.append(LABELS.index(e.label))
+            gs.append(n)
+    return Pairs(tuple(cl), tuple(se), np.asarray(ys, dtype=np.int64),
+                 np.asarray(gs, dtype=np.int64), tuple(g.label for g in data.gold))
+
+
+def fit(x: Array, y: IntArray, *, l2: float = 1e-3, iters: int = 400) -> Fit:
+    """The stance model: class-balanced softmax regression over the three stance labels."""
+    return fit_softmax(x, y, k=len(LABELS), l2=l2, iters=iters, balanced=True)
+
+
+def _clear(p: Array, st: float, rt: float) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    # Same rule as StanceModel.label: REFUTES when past its threshold by at least as much
+    # as SUPPORTS is past its own, else SUPPORTS when past its threshold.
+    ps, pr = p[:, 0], p[:, 1]
+    is_r = (pr >= rt) & (pr - rt >= ps - st)
+    return (~is_r) & (ps >= st), is_r
+
+
+def sentence_labels(p: Array, st: float, rt: float) -> list[str]:
+    """Each pair's clear label under thresholds ``(st, rt)``."""
+    is_s, is_r = _clear(p, st, rt)
+    return ["REFUTES" if r else "SUPPORTS" if s else "NOT_ENOUGH_INFO"
+            for s, r in zip(is_s, is_r, strict=True)]
+
+
+def claim_verdicts(p: Array, group: IntArray, n: int, st: float, rt: float) -> list[str]:
+    """The dataset's rule over each claim's sentences: DISPUTED when both a clear
+    SUPPORTS and a clear REFUTES, else SUPPORTS, else REFUTES, else NOT_ENOUGH_INFO."""
+    is_s, is_r = _clear(p, st, rt)
+    any_s = np.bincount(group, weights=is_s, minlength=n) > 0
+    any_r = np.bincount(group, weights=is_r, minlength=n) > 0
+    return ["DISPUTED" if s and r else "SUPPORTS" if s else "REFUTES" if r
+            else "NOT_ENOUGH_INFO" for s, r in zip(any_s, any_r, strict=True)]
+
+
+def _objective(gold: Sequence[str], pred: Sequence[str]) -> float:
+    c = classification(zip(gold, pred, strict=True), CLAIM_LABELS)
+    return c.accuracy + c.macro_f1
+
+
+def _best(
+    p: Array, group: IntArray, gold: Sequence[str], claims: IntArray
+) -> tuple[float, float, float]:
+    local = np.searchsorted(claims, group)
+    labels = [gold[int(g)] for g in claims]
+    best = (-1.0, GRID_SUPPORT[0], GRID_REFUTE[0])
+    for st in GRID_SUPPORT:
+        for rt in GRID_REFUTE:
+            val = _objective(labels, claim_verdicts(p, local, len(claims), st, rt))
+            if val > best[0] + 1e-12:
+                best = (val, st, rt)
+    return best
+
+
+def choose_thresholds(
+    p: Array, group: IntArray, gold: Sequence[str], claims: IntArray | None = None
+) -> tuple[float, float]:
+    """The grid point with the best verdict accuracy + macro-F1 over ``claims`` (default:
+    those in ``group``; a claim without pairs counts as NOT_ENOUGH_INFO). Ties: the first."""
+    ids = np.unique(group) if claims is None else np.sort(claims)
+    _, st, rt = _best(p, group, gold, ids)
+    return st, rt
+
+
+class TrainReport(BaseModel):
+    """What ``claimfsm train`` prints: the data, the CV figures, the model written."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    claims: int
+    pairs: int
+    folds: int
+    features: int
+    embedder: str | None
+    cv_stance: ClassScores
+    cv_verdict: ClassScores
+    cv_verdict_retrieved: ClassScores | None = None
+    """The verdict on the engine's own retrieved evidence (with ``--corpus``)."""
+    fold_thresholds: list[tuple[float, float]]
+    cv_verdict_head: ClassScores | None = None
+    """The claim-level head's verdict on the engine's retrieved evidence (held-out claims)."""
+    head_params: list[tuple[float, float]] = []
+    """The head's ``(l2, alpha)`` chosen in each fold (inner cross-validation)."""
+    head: tuple[float, float] | None = None
+    """The written head's ``(l2, alpha)``, or None when it has no head."""
+    head_embedder: str | None = None
+    support_t: float
+    refute_t: float
+    top: int
+    out: str
+
+
+def _folds(n: int, k: int, seed: int) -> IntArray:
+    order = np.random.default_rng(seed).permutation(n)
+    fold = np.empty(n, dtype=np.int64)
+    fold[order] = np.arange(n) % k
+    return fold
+
+
+def _oof(
+    x: Array, pairs: Pairs, fold_of: IntArray, folds: Sequence[int],
+    fitter: Callable[[Array, IntArray], Fit], extra: tuple[Array, IntArray] | None,
+) -> tuple[Array, Array | None]:
+    """Out-of-fold probabilities for the pairs whose claim is in ``folds`` (and for the
+    ``extra`` rows, given with their claim indexes)."""
+    p = np.zeros((len(pairs.y), len(LABELS)))
+    q = None if extra is None else np.zeros((len(extra[0]), len(LABELS)))
+    pf = fold_of[pairs.group]
+    for f in folds:
+        tr = np.isin(pf, [g for g in folds if g != f])
+        model = fitter(x[tr], pairs.y[tr])
+        p[pf == f] = model.probabilities(x[pf == f])
+        if extra is not None and q is not None:
+            te = fold_of[extra[1]] == f
+            q[te] = model.probabilities(extra[0][te])
+    return p, q
+
+
+@dataclass(frozen=True)
+class _Choice:
+    top: int
+    st: float
+    rt: float
+
+
+def _choose(
+    p: Array, q: Array | None, pairs: Pairs, retrieved: Retrieved | None, claims: IntArray,
+    mask: npt.NDArray[np.bool_], rmask: npt.NDArray[np.bool_] | None,
+) -> _Choice:
+    """Thresholds (and ``top``) on the retrieved evidence when there is some, else on
+    the annotated sentences; only ``claims`` (and the rows under the masks) count."""
+    if retrieved is None or q is None or rmask is None:
+        st, rt = choose_thresholds(p[mask], pairs.group[mask], pairs.claim_labels, claims)
+        return _Choice(5, st, rt)
+    best = (-1.0, _Choice(5, 0.5, 0.5))
+    for top in TOPS:
+        m = rmask & (retrieved.rank < top)
+        val, st, rt = _best(q[m], retrieved.group[m], pairs.claim_labels, claims)
+        if val > best[0] + 1e-12:
+            best = (val, _Choice(top, st, rt))
+    return best[1]
+
+
+def _verdicts(
+    p: Array, group: IntArray, claims: IntArray, c: _Choice
+) -> dict[int, str]:
+    local = np.searchsorted(claims, group)
+    return dict(zip((int(g) for g in claims),
+                    claim_verdicts(p, local, len(claims), c.st, c.rt), strict=True))
+
+
+def train(
+    data: Dataset, out: str | Path, *, folds: int = 5, featurizer: Featurizer | None = None,
+    embedder: str | None = None, seed: int = 13, l2: float = 1e-3, iters: int = 400,
+    retrieved: Retrieved | None = None, on_fold: Callable[[int, int], None] | None = None,
+    head: HeadSpec | None = None,
+) -> TrainReport:
+    """Cross-validate (nested, by claim), then fit on everything and write ``out``; with
+    ``retrieved`` and ``head``, the claim-level verdict head too (stacked on out-of-fold
+    stance probabilities, see :mod:`fsm.eval.train.verdict`)."""
+    feat = featurizer or Featurizer()
+    pairs = collect_pairs(data)
+    n = len(pairs.claim_labels)
+    x = feat.matrix(list(zip(pairs.claims, pairs.sentences, strict=True)))
+    extra = None if retrieved is None else (feat.matrix(list(retrieved.pairs)), retrieved.group)
+    fold_of = _folds(n, folds, seed)
+    pf = fold_of[pairs.group]
+    rf = None if retrieved is None else fold_of[retrieved.group]
+
+    def fitter(a: Array, b: IntArray) -> Fit:
+        return fit(a, b, l2=l2, iters=iters)
+
+    hd = (None if head is None or retrieved is None or extra is None
+          else head_data(data, retrieved, extra[0], pairs.claim_labels, head))
+    v_head: dict[int, str] = {}
+    head_params: list[tuple[float, float]] = []
+
+    stance_pred: list[str] = [""] * len(pairs.y)
+    v_gold: dict[int, str] = {}
+    v_retr: dict[int, str] = {}
+    chosen: list[tuple[float, float]] = []
+    for f in range(folds):
+        rest = [g for g in range(folds) if g != f]
+        p_in, q_in = _oof(x, pairs, fold_of, rest, fitter, extra)
+        train_claims = np.flatnonzero(fold_of != f)
+        c = _choose(p_in, q_in, pairs, retrieved, train_claims, pf != f,
+                    None if rf is None else rf != f)
+        chosen.append((c.st, c.rt))
+        te = pf == f
+        model = fitter(x[~te], pairs.y[~te])
+        p_te = model.probabilities(x[te])
+        for i, lab in zip(np.flatnonzero(te), sentence_labels(p_te, c.st, c.rt), strict=True):
+            stance_pred[int(i)] = lab
+        held = np.flatnonzero(fold_of == f)
+        v_gold.update(_verdicts(p_te, pairs.group[te], held, c))
+        if extra is not None and retrieved is not None and rf is not None:
+            m = (rf == f) & (retrieved.rank < c.top)
+            v_retr.update(_verdicts(model.probabilities(extra[0][m]), retrieved.group[m],
+                                    held, c))
+        if hd is not None and q_in is not None and rf is not None and extra is not None:
+            q = q_in.copy()
+            q[rf == f] = model.probabilities(extra[0][rf == f])
+            preds, params = head_fold(hd, q, fold_of, f)
+            v_head.update(preds)
+            head_params.append(params)
+        if on_fold is not None:
+            on_fold(f + 1, folds)
+    gold_stance = [LABELS[int(c)] for c in pairs.y]
+    cv_stance = classification(zip(gold_stance, stance_pred, strict=True), EVIDENCE_LABELS)
+    cv_verdict = classification(((pairs.claim_labels[g], v_gold[g]) for g in range(n)),
+                                CLAIM_LABELS)
+    cv_retr = (classification(((pairs.claim_labels[g], v_retr[g]) for g in range(n)),
+                              CLAIM_LABELS) if retrieved is not None else None)
+    p_all, q_all = _oof(x, pairs, fold_of, list(range(folds)), fitter, extra)
+    final_choice = _choose(p_all, q_all, pairs, retrieved, np.arange(n),
+                           np.ones(len(pairs.y), dtype=bool),
+                           None if retrieved is None else np.ones(len(retrieved.rank), bool))
+    final = fitter(x, pairs.y)
+    cv_head = (classification(((pairs.claim_labels[g], v_head[g]) for g in range(n)),
+                              CLAIM_LABELS) if hd is not None else None)
+    vhead = None
+    if hd is not None and q_all is not None:
+        h_all = head_matrix(hd, q_all)
+        hl2, alpha = choose_head(h_all, hd.y, fold_of)
+        vhead = fit_head(h_all, hd.y, hd, hl2, alpha)
+    figures = {"cv_stance": cv_stance, "cv_verdict": cv_verdict, "cv_verdict_retrieved": cv_retr,
+               "cv_verdict_head": cv_head}
+    meta: dict[str, Any] = {
+        "claims": n, "pairs": len(pairs.y), "folds": folds, "seed": seed, "l2": l2,
+        "iters": iters, **{k: {"accuracy": v.accuracy, "macro_f1": v.macro_f1}
+                           for k, v in figures.items() if v is not None},
+    }
+    dim = (x.shape[1] - len(feat.names())) // 2
+    written = StanceModel(features=feat.names(dim), weights=final.weights, bias=final.bias,
+                        mean=final.mean, scale=final.scale, support_t=final_choice.st,
+                        refute_t=final_choice.rt, embedder=embedder, top=final_choice.top,
+                        meta=meta, verdict=vhead)
+    written.save(out)
+    return TrainReport(claims=n, pairs=len(pairs.y), folds=folds, features=x.shape[1],
+                       embedder=embedder, cv_stance=cv_stance, cv_verdict=cv_verdict,
+                       cv_verdict_retrieved=cv_retr, fold_thresholds=chosen,
+                       cv_verdict_head=cv_head, head_params=head_params,
+                       head=None if vhead is None else (vhead.l2, vhead.alpha),
+                       head_embedder=None if vhead is None else vhead.embedder,
+                       support_t=final_choice.st, refute_t=final_choice.rt,
+                       top=final_choice.top, out=str(out))

@@ -1,0 +1,75 @@
+"""Record and replay: the record file format, the writer behind ``--record`` and
+``claimfsm export``, strict/tools/live replay with divergence reports, and the recorded
+tool runtime and clock replay answers from.
+
+Part of fsm's tools: it may import the engine core (``fsm.driver``, ``fsm.machine``,
+``fsm.bindings``, ...), ``skills`` and ``state``; never ``fsm.cli``, ``fsm.eval``,
+``fsm.bench`` or ``fsm.testing``. The core never imports this package.
+"""
+
+from fsm.replay.runner import (
+    MODES,
+    Divergence,
+    Mode,
+    Outcome,
+    ReplayReport,
+    replay_record,
+)
+from fsm.replay.record import (
+    FORMAT_VERSION,
+    End,
+    Entry,
+    Header,
+    Record,
+    RecordError,
+    Rewind,
+    Step,
+    encode_line,
+    engine_version,
+    parse_record,
+    read_record,
+)
+from fsm.replay.write import (
+    RecordWriteError,
+    Recorder,
+    export_record,
+    header_for,
+    step_from_result,
+    tools_info,
+)
+from fsm.replay.diff import ABSENT, first_diff, join_path
+from fsm.replay.tools import RecordedTools, ReplayClock, Unrecorded, runtime_from_info
+
+__all__ = [
+    "ABSENT",
+    "Divergence",
+    "End",
+    "Entry",
+    "FORMAT_VERSION",
+    "Header",
+    "MODES",
+    "Mode",
+    "Outcome",
+    "Record",
+    "RecordError",
+    "RecordWriteError",
+    "RecordedTools",
+    "Recorder",
+    "ReplayClock",
+    "ReplayReport",
+    "Rewind",
+    "Step",
+    "Unrecorded",
+    "encode_line",
+    "engine_version",
+    "export_record",
+    "first_diff",
+    "header_for",
+    "join_path",
+    "parse_record",
+    "read_record",
+    "replay_record",
+    "runtime_from_info",
+    "step_from_result",
+    "tools_info",
+]

@@ -1,0 +1,180 @@
+"""Writing records: the recorder (the driver's ``on_step`` hook) and the export of a
+stored session, which rebuilds the same lines from its revisions.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from fsm.bindings import DEFAULT_BINDINGS, Binding
+from fsm.driver import StepResult
+from fsm.errors import ClaimFsmError
+from fsm.machine import DEFAULT_MACHINE
+from fsm.replay.record import (
+    FORMAT_VERSION,
+    End,
+    Entry,
+    Header,
+    Record,
+    RecordError,
+    Rewind,
+    Step,
+    encode_line,
+    engine_version,
+)
+from skills.context import ToolCall
+from state.model import Revision
+from state.store import StateStore
+
+__all__ = [
+    "RecordWriteError",
+    "Recorder",
+    "export_record",
+    "header_for",
+    "step_from_result",
+    "tools_info",
+]
+
+
+class RecordWriteError(ClaimFsmError):
+    """The record file could not be written."""
+
+    code = "RECORD_WRITE_FAILED"
+
+
+def tools_info(
+    *, documents: int, facts: int, limits: Mapping[str, Any] | None = None,
+    fallbacks: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The header's ``tools``: index size, rate limits (``{tool: {capacity, per_seconds}}``)
+    and fallbacks; live replay rebuilds the same runtime from it."""
+    return {"documents": documents, "facts": facts, "limits": dict(limits or {}),
+            "fallbacks": dict(fallbacks or {})}
+
+
+def header_for(first: Revision, tools: dict[str, Any] | None, machine: str) -> Header:
+    """The header of the session that starts at revision ``first``."""
+    return Header(format=FORMAT_VERSION, engine=engine_version(), machine=machine,
+                  sid=first.sid, claim=first.state.claim, config=dict(first.state.config),
+                  ts=first.ts, tools=tools)
+
+
+def step_from_result(result: StepResult, head: int) -> Step:
+    """The step line of one driver step taken at head revision ``head``."""
+    rev = result.revision
+    return Step(head=head, rev=None if rev is None else rev.rev, before=result.before,
+                after=result.after, skill=result.skill, committed=rev is not None,
+                ts=result.ts, input=result.input, calls=list(result.calls),
+                envelope=result.envelope.to_dict(),
+                policy=None if rev is None else dict(rev.state.policy),
+                runtime=None if rev is None else dict(rev.state.runtime))
+
+
+def _end_for(rev: Revision) -> End:
+    verdict = rev.state.verdict.get("label") if rev.state.verdict else None
+    return End(rev=rev.rev, fsm=rev.fsm, verdict=verdict)
+
+
+class Recorder:
+    """Writes a record as the session runs; use as the driver's ``on_step`` hook.
+
+    ``append=True`` continues an existing file (``claimfsm step --record``); ``head`` is
+    the session's head revision when recording starts.
+    """
+
+    def __init__(self, path: str | Path, *, append: bool = False, head: int = 0,
+                 finals: frozenset[str] = DEFAULT_MACHINE.finals,
+                 machine: str = DEFAULT_MACHINE.name) -> None:
+        self.path = Path(path)
+        self.finals = finals
+        self.machine = machine
+        self.head = head
+        try:
+            self._fh: IO[bytes] = self.path.open("ab" if append else "wb")
+        except OSError as exc:
+            raise RecordWriteError(f"{self.path}: {exc.strerror or exc}") from None
+
+    def header(self, first: Revision, tools: dict[str, Any] | None) -> None:
+        """Write the header line for the session that starts at ``first``."""
+        self._write(encode_line(header_for(first, tools, self.machine)))
+
+    def write(self, record: Record) -> None:
+        """Write a whole record (an export that a later step continues)."""
+        self._write(record.to_bytes())
+        if record.entries:
+            last = record.entries[-1]
+            self.head = last.rev if last.rev is not None else last.head
+
+    def __call__(self, result: StepResult) -> None:
+        head = self.head if result.revision is None else result.revision.rev - 1
+        out = encode_line(step_from_result(result, head))
+        if result.revision is not None:
+            self.head = result.revision.rev
+            if result.after in self.finals:
+                out += encode_line(_end_for(result.revision))
+        self._write(out)
+
+    def _write(self, data: bytes) -> None:
+        # One write and a flush per step: a crash leaves whole lines behind, at most the
+        # last one cut short, which the reader reports as truncated.
+        try:
+            self._fh.write(data)
+            self._fh.flush()
+        except OSError as exc:
+            raise RecordWriteError(f"{self.path}: {exc.strerror or exc}") from None
+
+    def close(self) -> None:
+        """Close the file."""
+        self._fh.close()
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def export_record(
+    store: StateStore, sid: str, *, tools: dict[str, Any] | None,
+    bindings: Mapping[str, Binding] = DEFAULT_BINDINGS, machine: str = DEFAULT_MACHINE.name,
+    finals: frozenset[str] = DEFAULT_MACHINE.finals,
+) -> Record:
+    """The record of a stored session, rebuilt from its revisions.
+
+    Inputs come from the bindings applied to each parent revision's state (as the driver
+    built them), tool calls from the revision's ``ToolCalls`` event. Uncommitted steps
+    leave no revision, so they are not in an export.
+    """
+    history = list(store.history(sid))
+    entries: list[Entry] = []
+    for parent, rev in itertools.pairwise(history):
+        entries.append(_entry_of(parent, rev, bindings))
+    head = history[-1]
+    end = _end_for(head) if head.fsm in finals else None
+    return Record(header=header_for(history[0], tools, machine), entries=tuple(entries),
+                  end=end)
+
+
+def _entry_of(parent: Revision, rev: Revision, bindings: Mapping[str, Binding]) -> Entry:
+    if rev.skill == "rewind":
+        to = next((e.get("to") for e in rev.events if e.get("type") == "Rewind"), None)
+        if not isinstance(to, int):
+            raise RecordError(f"revision {rev.rev}: rewind without a target", source=rev.sid)
+        return Rewind(head=parent.rev, rev=rev.rev, to=to, ts=rev.ts)
+    binding = bindings.get(rev.skill or "")
+    if binding is None or rev.envelope is None:
+        raise RecordError(f"revision {rev.rev}: skill {rev.skill!r} has no binding to "
+                          "rebuild its input from", source=rev.sid)
+    st = {"sid": parent.sid, "rev": parent.rev, "fsm": parent.fsm}
+    calls: list[ToolCall] = []
+    for event in rev.events:
+        if event.get("type") == "ToolCalls":
+            calls.extend(ToolCall.model_validate(c) for c in event.get("calls", []))
+    return Step(head=parent.rev, rev=rev.rev, before=parent.fsm, after=rev.fsm,
+                skill=rev.skill, committed=True, ts=rev.ts,
+                input=binding.to_input(parent.state, st), calls=calls,
+                envelope=dict(rev.envelope), policy=dict(rev.state.policy),
+                runtime=dict(rev.state.runtime))

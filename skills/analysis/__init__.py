@@ -1,0 +1,85 @@
+"""Claim analysis shared by the skills: text utilities (tokens, stems, keywords,
+numbers, negation), the claim splitter, the query-term analysis and source choice of the
+Evidence Query Planner, and their word lists.
+
+Pure functions over strings; imports nothing from ``fsm``, ``state`` or the other
+skill modules.
+"""
+
+from skills.analysis.text import NEGATIONS, STOPWORDS, keywords, numbers, stem, tokens, words
+from skills.analysis.split import split_claim
+from skills.analysis.terms import (
+    MAX_PHRASE,
+    MAX_SPAN,
+    Analysis,
+    Term,
+    TermKind,
+    Tok,
+    analyse,
+    gerund,
+)
+from skills.analysis.sources import (
+    SOURCES,
+    Source,
+    choose_lim,
+    choose_sources,
+    is_commercial_or_personal,
+    is_kb_fact,
+    is_recent,
+)
+from skills.analysis.lexicon import (
+    AUXILIARIES,
+    COMMON_TITLE_WORDS,
+    DETERMINERS,
+    ED_NOT_VERBS,
+    GENERIC_WORDS,
+    IRREGULAR_VERBS,
+    PLURAL_AUXILIARIES,
+    PROGRESSIVE_AUXILIARIES,
+    QUERY_NOISE,
+    RECENCY_PHRASES,
+    SUBJECT_PRONOUNS,
+    is_finite_verb,
+    is_regular_past,
+    word_set,
+)
+
+__all__ = [
+    "AUXILIARIES",
+    "Analysis",
+    "COMMON_TITLE_WORDS",
+    "DETERMINERS",
+    "ED_NOT_VERBS",
+    "GENERIC_WORDS",
+    "IRREGULAR_VERBS",
+    "MAX_PHRASE",
+    "MAX_SPAN",
+    "NEGATIONS",
+    "PLURAL_AUXILIARIES",
+    "PROGRESSIVE_AUXILIARIES",
+    "QUERY_NOISE",
+    "RECENCY_PHRASES",
+    "SOURCES",
+    "STOPWORDS",
+    "SUBJECT_PRONOUNS",
+    "Source",
+    "Term",
+    "TermKind",
+    "Tok",
+    "analyse",
+    "choose_lim",
+    "choose_sources",
+    "gerund",
+    "is_commercial_or_personal",
+    "is_finite_verb",
+    "is_kb_fact",
+    "is_recent",
+    "is_regular_past",
+    "keywords",
+    "numbers",
+    "split_claim",
+    "stem",
+    "tokens",
+    "word_set",
+    "words",
+]

@@ -1,0 +1,45 @@
+"""The stance judge's machinery, behind the ``stance_judge`` skill: the lexical judge
+(features, lexicon, number checks, thresholds, combining sentence stances into a
+verdict) and the optional learned model with its claim-level verdict head.
+
+May import ``skills.analysis``, ``skills.embed`` and ``skills.envelope``/``base``; never
+``fsm`` or ``state``. The learned modules need numpy and are not imported here.
+"""
+
+from skills.stance.lexical import LABELS, Label, Stance, relevance, sentence_stance
+from skills.stance.config import (
+    CALIBRATED_CONFIG,
+    DEFAULT_CONFIG,
+    PROFILES,
+    Profile,
+    StanceConfig,
+)
+from skills.stance.combine import Combined, combine_stances, is_disputed
+from skills.stance.numbers import (
+    NUMBER_WORDS,
+    Num,
+    NumberCheck,
+    compare_numbers,
+    find_numbers,
+)
+
+__all__ = [
+    "CALIBRATED_CONFIG",
+    "Combined",
+    "DEFAULT_CONFIG",
+    "LABELS",
+    "Label",
+    "NUMBER_WORDS",
+    "Num",
+    "NumberCheck",
+    "PROFILES",
+    "Profile",
+    "Stance",
+    "StanceConfig",
+    "combine_stances",
+    "compare_numbers",
+    "find_numbers",
+    "is_disputed",
+    "relevance",
+    "sentence_stance",
+]

@@ -1,0 +1,123 @@
+"""Numbers in claims and sentences: what kind of quantity, and do they agree?
+
+A year in the claim against a different year in the sentence is a clash; a count
+against another count clashes only when both count the same thing, i.e. the words right
+after the two numbers overlap ("3 astronauts" vs "two astronauts",
+not "3 astronauts" vs "5 students"). A number right after a name is part of the name
+("Apollo 13") and is matched with it, not as a quantity.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from skills.stance.lexicon import is_month, is_name, term
+from skills.analysis.text import STOPWORDS, words
+
+__all__ = ["NUMBER_WORDS", "Num", "NumberCheck", "compare_numbers", "find_numbers"]
+
+_NUM = re.compile(
+    r"(?<![A-Za-z0-9.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(s\b)?(\s*(?:%|percent\b|per cent\b))?"
+)
+_NAME_BEFORE = re.compile(r"([A-Za-z]+)[ -]$")
+NUMBER_WORDS: dict[str, int] = {
+    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "dozen": 12,
+}
+"""Number words read as numbers ("one" is left out: it is mostly a pronoun)."""
+
+
+@dataclass(frozen=True)
+class Num:
+    """A number as written, its value, its kind (year, decade, day, pct, num, or name
+    as in "Apollo 13") and the terms right after it (what it counts)."""
+
+    text: str
+    value: float
+    kind: str
+    context: frozenset[str]
+
+
+@dataclass(frozen=True)
+class NumberCheck:
+    """Claim numbers the sentence repeats, contradicts (claim, sentence), or leaves out."""
+
+    agree: tuple[str, ...]
+    clash: tuple[tuple[str, str], ...]
+    unconfirmed: tuple[str, ...]
+
+
+def _context(text: str, end: int) -> frozenset[str]:
+    # What a number counts is named right after it: "3 astronauts", "97% of scientists".
+    after = [w for w in words(text[end:]) if w.lower() not in STOPWORDS][:2]
+    return frozenset(term(w) for w in after if not w[0].isdigit())
+
+
+def find_numbers(text: str) -> tuple[Num, ...]:
+    """Numbers in ``text`` (digits and a few number words) with kind and context."""
+    out: list[Num] = []
+    for m in _NUM.finditer(text):
+        raw, decade, pct = m.group(1), m.group(2), m.group(3)
+        value = float(raw.replace(",", ""))
+        prev = words(text[: m.start()])[-1:]
+        nxt = words(text[m.end():])[:1]
+        named = _NAME_BEFORE.search(text[: m.start()])
+        if not pct and not decade and raw.isdigit() and named and is_name(named.group(1)):
+            kind = "name"
+        elif pct:
+            kind = "pct"
+        elif decade and value.is_integer() and 1000 <= value <= 2100 and value % 10 == 0:
+            kind = "decade"
+        elif "." not in raw and "," not in raw and len(raw) == 4 and 1000 <= value <= 2100:
+            kind = "year"
+        elif value <= 31 and any(is_month(w) for w in prev + nxt):
+            kind = "day"
+        else:
+            kind = "num"
+        shown = raw + (decade or "") + ("%" if pct else "")
+        out.append(Num(shown, value, kind, _context(text, m.end())))
+    for m in re.finditer(r"[A-Za-z]+", text):
+        if m.group().lower() in NUMBER_WORDS:
+            value = float(NUMBER_WORDS[m.group().lower()])
+            out.append(Num(m.group(), value, "num", _context(text, m.end())))
+    return tuple(out)
+
+
+def _same_quantity(c: Num, s: Num) -> bool:
+    times = {"year", "decade"}
+    if c.kind in times and s.kind in times:
+        return True
+    return c.kind == s.kind and (c.kind == "day" or bool(c.context & s.context))
+
+
+def _agrees(c: Num, s: Num, tol: float) -> bool:
+    if c.kind == "year" and s.kind == "decade":
+        return s.value <= c.value < s.value + 10
+    if c.kind == "decade" and s.kind == "year":
+        return c.value <= s.value < c.value + 10
+    if {c.kind, s.kind} & {"year", "decade"}:
+        return c.kind == s.kind and c.value == s.value
+    return abs(c.value - s.value) <= tol * max(abs(c.value), abs(s.value))
+
+
+def compare_numbers(claim: Sequence[Num], sent: Sequence[Num], tol: float) -> NumberCheck:
+    """Each claim number: repeated (agree), replaced by another of the same quantity
+    (clash), or absent (unconfirmed)."""
+    agree: list[str] = []
+    clash: list[tuple[str, str]] = []
+    unconfirmed: list[str] = []
+    sent = [s for s in sent if s.kind != "name"]
+    for c in claim:
+        if c.kind == "name":
+            continue  # part of a name: matched with the name, not as a quantity
+        if any(_agrees(c, s, tol) for s in sent):
+            agree.append(c.text)
+            continue
+        rival = next((s for s in sent if _same_quantity(c, s)), None)
+        if rival is None:
+            unconfirmed.append(c.text)
+        else:
+            clash.append((c.text, rival.text))
+    return NumberCheck(tuple(agree), tuple(clash), tuple(unconfirmed))

@@ -1,0 +1,238 @@
+"""The plumbing under :class:`state.sqlite.store.SQLiteStore`: options, connections, the
+read and write paths, the decoded-revision and blob caches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+from state import codec
+from state.codec import CodecError
+from state.errors import StoreError, UnknownRevision, UnknownSession
+from state.model import Revision
+from state.sqlite.db import (
+    DURABILITY_MODES,
+    CorruptStore,
+    Durability,
+    GroupCommitter,
+    connect,
+    init_schema,
+    is_busy,
+    retrying,
+    transaction,
+)
+from state.sqlite.decode import ChainDecoder
+from state.sqlite.lru import Lru
+from state.sqlite.read import READ_ROWS, read_revision
+from state.sqlite.rows import Encoded, Entry, Row, inflate
+
+__all__ = ["INSERT_BLOB", "INSERT_ROW", "SQLiteCore"]
+
+T = TypeVar("T")
+INSERT_ROW = (
+    "INSERT INTO st_revisions (k, parent_rev, kind, fsm, skill, ts, body, extra, hash)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+INSERT_BLOB = "INSERT OR IGNORE INTO st_blobs (h, z, data) VALUES (?, ?, ?)"
+_CHAIN_RANGE = (
+    "SELECT k & 4294967295, parent_rev, kind, fsm, skill, ts, body, extra, hash"
+    " FROM st_revisions WHERE k BETWEEN ?1 AND ?2 ORDER BY k"
+)
+_MAX_REV = 0xFFFFFFFF
+
+
+class SQLiteCore:
+    """Connection, caches and the read/write paths (see :class:`state.sqlite.store.SQLiteStore`)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        durability: Durability = "normal",
+        snapshot_every: int = 8,
+        cache_size: int = 1024,
+        busy_timeout: float = 30.0,
+        group_window: float = 0.0,
+    ) -> None:
+        if durability not in DURABILITY_MODES:
+            raise ValueError(f"durability must be one of {DURABILITY_MODES}, got {durability!r}")
+        if snapshot_every < 1:
+            raise ValueError("snapshot_every must be at least 1")
+        self.path = os.fspath(path)
+        self.durability = durability
+        self.snapshot_every = snapshot_every
+        self._budget = busy_timeout
+        self._lock = threading.RLock()
+        self._conn = connect(self.path, durability, busy_timeout)
+        try:
+            init_schema(self._conn, busy_timeout)
+        except BaseException:
+            self._conn.close()
+            raise
+        self._ids: dict[str, int] = {}
+        self._entries: Lru[tuple[str, int], Entry] = Lru(cache_size)
+        self._blobs: Lru[str, bytes] = Lru(max(64, cache_size // 4))
+        self._known: Lru[str, bool] = Lru(65536)
+        self._group: GroupCommitter | None = None
+        if durability == "group":
+            self._group = GroupCommitter(
+                lambda: connect(self.path, "group", busy_timeout), busy_timeout, group_window
+            )
+        self._closed = False
+
+    def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            if self._closed:
+                raise StoreError("store is closed")
+            try:  # the first try without ``retrying``'s set-up: reads are rarely busy
+                return fn(self._conn)
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
+            return retrying(lambda: fn(self._conn), self._budget)
+
+    def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self._group is not None:
+            return self._group.submit(fn)
+        with self._lock:
+            if self._closed:
+                raise StoreError("store is closed")
+            return transaction(self._conn, fn, self._budget)
+
+    def _session(self, sid: str) -> tuple[int, int]:
+        """``(session number, head)``; raises :class:`UnknownSession`."""
+        row = self._read(
+            lambda c: c.execute("SELECT id, head FROM st_sessions WHERE sid=?", (sid,)).fetchone()
+        )
+        if row is None:
+            raise UnknownSession(f"no session {sid!r}", sid=sid)
+        self._ids[sid] = row[0]
+        return row[0], row[1]
+
+    def _fetch(self, digest: str) -> bytes:
+        raw = self._blobs.get(digest)
+        if raw is not None:
+            return raw
+        row = self._read(
+            lambda c: c.execute(
+                "SELECT z, data FROM st_blobs WHERE h=?", (bytes.fromhex(digest),)
+            ).fetchone()
+        )
+        if row is None:
+            raise CodecError(f"blob {digest[:12]} is missing")
+        raw = codec.unpack_blob(row[0], row[1])
+        if hashlib.sha256(raw).hexdigest() != digest:
+            raise CodecError(f"blob {digest[:12]} does not match its hash")
+        self._blobs.put(digest, raw)
+        self._known.put(digest, True)
+        return raw
+
+    def _decode(
+        self, sid: str, rows: list[Row], start: Entry | None = None, *, every: bool = True
+    ) -> list[Entry]:
+        """Entries for ``rows`` (all of them, or with ``every=False`` only the last)."""
+        decoder = ChainDecoder(sid) if start is None else ChainDecoder.resume(sid, start)
+        out: list[Entry] = []
+        last = len(rows) - 1
+        try:
+            for i, row in enumerate(rows):
+                decoder.feed(row[2], row[6])
+                if every or i == last:
+                    entry = decoder.revision(row, self._fetch)
+                    self._entries.put((sid, row[0]), entry)
+                    out.append(entry)
+        except (ValueError, TypeError, KeyError) as exc:  # CodecError, or rows of wrong types
+            raise CorruptStore(f"session {sid!r} does not decode: {exc}", sid=sid) from exc
+        return out
+
+    def _entry(self, sid: str, rev: int, session: int | None = None) -> Entry:
+        cached = self._entries.get((sid, rev))
+        if cached is not None:
+            return cached
+        if session is None:
+            session = self._ids.get(sid) or self._session(sid)[0]
+        if not 0 <= rev <= _MAX_REV:  # beyond it, keys would run into the next session
+            raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
+        base = session << 32
+        entries = self._entries
+        if len(entries):
+            # Resume from a cached ancestor when one is near (a head that moved on, a
+            # walk forward) instead of starting again at the snapshot.
+            for back in range(rev - 1, max(-1, rev - self.snapshot_every - 1), -1):
+                if entries.peek((sid, back)) is not None:
+                    start = entries.get((sid, back))
+                    if start is not None:
+                        return self._resume(sid, rev, base, start)
+        target = base + rev
+        rows = self._read(lambda c: c.execute(READ_ROWS, (base, target)).fetchall())
+        try:
+            entry = read_revision(sid, rev, target, rows, self._fetch)
+        except (ValueError, TypeError, KeyError) as exc:  # CodecError, or rows of wrong types
+            raise CorruptStore(f"session {sid!r} does not decode: {exc}", sid=sid) from exc
+        if entry is None:
+            raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
+        entries.put((sid, rev), entry)
+        return entry
+
+    def _resume(self, sid: str, rev: int, base: int, start: Entry) -> Entry:
+        bounds = (base + start.revision.rev + 1, base + rev)
+        rows = inflate(self._read(lambda c: c.execute(_CHAIN_RANGE, bounds).fetchall()))
+        if not rows or rows[-1][0] != rev:
+            raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
+        return self._decode(sid, rows, start, every=False)[-1]
+
+    def _new_blobs(self, encoded: Encoded) -> list[tuple[bytes, int, bytes]]:
+        return [
+            (bytes.fromhex(h), *codec.pack_blob(raw))
+            for h, raw in encoded.blobs.items()
+            if h not in self._known
+        ]
+
+    def _remember(self, sid: str, encoded: Encoded) -> None:
+        self._entries.put((sid, encoded.row[0]), encoded.entry)
+        for digest in encoded.blobs:
+            self._known.put(digest, True)
+
+    @staticmethod
+    def _check_stamp(revision: Revision) -> None:
+        if revision.state.sid != revision.sid:
+            raise ValueError(
+                f"revision.sid {revision.sid!r} differs from state.sid {revision.state.sid!r}"
+            )
+
+    def stats(self) -> dict[str, int]:
+        """Row, blob and byte counts of the ``st_`` tables (plus group-commit counters)."""
+
+        def count(c: sqlite3.Connection) -> dict[str, int]:
+            rows, body, extra = c.execute(
+                "SELECT count(*), coalesce(sum(length(body)), 0), coalesce(sum(length(extra)), 0)"
+                " FROM st_revisions").fetchone()
+            blobs, blob_bytes = c.execute(
+                "SELECT count(*), coalesce(sum(length(data)), 0) FROM st_blobs").fetchone()
+            snaps = c.execute("SELECT count(*) FROM st_revisions WHERE kind=0").fetchone()[0]
+            return {"revisions": rows, "snapshots": snaps, "body_bytes": body,
+                    "extra_bytes": extra, "blobs": blobs, "blob_bytes": blob_bytes}
+
+        out = self._read(count)
+        if self._group is not None:
+            out["group_batches"], out["group_commits"] = self._group.batches, self._group.jobs
+        return out
+
+    def clear_cache(self) -> None:
+        """Forget decoded revisions and blobs (the next reads decode from the file)."""
+        self._entries.clear()
+        self._blobs.clear()
+
+    def close(self) -> None:
+        """Finish queued group commits and close the connections (idempotent)."""
+        if self._group is not None:
+            self._group.close()
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._conn.close()

@@ -1,0 +1,267 @@
+"""SQLite plumbing for :class:`state.sqlite.store.SQLiteStore`: connections, the ``st_`` schema,
+bounded retry on SQLITE_BUSY, write transactions and the group committer.
+"""
+
+from __future__ import annotations
+
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from state.errors import StoreError
+
+__all__ = [
+    "DURABILITY_MODES",
+    "SCHEMA_VERSION",
+    "ChainBroken",
+    "CorruptStore",
+    "Durability",
+    "GroupCommitter",
+    "StoreBusy",
+    "connect",
+    "init_schema",
+    "is_busy",
+    "retrying",
+    "transaction",
+]
+
+Durability = Literal["full", "normal", "group"]
+DURABILITY_MODES: tuple[str, ...] = ("full", "normal", "group")
+SCHEMA_VERSION = "1"
+T = TypeVar("T")
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS st_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # id gives creation order and the high half of st_revisions.k.
+    "CREATE TABLE IF NOT EXISTS st_sessions ("
+    " id INTEGER PRIMARY KEY, sid TEXT NOT NULL UNIQUE, head INTEGER NOT NULL)",
+    # k = session id << 32 | rev: one b-tree, and a session is one contiguous key range.
+    "CREATE TABLE IF NOT EXISTS st_revisions ("
+    " k INTEGER PRIMARY KEY, parent_rev INTEGER, kind INTEGER NOT NULL,"
+    " fsm TEXT NOT NULL, skill TEXT, ts TEXT NOT NULL,"
+    " body BLOB NOT NULL, extra BLOB NOT NULL, hash BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS st_blobs ("
+    " h BLOB PRIMARY KEY, z INTEGER NOT NULL, data BLOB NOT NULL)",
+)
+
+
+class StoreBusy(StoreError):
+    """The database stayed locked by other writers for longer than the store's budget."""
+
+    code = "STORE_BUSY"
+
+
+class CorruptStore(StoreError):
+    """Stored bytes do not decode or do not match their hash (run fsck)."""
+
+    code = "STORE_CORRUPT"
+
+
+class ChainBroken(StoreError):
+    """An operation that copies revisions found a broken hash chain in its source."""
+
+    code = "CHAIN_BROKEN"
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` is SQLITE_BUSY or SQLITE_LOCKED (another connection holds a lock)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    text = str(exc)
+    return "locked" in text or "busy" in text
+
+
+def retrying(fn: Callable[[], T], budget: float) -> T:
+    """Run ``fn``; on SQLITE_BUSY/LOCKED sleep with capped exponential backoff and try
+    again, for at most ``budget`` seconds, then raise :class:`StoreBusy`.
+    """
+    deadline = time.monotonic() + budget
+    delay = 0.001
+    while True:
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc):
+                raise
+            if time.monotonic() + delay > deadline:
+                raise StoreBusy(f"database stayed locked for {budget:g}s", error=str(exc)) from exc
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+def transaction(
+    conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T], budget: float
+) -> T:
+    """Run ``fn`` inside ``BEGIN IMMEDIATE`` ... ``COMMIT`` (retried whole on BUSY).
+
+    Taking the write lock up front means a writer never upgrades a read transaction,
+    which is what makes SQLITE_BUSY retryable instead of a deadlock.
+    """
+
+    def attempt() -> T:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = fn(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return result
+
+    return retrying(attempt, budget)
+
+
+def connect(path: str, durability: Durability, budget: float) -> sqlite3.Connection:
+    """A connection in WAL mode with the durability's ``synchronous`` level."""
+    conn = sqlite3.connect(
+        path, timeout=min(budget, 5.0), isolation_level=None, check_same_thread=False,
+        cached_statements=256,
+    )
+    try:
+        retrying(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone(), budget)
+        level = "NORMAL" if durability == "normal" else "FULL"
+        conn.execute(f"PRAGMA synchronous={level}")
+        conn.execute(f"PRAGMA busy_timeout={int(min(budget, 5.0) * 1000)}")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def init_schema(conn: sqlite3.Connection, budget: float) -> None:
+    """Create the ``st_`` tables if missing; refuse a file of another schema version."""
+
+    def create(c: sqlite3.Connection) -> None:
+        for statement in _SCHEMA:
+            c.execute(statement)
+        c.execute("INSERT OR IGNORE INTO st_meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+        found = c.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone()[0]
+        if found != SCHEMA_VERSION:
+            raise StoreError(f"st_ schema version {found}, expected {SCHEMA_VERSION}")
+
+    try:
+        row = conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone()
+    except sqlite3.OperationalError:
+        row = None  # a new file: no st_ tables yet
+    if row == (SCHEMA_VERSION,):
+        return
+    transaction(conn, create, budget)
+
+
+@dataclass(eq=False)
+class _Job:
+    fn: Callable[[sqlite3.Connection], Any]
+    done: threading.Event = field(default_factory=threading.Event)
+    result: Any = None
+    error: BaseException | None = None
+
+
+class GroupCommitter:
+    """One thread that commits queued write jobs in batches: one transaction and one
+    fsync per batch. :meth:`submit` returns only once its batch is durable.
+
+    Each job runs in its own savepoint, so a job that raises (a lost compare-and-set)
+    leaves nothing behind and does not spoil the others in its batch.
+    """
+
+    def __init__(
+        self, opener: Callable[[], sqlite3.Connection], budget: float, window: float = 0.0
+    ) -> None:
+        self._opener = opener
+        self._budget = budget
+        self._window = window
+        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._closed = False
+        self._lock = threading.Lock()
+        self.batches = 0
+        self.jobs = 0
+        self._thread = threading.Thread(target=self._run, name="st-group-commit", daemon=True)
+        self._thread.start()
+
+    def submit(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Queue ``fn`` for the next batch and wait until that batch has committed."""
+        job = _Job(fn)
+        with self._lock:
+            if self._closed:
+                raise StoreError("store is closed")
+            self._queue.put(job)
+        job.done.wait()
+        if job.error is not None:
+            raise job.error
+        result: T = job.result
+        return result
+
+    def close(self) -> None:
+        """Commit what is queued, then stop the thread."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._queue.put(None)
+        self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            conn = self._opener()
+        except BaseException as exc:  # fail every job rather than hang its caller
+            self._drain_with(exc)
+            return
+        try:
+            stop = False
+            while not stop:
+                first = self._queue.get()
+                if first is None:
+                    break
+                if self._window > 0:
+                    time.sleep(self._window)
+                batch = [first]
+                while True:
+                    try:
+                        job = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if job is None:
+                        stop = True
+                        break
+                    batch.append(job)
+                self._commit(conn, batch)
+        finally:
+            conn.close()
+
+    def _drain_with(self, exc: BaseException) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            job.error = exc
+            job.done.set()
+
+    def _commit(self, conn: sqlite3.Connection, batch: list[_Job]) -> None:
+        def run_all(c: sqlite3.Connection) -> list[tuple[Any, BaseException | None]]:
+            outcomes: list[tuple[Any, BaseException | None]] = []
+            for job in batch:
+                c.execute("SAVEPOINT job")
+                try:
+                    outcome: tuple[Any, BaseException | None] = (job.fn(c), None)
+                except Exception as exc:
+                    c.execute("ROLLBACK TO job")
+                    outcome = (None, exc)
+                c.execute("RELEASE job")
+                outcomes.append(outcome)
+            return outcomes
+
+        try:
+            outcomes = transaction(conn, run_all, self._budget)
+        except Exception as exc:
+            outcomes = [(None, exc)] * len(batch)
+        self.batches += 1
+        self.jobs += len(batch)
+        for job, (result, error) in zip(batch, outcomes, strict=True):
+            job.result, job.error = result, error
+            job.done.set()

@@ -1,0 +1,236 @@
+"""Maintenance over the SQLite rows: chain verification, compaction, blob pruning and
+the re-stamping a fork needs. All of it works on the encoded form, so none of it needs
+blob contents except the blob checks themselves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable
+
+import orjson
+
+from state import codec
+from state.codec import STATE_FIELDS, CodecError
+from state.sqlite.decode import ChainDecoder
+from state.sqlite.rows import DELTA, SNAPSHOT, Row, inflate, small_op
+from state.store import ChainCheck
+
+__all__ = [
+    "SELECT_ROWS",
+    "compact_rows",
+    "prune_blobs",
+    "read_rows",
+    "restamp_rows",
+    "verify_rows",
+]
+
+SELECT_ROWS = (
+    "SELECT k & 4294967295, parent_rev, kind, fsm, skill, ts, body, extra, hash"
+    " FROM st_revisions WHERE k BETWEEN ? AND ? ORDER BY k"
+)
+_SID_INDEX = STATE_FIELDS.index("sid")
+
+
+def read_rows(
+    conn: sqlite3.Connection, session: int, first: int = 0, last: int = 0xFFFFFFFF
+) -> list[Row]:
+    """Rows ``first..last`` of session number ``session``, oldest first."""
+    base = session << 32
+    return inflate(conn.execute(SELECT_ROWS, (base + first, base + last)).fetchall())
+
+
+def _blob_problem(
+    conn: sqlite3.Connection, refs: Iterable[tuple[str, str]], checked: set[str]
+) -> tuple[str, str] | None:
+    """The first missing or corrupt blob among ``refs`` (following page blobs' own refs)."""
+    pending = list(refs)
+    while pending:
+        tag, digest = pending.pop()
+        if digest in checked:
+            continue
+        row = conn.execute(
+            "SELECT z, data FROM st_blobs WHERE h=?", (bytes.fromhex(digest),)
+        ).fetchone()
+        if row is None:
+            return "MISSING_BLOB", f"blob {digest[:12]} is missing"
+        try:
+            raw = codec.unpack_blob(row[0], row[1])
+        except CodecError as exc:
+            return "BLOB_CORRUPT", f"blob {digest[:12]}: {exc}"
+        if hashlib.sha256(raw).hexdigest() != digest:
+            return "BLOB_CORRUPT", f"blob {digest[:12]} does not match its hash"
+        checked.add(digest)
+        if tag == "J":
+            try:
+                pending.extend(codec.iter_refs(orjson.loads(raw)))
+            except orjson.JSONDecodeError:
+                return "BLOB_CORRUPT", f"page blob {digest[:12]} is not JSON"
+    return None
+
+
+def verify_rows(
+    conn: sqlite3.Connection, sid: str, head: int, rows: list[Row], checked: set[str]
+) -> ChainCheck:
+    """Walk a session's rows and report the first broken link (see ``docs/storage.md``)."""
+    decoder = ChainDecoder(sid)
+
+    def broken(rev: int | None, problem: str, detail: str) -> ChainCheck:
+        return ChainCheck(sid=sid, revisions=len(rows), rev=rev, problem=problem, detail=detail)
+
+    if not rows:
+        return broken(0, "REV_GAP", "the session has no revisions")
+    for expected, row in enumerate(rows):
+        rev, parent_rev, kind, _fsm, _skill, _ts, body, extra, stored = row
+        if rev != expected:
+            return broken(expected, "REV_GAP", f"revision {expected} is missing (next is {rev})")
+        if parent_rev != (None if rev == 0 else rev - 1):
+            return broken(rev, "MISSING_PARENT", f"parent_rev is {parent_rev}")
+        try:
+            decoder.feed(kind, body)
+            extra_value = orjson.loads(extra)
+        except (ValueError, TypeError) as exc:  # CodecError and JSONDecodeError included
+            return broken(rev, "UNDECODABLE", str(exc))
+        if decoder.enc[_SID_INDEX] != sid:
+            return broken(rev, "SID_MISMATCH", "state is stamped with another sid")
+        refs = [r for i in decoder.changed for r in codec.iter_refs(decoder.enc[i])]
+        refs.extend(codec.iter_refs(extra_value))
+        blob = _blob_problem(conn, refs, checked)
+        if blob is not None:
+            return broken(rev, *blob)
+        digest = decoder.hash_of(row)
+        if digest != stored:
+            return broken(rev, "HASH_MISMATCH", "stored hash differs from the recomputed one")
+        decoder.advance(digest)
+    if head != len(rows) - 1:
+        last = len(rows) - 1
+        return broken(head, "HEAD_MISMATCH", f"head is {head} but the last revision is {last}")
+    return ChainCheck(sid=sid, revisions=len(rows))
+
+
+def _identity(value: object) -> object:
+    return value
+
+
+def _reencode(rows: list[Row], sid: str, snapshot_every: int) -> list[tuple[int, bytes]] | None:
+    """``(kind, body)`` for every row under the snapshot policy, or ``None`` if the chain
+    does not verify (then nothing may be rewritten).
+    """
+    decoder = ChainDecoder(sid)
+    prev_enc: list[object] = []
+    prev_bytes: list[bytes] = []
+    out: list[tuple[int, bytes]] = []
+    for row in rows:
+        try:
+            decoder.feed(row[2], row[6])
+        except (ValueError, TypeError):
+            return None
+        digest = decoder.hash_of(row)
+        if digest != row[8]:
+            return None
+        decoder.advance(digest)
+        if row[0] % snapshot_every == 0:
+            out.append((SNAPSHOT, codec.snapshot_body(decoder.ebytes)))
+        else:
+            ops = {}
+            for i, name in enumerate(STATE_FIELDS):
+                now = decoder.ebytes[i]
+                if now == prev_bytes[i]:
+                    continue
+                if type(decoder.enc[i]) is dict and codec.verbatim(name, now):
+                    # The op a commit writes for a small dict, so fresh rows stay as they are.
+                    ops[name] = small_op(decoder.enc[i], now, prev_enc[i], prev_bytes[i], name)
+                else:
+                    _, ops[name] = codec.diff_value(
+                        decoder.enc[i], prev_enc[i], prev_enc[i], _identity, _identity
+                    )
+            out.append((DELTA, orjson.dumps(ops)))
+        prev_enc, prev_bytes = list(decoder.enc), list(decoder.ebytes)
+    return out
+
+
+def compact_rows(
+    conn: sqlite3.Connection, session: int, sid: str, snapshot_every: int
+) -> int | None:
+    """Rewrite one session's rows under the snapshot policy (inside the caller's write
+    transaction). Returns the number of rows rewritten, or ``None`` when the chain does
+    not verify before, or would not decode to the same bytes after (nothing written).
+    """
+    rows = read_rows(conn, session)
+    fresh = _reencode(rows, sid, snapshot_every)
+    if fresh is None:
+        return None
+    # Never break a chain: the rewritten rows must decode to the very same fields.
+    check, again = ChainDecoder(sid), ChainDecoder(sid)
+    for row, (kind, body) in zip(rows, fresh, strict=True):
+        check.feed(row[2], row[6])
+        try:
+            again.feed(kind, body)
+        except (ValueError, TypeError):
+            return None
+        if again.ebytes != check.ebytes:
+            return None
+    changed = [
+        (kind, body, (session << 32) + row[0])
+        for row, (kind, body) in zip(rows, fresh, strict=True)
+        if (kind, body) != (row[2], bytes(row[6]))
+    ]
+    conn.executemany("UPDATE st_revisions SET kind=?, body=? WHERE k=?",
+                     [(kind, codec.pack_row(body, snapshot=kind == SNAPSHOT), k)
+                      for kind, body, k in changed])
+    return len(changed)
+
+
+def prune_blobs(conn: sqlite3.Connection) -> int:
+    """Delete blobs no row references (inside the caller's write transaction)."""
+    live: set[str] = set()
+    pending: set[tuple[str, str]] = set()
+    for body, extra in conn.execute("SELECT body, extra FROM st_revisions"):
+        pending |= codec.ref_digests(codec.unpack_row(body))
+        pending |= codec.ref_digests(codec.unpack_row(extra))
+    while pending:
+        tag, digest = pending.pop()
+        if digest in live:
+            continue
+        live.add(digest)
+        if tag == "J":
+            row = conn.execute(
+                "SELECT z, data FROM st_blobs WHERE h=?", (bytes.fromhex(digest),)
+            ).fetchone()
+            if row is not None:
+                pending |= codec.ref_digests(codec.unpack_blob(row[0], row[1]))
+    dead = [
+        (h,) for (h,) in conn.execute("SELECT h FROM st_blobs").fetchall()
+        if bytes(h).hex() not in live
+    ]
+    conn.executemany("DELETE FROM st_blobs WHERE h=?", dead)
+    return len(dead)
+
+
+def restamp_rows(rows: list[Row], sid: str, new_sid: str) -> list[Row]:
+    """Copies of ``rows`` for session ``new_sid``: states re-stamped, hashes re-chained.
+
+    Delta rows never carry ``sid`` (it cannot change within a session), so only
+    snapshots are re-encoded; blobs are shared, never copied. Raises ``ValueError`` if
+    the source chain does not verify (a fork must not launder a broken chain).
+    """
+    source, target = ChainDecoder(sid), ChainDecoder(new_sid)
+    stamped = orjson.dumps(new_sid)
+    out: list[Row] = []
+    for row in rows:
+        rev, parent_rev, kind, fsm, skill, ts, body, extra, stored = row
+        source.feed(kind, body)
+        digest = source.hash_of(row)
+        if digest != stored:
+            raise ValueError(f"source chain of {sid!r} is broken at revision {rev}")
+        source.advance(digest)
+        if kind == SNAPSHOT:
+            fields = list(source.ebytes)
+            fields[_SID_INDEX] = stamped
+            body = codec.snapshot_body(fields)
+        target.feed(kind, body)
+        new_hash = target.hash_of(row, new_sid)
+        target.advance(new_hash)
+        out.append((rev, parent_rev, kind, fsm, skill, ts, bytes(body), bytes(extra), new_hash))
+    return out

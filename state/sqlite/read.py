@@ -1,0 +1,168 @@
+"""The cold read of one revision: one statement fetches exactly the rows it needs, and
+they are decoded straight into the revision, with nothing else built on the way.
+
+The chain walk in :mod:`state.sqlite.decode` keeps what fsck, compact, fork and
+``history`` need at every row (field bytes, digests, the previous plain values). A single
+read needs only the last state, so this path parses the snapshot once, applies the
+deltas to the parsed values in place (every value here was parsed by this call, so
+nothing is shared yet), resolves blob references only when a row holds one, and leaves
+the field bytes for the cache entry to serialise if a commit ever needs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from state import codec
+from state.codec import STATE_FIELDS, CodecError
+from state.model import Revision
+from state.sqlite.rows import DELTA, SNAPSHOT, Entry, state_from, trusted
+
+__all__ = ["READ_ROWS", "read_revision"]
+
+# One statement, so one read transaction (a concurrent compact cannot mix two layouts)
+# and one round of SQLite's fixed costs. The first row is the target's own columns,
+# its scalars folded into one JSON array; then ``(k, kind, body)`` for the nearest
+# snapshot at or below the target and every delta up to the target. Other columns of
+# the chain rows are not fetched: each column of each row costs about 0.1 µs.
+READ_ROWS = (
+    "SELECT extra, hash, json_array(parent_rev, fsm, skill, ts) FROM st_revisions"
+    " WHERE k = ?2 UNION ALL SELECT * FROM (SELECT k, kind, body FROM st_revisions"
+    " WHERE k <= ?2 AND k >= (SELECT k FROM st_revisions WHERE k BETWEEN ?1 AND ?2"
+    " AND kind = 0 ORDER BY k DESC LIMIT 1) ORDER BY k)"
+)
+
+_FIELDS = list(STATE_FIELDS)
+_NUL = b"\\u0000"
+_NO_EXTRA = b"[null,[]]"
+_loads = orjson.loads
+_unpack = codec.unpack_row
+OP_SET, OP_APPEND, OP_UPDATE = codec.OP_SET, codec.OP_APPEND, codec.OP_UPDATE
+
+
+def _apply(value: Any, op: Any) -> Any:
+    """``op`` applied to ``value``, in place where it can be (the caller owns it)."""
+    if type(op) is not list or not op:
+        raise CodecError(f"malformed field op {op!r:.80}")
+    code = op[0]
+    if code == OP_SET and len(op) == 2:
+        return op[1]
+    if (code == OP_UPDATE and len(op) == 3 and type(value) is dict and type(op[1]) is dict
+            and type(op[2]) is list):
+        for key in op[2]:
+            value.pop(key, None)
+        value.update(op[1])
+        return value
+    if code == OP_APPEND and len(op) == 2 and type(value) is list and type(op[1]) is list:
+        value.extend(op[1])
+        return value
+    raise CodecError(f"field op {op!r:.80} does not apply to its parent value")
+
+
+def _plain(enc: dict[str, Any], fetch: Callable[[str], bytes]) -> dict[str, Any]:
+    """``enc`` with blob references resolved, field by field (only where one may be)."""
+    out: dict[str, Any] = {}
+    for name, value in enc.items():
+        kind = type(value)
+        if kind is str:
+            if value[:1] == "\x00":
+                value = codec.resolve(value, fetch)
+        elif (kind is dict or kind is list) and value and _NUL in orjson.dumps(value):
+            value = codec.resolve(value, fetch)
+        out[name] = value
+    return out
+
+
+def _extra(extra: bytes, fetch: Callable[[str], bytes]) -> tuple[Any, list[Any]]:
+    if extra == _NO_EXTRA:
+        return None, []
+    if extra[:1] == b"x":
+        extra = _unpack(extra)
+    value = _loads(extra)
+    if type(value) is not list or len(value) != 2 or type(value[1]) is not list:
+        raise CodecError("envelope/events are not [envelope, events]")
+    if _NUL in extra:
+        value = codec.resolve(value, fetch)
+    return value[0], value[1]
+
+
+def _check_chain(rows: list[Any], target: int) -> None:
+    """Check that ``rows[1:]`` run from a snapshot to ``target`` without a gap."""
+    n = len(rows) - 1
+    if n and (rows[-1][0] != target or rows[1][0] != target - n + 1):
+        rows[1:] = sorted(rows[1:])  # SQL does not promise the order of a compound select
+        if rows[-1][0] != target or rows[1][0] != target - n + 1:
+            raise CodecError(f"the rows before revision {target & 0xFFFFFFFF} have a gap")
+    if not n or rows[1][1] != SNAPSHOT:
+        raise CodecError("delta without a base snapshot")
+
+
+def _deltas(rows: list[Any]) -> tuple[list[Any], bool]:
+    """The parsed delta bodies of ``rows[2:]``, oldest first, and whether any may hold a
+    reference. The bodies are joined into one JSON array and parsed in one call rather
+    than one per row; a body that is not one JSON value makes the count differ.
+    """
+    bodies = []
+    for i in range(2, len(rows)):
+        _, kind, body = rows[i]
+        if kind != DELTA:
+            raise CodecError(f"unknown row kind {kind}")
+        if body[:1] == b"x":
+            body = _unpack(body)
+        bodies.append(body)
+    if not bodies:
+        return bodies, False
+    text = b"[" + b",".join(bodies) + b"]"
+    deltas = _loads(text)
+    if len(deltas) != len(bodies):
+        raise CodecError("a row body is not one JSON value")
+    return deltas, _NUL in text
+
+
+def read_revision(
+    sid: str, rev: int, target: int, rows: list[Any], fetch: Callable[[str], bytes]
+) -> Entry | None:
+    """Revision ``rev`` of ``sid`` from the rows of :data:`READ_ROWS` (run with the
+    session's first and the target's keys), or ``None`` if there is no such revision.
+
+    Raises :class:`CodecError` (or another ``ValueError``/``TypeError``) on rows that
+    do not decode.
+    """
+    if not rows or type(rows[0][0]) is int:  # no target row: only chain rows, if any
+        return None
+    extra, digest, header = rows[0]
+    if type(digest) is not bytes or type(extra) is not bytes:
+        raise CodecError("the row's hash or envelope is not a blob")
+    _check_chain(rows, target)
+    body = rows[1][2]
+    if body[:1] == b"x":
+        body = _unpack(body)
+    refs = _NUL in body
+    enc = _loads(body)
+    if type(enc) is not dict or list(enc) != _FIELDS:
+        raise CodecError("snapshot does not hold exactly the state fields")
+    deltas, later_refs = _deltas(rows)
+    for ops in deltas:
+        if type(ops) is not dict:
+            raise CodecError("row body is not an object")
+        for name, op in ops.items():
+            if name not in enc:
+                raise CodecError(f"delta names unknown field {name!r}")
+            if type(op) is list and len(op) == 2 and op[0] == OP_SET:
+                enc[name] = op[1]  # the common op, inlined
+            else:
+                enc[name] = _apply(enc[name], op)
+    values = tuple(enc.values())
+    # Without a reference anywhere, the encoded values are the plain ones: the parsed
+    # dict becomes the state's own.
+    state = state_from(_plain(enc, fetch) if refs or later_refs else enc)
+    parent_rev, fsm, skill, ts = _loads(header)
+    envelope, events = _extra(extra, fetch)
+    revision = trusted(Revision, {
+        "sid": sid, "rev": rev, "parent_rev": parent_rev, "fsm": fsm, "skill": skill,
+        "envelope": envelope, "state": state, "ts": ts, "events": events,
+    })
+    return Entry(revision, digest, enc=values)

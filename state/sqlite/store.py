@@ -1,0 +1,190 @@
+"""The embedded default store: one SQLite file in WAL mode, ``st_`` tables.
+
+Each revision is one row holding a field delta against its parent (a full snapshot every
+``snapshot_every`` revisions), large values live once in a content-addressed blob table,
+and every row carries ``hash = sha256(parent_hash + canonical content)``. See
+``docs/storage.md`` for the layout, the durability modes and their trade-offs.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+
+from state.errors import RevConflict, UnknownRevision, UnknownSession
+from state.model import Revision
+from state.sqlite.core import INSERT_BLOB, INSERT_ROW, SQLiteCore
+from state.sqlite.db import ChainBroken
+from state.sqlite.maintenance import compact_rows, prune_blobs, read_rows, restamp_rows, verify_rows
+from state.sqlite.rows import encode_revision, packed
+from state.store import ChainCheck, CompactReport, StateStore
+
+__all__ = ["SQLiteStore"]
+
+_CAS_HEAD = "UPDATE st_sessions SET head=? WHERE id=? AND head=?"
+
+
+class SQLiteStore(SQLiteCore, StateStore):
+    """Revision store in one SQLite file; safe across threads and processes.
+
+    ``durability``: ``"full"`` (fsync per commit), ``"normal"`` (WAL, fsync at
+    checkpoints; survives a process crash, may lose the newest commits on power loss) or
+    ``"group"`` (concurrent commits in this process share one transaction and fsync;
+    each returns once durable). ``busy_timeout`` bounds how long a call waits for other
+    writers before :class:`~state.sqlite.db.StoreBusy`. ``group_window`` (seconds) lets
+    the group committer wait for more commits before each batch.
+    """
+
+    # -- the StateStore contract ------------------------------------------------------
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def create(self, first: Revision) -> Revision:
+        """Start a session with revision 0; :class:`RevConflict` if it exists."""
+        self._check_stamp(first)
+        sid = first.sid
+        if first.rev != 0 or first.parent_rev is not None:
+            raise RevConflict("a session starts at revision 0 with no parent", sid=sid,
+                              rev=first.rev, parent_rev=first.parent_rev)
+        encoded = encode_revision(first, None, self.snapshot_every)
+        blobs = self._new_blobs(encoded)
+
+        def insert(c: sqlite3.Connection) -> int:
+            if c.execute("SELECT 1 FROM st_sessions WHERE sid=?", (sid,)).fetchone():
+                raise RevConflict(f"session {sid!r} already exists", sid=sid)
+            session = c.execute(
+                "INSERT INTO st_sessions (sid, head) VALUES (?, 0)", (sid,)
+            ).lastrowid
+            assert session is not None
+            c.executemany(INSERT_BLOB, blobs)
+            c.execute(INSERT_ROW, ((session << 32), *packed(encoded.row)))
+            return session
+
+        self._ids[sid] = self._write(insert)
+        self._remember(sid, encoded)
+        return first
+
+    def commit(self, revision: Revision, *, expected_rev: int) -> Revision:
+        """Append ``revision`` if the head is still ``expected_rev`` (compare-and-set
+        inside the write transaction, so concurrent processes cannot both win).
+        """
+        self._check_stamp(revision)
+        sid = revision.sid
+        if revision.rev != expected_rev + 1 or revision.parent_rev != expected_rev:
+            self._session(sid)
+            raise RevConflict(
+                f"revision {revision.rev} (parent {revision.parent_rev}) does not follow "
+                f"expected_rev {expected_rev}", sid=sid, rev=revision.rev, expected=expected_rev)
+        session = self._ids.get(sid) or self._session(sid)[0]
+        try:
+            parent = self._entry(sid, expected_rev, session)
+        except UnknownRevision as exc:
+            raise RevConflict(f"expected_rev {expected_rev} is ahead of the head", sid=sid,
+                              expected=expected_rev) from exc
+        encoded = encode_revision(revision, parent, self.snapshot_every)
+        blobs = self._new_blobs(encoded)
+
+        params = ((session << 32) + revision.rev, *packed(encoded.row))
+
+        def insert(c: sqlite3.Connection) -> None:
+            # The compare-and-set is one statement; the transaction undoes it if a later
+            # statement fails.
+            moved = c.execute(_CAS_HEAD, (revision.rev, session, expected_rev)).rowcount
+            if moved != 1:
+                row = c.execute("SELECT head FROM st_sessions WHERE id=?", (session,)).fetchone()
+                if row is None:
+                    raise UnknownSession(f"no session {sid!r}", sid=sid)
+                raise RevConflict(f"head is {row[0]}, not {expected_rev}", sid=sid,
+                                  head=row[0], expected=expected_rev)
+            if blobs:
+                c.executemany(INSERT_BLOB, blobs)
+            c.execute(INSERT_ROW, params)
+
+        self._write(insert)
+        self._remember(sid, encoded)
+        return revision
+
+    def head(self, sid: str) -> Revision:
+        """The newest revision (always read from the file: other processes commit too)."""
+        session, head = self._session(sid)
+        return self._entry(sid, head, session).revision
+
+    def get(self, sid: str, rev: int) -> Revision:
+        """One revision; revisions never change, so the cache is always valid."""
+        return self._entry(sid, rev).revision
+
+    def history(self, sid: str) -> Sequence[Revision]:
+        """Every revision up to the current head, oldest first."""
+        session, head = self._session(sid)
+        cached = [self._entries.get((sid, rev)) for rev in range(head + 1)]
+        if all(entry is not None for entry in cached):
+            return [entry.revision for entry in cached if entry is not None]
+        rows = self._read(lambda c: read_rows(c, session, 0, head))
+        return [entry.revision for entry in self._decode(sid, rows)]
+
+    def sessions(self) -> Sequence[str]:
+        """Session ids in creation order."""
+        rows = self._read(lambda c: c.execute("SELECT sid FROM st_sessions ORDER BY id").fetchall())
+        return [sid for (sid,) in rows]
+
+    def fork(self, sid: str, at: int, new_sid: str) -> Revision:
+        """Copy revisions ``0..at`` to ``new_sid``: rows re-stamped and re-hashed, blobs shared."""
+        session, head = self._session(sid)
+        if not 0 <= at <= head:
+            raise UnknownRevision(f"session {sid!r} has no revision {at}", sid=sid, rev=at)
+        rows = self._read(lambda c: read_rows(c, session, 0, at))
+        try:
+            copies = restamp_rows(rows, sid, new_sid)
+        except (ValueError, TypeError) as exc:
+            raise ChainBroken(str(exc), sid=sid) from exc
+
+        def insert(c: sqlite3.Connection) -> int:
+            if c.execute("SELECT 1 FROM st_sessions WHERE sid=?", (new_sid,)).fetchone():
+                raise RevConflict(f"session {new_sid!r} already exists", sid=new_sid)
+            target = c.execute(
+                "INSERT INTO st_sessions (sid, head) VALUES (?, ?)", (new_sid, at)
+            ).lastrowid
+            assert target is not None
+            c.executemany(INSERT_ROW, [((target << 32) + r[0], *packed(r)) for r in copies])
+            return target
+
+        self._ids[new_sid] = self._write(insert)
+        return self.head(new_sid)
+
+    # -- integrity and maintenance ----------------------------------------------------
+
+    def verify_chain(self, sid: str) -> ChainCheck:
+        """Recompute the session's hash chain from the stored rows and check its blobs."""
+        session, head = self._session(sid)
+        return self._read(lambda c: verify_rows(c, sid, head, read_rows(c, session), set()))
+
+    def revision_hash(self, sid: str, rev: int) -> str:
+        """The stored chain hash of one revision (hex)."""
+        return self._entry(sid, rev).hash.hex()
+
+    def compact(self, sid: str | None = None, *, prune: bool = True) -> CompactReport:
+        """Rewrite delta chains under the current ``snapshot_every`` (each session in
+        its own transaction, verified before and after) and, with ``prune``, drop blobs
+        no row references. Sessions whose chain does not verify are left untouched and
+        listed in ``skipped``. Every revision reads the same before and after.
+        """
+        targets = [sid] if sid is not None else list(self.sessions())
+        rewritten, skipped = 0, []
+        for name in targets:
+            count = self._write(self._compactor(name, self._session(name)[0]))
+            if count is None:
+                skipped.append(name)
+            else:
+                rewritten += count
+        dropped = self._write(prune_blobs) if prune else 0
+        if dropped:
+            self._known.clear()
+        return CompactReport(sessions=len(targets), rewritten=rewritten,
+                             blobs_dropped=dropped, skipped=skipped)
+
+    def _compactor(self, sid: str, session: int) -> Callable[[sqlite3.Connection], int | None]:
+        def run(c: sqlite3.Connection) -> int | None:
+            return compact_rows(c, session, sid, self.snapshot_every)
+
+        return run
