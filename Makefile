@@ -26,6 +26,7 @@ test: install
 	$(BIN)/python -m pytest
 
 lint: install
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_layers.py
 	$(BIN)/ruff check fsm skills state tests
 	$(BIN)/mypy
 

@@ -14,13 +14,13 @@ from datetime import datetime
 
 from pydantic import Field, model_validator
 
-from skills.base import BaseIO, Skill, StRef
 from skills.analysis.lexicon import COMMON_TITLE_WORDS
-from skills.context import SkillContext
-from skills.envelope import Envelope
 from skills.analysis.sources import Source, choose_lim, choose_sources
 from skills.analysis.terms import Analysis, Term, analyse
 from skills.analysis.text import stem, tokens, words
+from skills.base import BaseIO, Skill, StRef
+from skills.context import SkillContext
+from skills.envelope import Envelope
 
 __all__ = [
     "FIXED_HINTS",

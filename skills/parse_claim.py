@@ -8,8 +8,8 @@ only); planning is the Evidence Query Planner's pure :func:`plan_claims` (seed 0
 
 from __future__ import annotations
 
-from skills.base import BaseIO, Skill, StRef
 from skills.analysis.split import split_claim
+from skills.base import BaseIO, Skill, StRef
 from skills.context import SkillContext
 from skills.envelope import Envelope
 from skills.evidence_query_plan import Claim, Plan, plan_claims

@@ -21,9 +21,9 @@ from skills.base import BaseIO, Skill, StRef
 from skills.context import SkillContext
 from skills.envelope import Envelope
 from skills.evidence_extract import Claim, EvidenceItem
-from skills.stance.lexical import Label, sentence_stance
 from skills.stance.combine import combine_stances
 from skills.stance.config import DEFAULT_CONFIG, PROFILES, Profile, StanceConfig
+from skills.stance.lexical import Label, sentence_stance
 
 if TYPE_CHECKING:
     from skills.stance.model import Featurizer, StanceModel

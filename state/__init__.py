@@ -9,8 +9,8 @@ from state.fsck import FsckProblem, FsckReport, fsck
 from state.memory import MemoryStore
 from state.model import TOOL_SLICE, RetryState, Revision, SessionState
 from state.rollback import entry_state, rewind_revision, tools_restored
-from state.sqlite.store import SQLiteStore
 from state.sqlite.db import ChainBroken, CorruptStore, StoreBusy
+from state.sqlite.store import SQLiteStore
 from state.store import ChainCheck, CompactReport, StateStore
 
 __all__ = [

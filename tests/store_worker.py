@@ -26,7 +26,7 @@ from typing import Any
 
 from state.errors import RevConflict, UnknownSession
 from state.model import Revision, SessionState
-from state.sqlite.store import SQLiteStore
+from state.sqlite import SQLiteStore
 
 PAGE = "Crash-proof page text ✓ " * 40
 

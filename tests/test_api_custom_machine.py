@@ -17,14 +17,14 @@ from fsm.bench.workflow import PIPELINE
 from fsm.bindings import Binding
 from fsm.errors import MachineDefinitionError
 from fsm.machine import RetryPolicy
+from fsm.replay import replay_record
 from fsm.replay.write import export_record
-from fsm.replay.runner import replay_record
 from skills.context import FixedClock, SkillContext
 from skills.envelope import Envelope
 from state.fsck import fsck
 from state.memory import MemoryStore
 from state.model import SessionState
-from state.sqlite.store import SQLiteStore
+from state.sqlite import SQLiteStore
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")

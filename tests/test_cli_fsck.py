@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from fsm.bench.workflow import PIPELINE
 from fsm.cli.main import main
 from skills.context import FixedClock
-from state.sqlite.store import SQLiteStore
+from state.sqlite import SQLiteStore
 
 
 def cli(*args: str) -> tuple[int, str]:

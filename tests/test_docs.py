@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from fsm.cli.main import main
 from fsm.cli.docs import render
+from fsm.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -22,7 +22,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from fsm.bindings import Binding
 from fsm.driver import Driver, StepResult
 from fsm.machine import DEFAULT_MACHINE
-from fsm.testing.toolkit import scripted_skill
+from fsm.testing import scripted_skill
 from skills.envelope import Envelope, ErrorInfo
 from state.memory import MemoryStore
 from state.model import TOOL_SLICE, SessionState

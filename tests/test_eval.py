@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 
 from fsm.cli.main import main
 from fsm.driver import Driver, StepResult
+from fsm.eval.data import DatasetError, read_dataset
 from fsm.eval.run import (
     EVAL_CONFIG,
     evaluate,
@@ -25,7 +26,6 @@ from fsm.eval.run import (
     ranked_documents,
     run_claim,
 )
-from fsm.eval.data import DatasetError, read_dataset
 from fsm.runtime import Engine
 from skills.tools.ingest import ingest_corpus
 

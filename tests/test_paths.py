@@ -7,8 +7,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from fsm.machine import DEFAULT_MACHINE, MachineDef, StateSpec
+from fsm.testing import drive_path
 from fsm.testing.paths import Path, shortest_paths, simple_paths, transition_coverage, uncovered
-from fsm.testing.toolkit import drive_path
 
 M = DEFAULT_MACHINE
 

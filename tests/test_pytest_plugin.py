@@ -50,7 +50,7 @@ def test_every_fixture_is_usable(pytester: pytest.Pytester) -> None:
         test_fixtures="""
 from datetime import timedelta
 from pathlib import Path
-from fsm.testing.toolkit import goto
+from fsm.testing import goto
 
 SESSIONS = Path(__SESSIONS__)
 

@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from fsm.machine import MachineDef, RetryPolicy, StateSpec
+from fsm.replay import replay_record
 from fsm.replay.record import (
     FORMAT_VERSION,
     Record,
@@ -20,9 +21,8 @@ from fsm.replay.record import (
     read_record,
 )
 from fsm.replay.write import Recorder, export_record, tools_info
-from fsm.replay.runner import replay_record
 from fsm.runtime import DEFAULT_FALLBACKS, Engine
-from fsm.testing.toolkit import Script, fail, goto, scripted_driver
+from fsm.testing import Script, fail, goto, scripted_driver
 from skills.context import FixedClock
 
 CLAIM = "Sydney is the capital of Australia."

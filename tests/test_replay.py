@@ -11,10 +11,10 @@ import pytest
 
 from fsm.bindings import DEFAULT_BINDINGS, Binding
 from fsm.machine import DEFAULT_MACHINE
-from fsm.replay.record import Record, RecordError, parse_record, read_record
-from fsm.replay.runner import replay_record
+from fsm.replay import replay_record
 from fsm.replay.diff import ABSENT, first_diff
-from fsm.testing.toolkit import noop_session
+from fsm.replay.record import Record, RecordError, parse_record, read_record
+from fsm.testing import noop_session
 from skills.base import Skill
 from skills.envelope import Envelope
 from skills.tools.index import EvidenceIndex

@@ -10,8 +10,8 @@ from types import ModuleType
 import orjson
 import pytest
 
+from fsm.replay import replay_record
 from fsm.replay.record import Record, parse_record, read_record
-from fsm.replay.runner import replay_record
 from state.memory import MemoryStore
 
 SESSIONS = Path(__file__).resolve().parent.parent / "fixtures" / "sessions"

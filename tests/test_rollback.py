@@ -14,7 +14,7 @@ from state.errors import UnknownRevision
 from state.memory import MemoryStore
 from state.model import TOOL_SLICE, SessionState
 from state.rollback import entry_state, rewind_revision, tools_restored
-from state.sqlite.store import SQLiteStore
+from state.sqlite import SQLiteStore
 from state.store import StateStore
 
 

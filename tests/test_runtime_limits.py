@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from fsm.driver import Driver, StepResult
 from fsm.machine import DEFAULT_MACHINE, RetryPolicy
 from fsm.runtime import Engine
-from fsm.testing.toolkit import ListResource
+from fsm.testing import ListResource
 from skills.context import FixedClock
 from skills.tools.core import Tool, ToolContext, ToolResult
 from skills.tools.limits import RateLimit

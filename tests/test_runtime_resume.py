@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from state.model import Revision
-from state.sqlite.store import SQLiteStore
+from state.sqlite import SQLiteStore
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from skills.analysis.text import keywords, stem
 from skills.context import SkillContext, ToolCall
 from skills.evidence_extract import SKILL, handler
-from skills.analysis.text import keywords, stem
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ST = {"sid": "A1", "rev": 7, "fsm": "EXTRACT"}

@@ -13,6 +13,8 @@ from freezegun import freeze_time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skills.analysis.terms import analyse, gerund
+from skills.analysis.text import keywords, numbers, stem, tokens
 from skills.context import FixedClock, SkillContext, SystemClock
 from skills.envelope import Envelope
 from skills.evidence_query_plan import (
@@ -24,8 +26,6 @@ from skills.evidence_query_plan import (
     plan_claims,
     query_tokens,
 )
-from skills.analysis.terms import analyse, gerund
-from skills.analysis.text import keywords, numbers, stem, tokens
 
 SEED_IN = (
     b'{"claims":[{"id":"s1","c":"NASA landed on the Moon in 1969."}],'

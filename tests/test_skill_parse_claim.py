@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from skills import evidence_query_plan
 from skills.analysis.split import split_claim
+from skills.analysis.text import tokens
 from skills.context import FixedClock, SkillContext
 from skills.envelope import Envelope
 from skills.evidence_query_plan import MAX_TOKENS, query_tokens
 from skills.parse_claim import SKILL, subclaims
-from skills.analysis.text import tokens
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 ST = {"sid": "A1", "rev": 0, "fsm": "PARSE_CLAIM"}

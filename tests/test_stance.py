@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skills.stance.lexical import LABELS, Stance, relevance, sentence_stance
 from skills.stance.combine import combine_stances, is_disputed
 from skills.stance.config import CALIBRATED_CONFIG, DEFAULT_CONFIG, PROFILES, StanceConfig
+from skills.stance.lexical import LABELS, Stance, relevance, sentence_stance
 from skills.stance.lexicon import term
 
 MOON = "NASA landed on the Moon in 1969."

@@ -13,7 +13,6 @@ np = pytest.importorskip("numpy")
 from fsm.eval.data import read_dataset  # noqa: E402
 from fsm.eval.train.judge import train  # noqa: E402
 from skills.context import SkillContext  # noqa: E402
-from skills.stance_judge import SKILL as VERIFY  # noqa: E402
 from skills.stance.model import (  # noqa: E402
     Featurizer,
     ModelError,
@@ -23,6 +22,7 @@ from skills.stance.model import (  # noqa: E402
     load_model,
 )
 from skills.stance.model_features import LEXICAL_FEATURES, lexical_features  # noqa: E402
+from skills.stance_judge import SKILL as VERIFY  # noqa: E402
 from skills.verdict_aggregate import SKILL as AGGREGATE  # noqa: E402
 from tests.stance_data import write_dataset  # noqa: E402
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from state.fsck import fsck
 from state.model import SessionState
-from state.sqlite.store import SQLiteStore
+from state.sqlite import SQLiteStore
 from tests.store_worker import revision
 
 ROOT = Path(__file__).resolve().parent.parent

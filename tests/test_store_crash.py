@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from state.fsck import fsck
-from state.sqlite.store import SQLiteStore
+from state.sqlite import SQLiteStore
 from tests.store_worker import expected_state
 
 ROOT = Path(__file__).resolve().parent.parent

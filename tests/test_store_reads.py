@@ -18,7 +18,7 @@ from state.contract import make_revision, make_state, rich_state
 from state.errors import UnknownRevision
 from state.fsck import fsck
 from state.model import Revision, SessionState
-from state.sqlite.store import SQLiteStore
+from state.sqlite import SQLiteStore
 from state.sqlite.db import CorruptStore
 from tests.test_codec import field_updates, json_values
 

@@ -15,7 +15,7 @@ import orjson
 from state.contract import make_revision, make_state
 from state.fsck import fsck
 from state.model import Revision, SessionState
-from state.sqlite.store import SQLiteStore
+from state.sqlite import SQLiteStore
 
 SENTENCES = [{"id": f"e{i}", "text": f"Sentence {i} says the Moon landing was in 1969.",
               "score": i / 10} for i in range(12)]

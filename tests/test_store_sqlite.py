@@ -19,7 +19,7 @@ from state.contract import BIG, StoreContract, make_revision, make_state, rich_s
 from state.errors import RevConflict, StoreError
 from state.fsck import fsck
 from state.model import SessionState
-from state.sqlite.store import SQLiteStore
+from state.sqlite import SQLiteStore
 from state.sqlite.db import ChainBroken, CorruptStore
 from state.store import StateStore
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from fsm.errors import UnknownSkill
-from fsm.testing.toolkit import (
+from fsm.testing import (
     ANY,
     ANY_ID,
     ANY_TS,

@@ -9,7 +9,7 @@ import orjson
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from fsm.testing.toolkit import ListResource
+from fsm.testing import ListResource
 from skills.context import FixedClock, SeqIds, ToolCaller
 from skills.tools.core import (
     BudgetTracker,

@@ -12,9 +12,8 @@ from click.testing import CliRunner, Result
 np = pytest.importorskip("numpy")
 
 from fsm.cli.main import main  # noqa: E402
-from fsm.eval.run import EVAL_CONFIG, evaluate, open_engine  # noqa: E402
 from fsm.eval.data import read_dataset  # noqa: E402
-from fsm.runtime import Engine  # noqa: E402
+from fsm.eval.run import EVAL_CONFIG, evaluate, open_engine  # noqa: E402
 from fsm.eval.train.judge import (  # noqa: E402
     choose_thresholds,
     claim_verdicts,
@@ -23,6 +22,7 @@ from fsm.eval.train.judge import (  # noqa: E402
     train,
 )
 from fsm.eval.train.retrieved import TOPS, retrieve_for_training  # noqa: E402
+from fsm.runtime import Engine  # noqa: E402
 from skills.stance.model import load_model  # noqa: E402
 from tests.stance_data import write_corpus, write_dataset  # noqa: E402
 

@@ -13,10 +13,10 @@ np = pytest.importorskip("numpy")
 
 from fsm.bindings import DEFAULT_BINDINGS  # noqa: E402
 from fsm.cli.main import main  # noqa: E402
-from fsm.eval.run import EVAL_CONFIG, evaluate, open_engine  # noqa: E402
 from fsm.eval.data import read_dataset  # noqa: E402
-from fsm.eval.train.judge import train  # noqa: E402
+from fsm.eval.run import EVAL_CONFIG, evaluate, open_engine  # noqa: E402
 from fsm.eval.train.head import HeadSpec  # noqa: E402
+from fsm.eval.train.judge import train  # noqa: E402
 from fsm.eval.train.retrieved import retrieve_for_training  # noqa: E402
 from fsm.eval.train.verdict import _fit, choose_head  # noqa: E402
 from skills.embed import HashingEmbedder  # noqa: E402

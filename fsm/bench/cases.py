@@ -289,8 +289,8 @@ def replay_steps_per_s(sessions: int) -> float:
     records of ``sessions`` no-op pipeline sessions (every envelope compared byte for
     byte; each replay builds its own driver and in-memory store).
     """
-    from fsm.replay.write import export_record
     from fsm.replay.runner import replay_record
+    from fsm.replay.write import export_record
 
     store = MemoryStore()
     driver = _driver(PIPELINE, store)

@@ -12,9 +12,9 @@ from pathlib import Path
 import click
 
 from fsm.cli.common import emit, fail, json_option
-from fsm.eval.run import EVAL_CONFIG, EvalReport, evaluate, open_engine
 from fsm.eval.data import CLAIM_LABELS, DatasetError, read_dataset
 from fsm.eval.metrics import ClassScores
+from fsm.eval.run import EVAL_CONFIG, EvalReport, evaluate, open_engine
 from skills.embed import load_embedder
 from skills.stance_judge import load_learned
 

@@ -14,11 +14,8 @@ import click
 import orjson
 
 from fsm.cli import bench as cli_bench
-
 from fsm.cli import eval as cli_eval
-
 from fsm.cli import replay as cli_replay
-
 from fsm.cli import train as cli_train
 from fsm.cli.common import db_option, durability_option, emit, engine, json_option
 from fsm.cli.limits import limit_options, limits_config

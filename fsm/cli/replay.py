@@ -18,8 +18,8 @@ from fsm.cli.common import db_option, emit, engine, fail, json_option
 from fsm.driver import StepResult
 from fsm.errors import ClaimFsmError
 from fsm.replay.record import Record, RecordError, read_record
-from fsm.replay.write import Recorder, RecordWriteError, export_record, tools_info
 from fsm.replay.runner import MODES, Mode, ReplayReport, replay_record
+from fsm.replay.write import Recorder, RecordWriteError, export_record, tools_info
 from fsm.runtime import DEFAULT_FALLBACKS, Engine
 from skills.envelope import dumps
 from skills.tools.index import EvidenceIndex

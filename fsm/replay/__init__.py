@@ -7,14 +7,7 @@ Part of fsm's tools: it may import the engine core (``fsm.driver``, ``fsm.machin
 ``fsm.bench`` or ``fsm.testing``. The core never imports this package.
 """
 
-from fsm.replay.runner import (
-    MODES,
-    Divergence,
-    Mode,
-    Outcome,
-    ReplayReport,
-    replay_record,
-)
+from fsm.replay.diff import ABSENT, first_diff, join_path
 from fsm.replay.record import (
     FORMAT_VERSION,
     End,
@@ -29,25 +22,32 @@ from fsm.replay.record import (
     parse_record,
     read_record,
 )
+from fsm.replay.runner import (
+    MODES,
+    Divergence,
+    Mode,
+    Outcome,
+    ReplayReport,
+    replay_record,
+)
+from fsm.replay.tools import RecordedTools, ReplayClock, Unrecorded, runtime_from_info
 from fsm.replay.write import (
-    RecordWriteError,
     Recorder,
+    RecordWriteError,
     export_record,
     header_for,
     step_from_result,
     tools_info,
 )
-from fsm.replay.diff import ABSENT, first_diff, join_path
-from fsm.replay.tools import RecordedTools, ReplayClock, Unrecorded, runtime_from_info
 
 __all__ = [
     "ABSENT",
+    "FORMAT_VERSION",
+    "MODES",
     "Divergence",
     "End",
     "Entry",
-    "FORMAT_VERSION",
     "Header",
-    "MODES",
     "Mode",
     "Outcome",
     "Record",

@@ -27,8 +27,8 @@ from pydantic import BaseModel, ConfigDict
 from fsm.bindings import DEFAULT_BINDINGS, Binding
 from fsm.driver import Driver, StepResult, ToolsFactory
 from fsm.machine import DEFAULT_MACHINE, MachineDef
-from fsm.replay.record import Record, RecordError, Rewind, Step
 from fsm.replay.diff import first_diff
+from fsm.replay.record import Record, RecordError, Rewind, Step
 from fsm.replay.tools import RecordedTools, ReplayClock, runtime_from_info
 from fsm.runtime import seed_demo
 from skills.envelope import dumps

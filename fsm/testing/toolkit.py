@@ -27,9 +27,9 @@ from fsm.bindings import DEFAULT_BINDINGS, Binding
 from fsm.driver import Driver, StepResult, ToolsFactory, iso
 from fsm.errors import UnknownSkill
 from fsm.machine import DEFAULT_MACHINE, MachineDef, StateSpec
-from fsm.testing.paths import Path, shortest_paths, simple_paths, transition_coverage, uncovered
 from fsm.replay.record import End, Record, Step
 from fsm.replay.write import header_for, step_from_result
+from fsm.testing.paths import Path, shortest_paths, simple_paths, transition_coverage, uncovered
 from fsm.testing.scripts import (
     AnyInput,
     Script,

@@ -6,27 +6,6 @@ Pure functions over strings; imports nothing from ``fsm``, ``state`` or the othe
 skill modules.
 """
 
-from skills.analysis.text import NEGATIONS, STOPWORDS, keywords, numbers, stem, tokens, words
-from skills.analysis.split import split_claim
-from skills.analysis.terms import (
-    MAX_PHRASE,
-    MAX_SPAN,
-    Analysis,
-    Term,
-    TermKind,
-    Tok,
-    analyse,
-    gerund,
-)
-from skills.analysis.sources import (
-    SOURCES,
-    Source,
-    choose_lim,
-    choose_sources,
-    is_commercial_or_personal,
-    is_kb_fact,
-    is_recent,
-)
 from skills.analysis.lexicon import (
     AUXILIARIES,
     COMMON_TITLE_WORDS,
@@ -43,10 +22,30 @@ from skills.analysis.lexicon import (
     is_regular_past,
     word_set,
 )
+from skills.analysis.sources import (
+    SOURCES,
+    Source,
+    choose_lim,
+    choose_sources,
+    is_commercial_or_personal,
+    is_kb_fact,
+    is_recent,
+)
+from skills.analysis.split import split_claim
+from skills.analysis.terms import (
+    MAX_PHRASE,
+    MAX_SPAN,
+    Analysis,
+    Term,
+    TermKind,
+    Tok,
+    analyse,
+    gerund,
+)
+from skills.analysis.text import NEGATIONS, STOPWORDS, keywords, numbers, stem, tokens, words
 
 __all__ = [
     "AUXILIARIES",
-    "Analysis",
     "COMMON_TITLE_WORDS",
     "DETERMINERS",
     "ED_NOT_VERBS",
@@ -62,6 +61,7 @@ __all__ = [
     "SOURCES",
     "STOPWORDS",
     "SUBJECT_PRONOUNS",
+    "Analysis",
     "Source",
     "Term",
     "TermKind",

@@ -6,7 +6,7 @@ May import ``skills.analysis``, ``skills.embed`` and ``skills.envelope``/``base`
 ``fsm`` or ``state``. The learned modules need numpy and are not imported here.
 """
 
-from skills.stance.lexical import LABELS, Label, Stance, relevance, sentence_stance
+from skills.stance.combine import Combined, combine_stances, is_disputed
 from skills.stance.config import (
     CALIBRATED_CONFIG,
     DEFAULT_CONFIG,
@@ -14,7 +14,7 @@ from skills.stance.config import (
     Profile,
     StanceConfig,
 )
-from skills.stance.combine import Combined, combine_stances, is_disputed
+from skills.stance.lexical import LABELS, Label, Stance, relevance, sentence_stance
 from skills.stance.numbers import (
     NUMBER_WORDS,
     Num,
@@ -25,14 +25,14 @@ from skills.stance.numbers import (
 
 __all__ = [
     "CALIBRATED_CONFIG",
-    "Combined",
     "DEFAULT_CONFIG",
     "LABELS",
-    "Label",
     "NUMBER_WORDS",
+    "PROFILES",
+    "Combined",
+    "Label",
     "Num",
     "NumberCheck",
-    "PROFILES",
     "Profile",
     "Stance",
     "StanceConfig",

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from skills.stance.lexical import Label, Stance
 from skills.stance.config import DEFAULT_CONFIG, StanceConfig
+from skills.stance.lexical import Label, Stance
 
 __all__ = ["Combined", "combine_stances", "is_disputed"]
 

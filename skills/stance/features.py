@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from skills.analysis.text import STOPWORDS, words
 from skills.stance.lexicon import (
     ANTONYMS,
     DIRECTION,
@@ -26,7 +27,6 @@ from skills.stance.lexicon import (
     term,
 )
 from skills.stance.numbers import NUMBER_WORDS, Num, find_numbers
-from skills.analysis.text import STOPWORDS, words
 
 __all__ = [
     "Analysis",

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 
-from skills.stance.lexical import sentence_stance
 from skills.stance.config import CALIBRATED_CONFIG
 from skills.stance.features import (
     analyze,
@@ -26,6 +25,7 @@ from skills.stance.features import (
     other_entity,
     unstated_change,
 )
+from skills.stance.lexical import sentence_stance
 from skills.stance.lexicon import POST_NEGATIONS, PRE_NEGATIONS
 from skills.stance.numbers import compare_numbers
 

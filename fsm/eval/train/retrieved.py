@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from fsm.eval.run import EVAL_CONFIG, open_engine
 from fsm.eval.data import Dataset
+from fsm.eval.run import EVAL_CONFIG, open_engine
 
 if TYPE_CHECKING:
     from skills.embed import Embedder
