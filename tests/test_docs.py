@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from fsm.cli.docs import render
-from fsm.cli.main import main
+from fsm.cli.main import COMMANDS, main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -18,7 +18,7 @@ def test_cli_reference_matches_the_cli() -> None:
 
 def test_every_command_is_in_the_reference() -> None:
     text = render(main)
-    for name in main.commands:
+    for name in COMMANDS:
         assert f"## `claimfsm {name}`" in text
 
 

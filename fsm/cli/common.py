@@ -13,12 +13,16 @@ from typing import Any, TypeVar
 import click
 import orjson
 
+from fsm.driver import StepResult
 from fsm.errors import ClaimFsmError
 from fsm.runtime import Engine
+from fsm.views import revision_line
 from skills.tools.core import ToolError
 from state.errors import StoreError
 
-__all__ = ["db_option", "durability_option", "emit", "engine", "fail", "json_option"]
+__all__ = [
+    "db_option", "durability_option", "emit", "engine", "fail", "json_option", "print_step",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -63,3 +67,12 @@ def engine(db: str, as_json: bool, **kw: Any) -> Iterator[Engine]:
         fail(exc.code, str(exc), as_json=as_json)
     finally:
         eng.close()
+
+
+def print_step(result: StepResult) -> None:
+    """One line for a step: the committed revision, or the refused envelope's code."""
+    if result.revision is not None:
+        click.echo(revision_line(result.revision, result.before))
+    elif result.envelope.e is not None:
+        click.echo(f"   -  {result.before:<26} {result.skill or '-':<18} "
+                   f"{result.envelope.s} {result.envelope.e.code}: {result.envelope.e.msg}")

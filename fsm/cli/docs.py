@@ -30,8 +30,9 @@ def render(group: click.Group) -> str:
     settings = {**group.context_settings, "terminal_width": 100, "max_content_width": 100}
     root = click.Context(group, info_name="claimfsm", **settings)
     parts = [_INTRO, "```text", group.get_help(root), "```", ""]
-    for name in sorted(group.commands):
-        cmd = group.commands[name]
+    for name in group.list_commands(root):
+        cmd = group.get_command(root, name)
+        assert cmd is not None
         parts += [f"## `claimfsm {name}`", "", "```text", _help(cmd, name, root), "```", ""]
     return "\n".join(parts)
 

@@ -1,0 +1,151 @@
+"""Session commands: verify, start, step, show, history, rollback, fork."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from fsm.cli import replay
+from fsm.cli.common import db_option, durability_option, emit, engine, json_option, print_step
+from fsm.cli.limits import limit_options, limits_config
+from fsm.views import revision_json, revision_line, session_summary, verdict_json
+
+__all__ = ["fork", "history", "rollback", "show", "start", "step", "verify"]
+
+
+@click.command()
+@click.argument("claim")
+@db_option
+@json_option
+@durability_option
+@replay.record_option
+@limit_options
+def verify(claim: str, db: str, as_json: bool, durability: str, record: str | None,
+           deadline: float | None, max_tool_calls: int | None) -> None:
+    """Run a session for CLAIM to the end and print the verdict with its evidence.
+
+    Exit 0 when the session reached DONE, 1 when it ended elsewhere (FAILED, or a step
+    that could not commit); the output says why.
+    """
+    rec = replay.open_recorder(record, as_json)
+    hook = replay.with_recorder(None if as_json else print_step, rec)
+    with engine(db, as_json, on_step=hook, durability=durability) as eng:
+        head = eng.driver.start(claim, config=limits_config(deadline, max_tool_calls))
+        replay.start_record(rec, eng, head)
+        if not as_json:
+            click.echo(revision_line(head))
+        head = eng.driver.run(head.sid)
+        if as_json:
+            emit(verdict_json(head))
+        else:
+            click.echo("\n".join(session_summary(head)))
+        if head.fsm != "DONE":
+            sys.exit(1)
+
+
+@click.command()
+@click.argument("claim")
+@db_option
+@json_option
+@durability_option
+@replay.record_option
+@limit_options
+def start(claim: str, db: str, as_json: bool, durability: str, record: str | None,
+          deadline: float | None, max_tool_calls: int | None) -> None:
+    """Create a session for CLAIM (revision 0, PARSE_CLAIM) and print its id."""
+    rec = replay.open_recorder(record, as_json)
+    with engine(db, as_json, durability=durability) as eng:
+        head = eng.driver.start(claim, config=limits_config(deadline, max_tool_calls))
+        replay.start_record(rec, eng, head)
+        if as_json:
+            emit(revision_json(head, full=False))
+        else:
+            click.echo(head.sid)
+
+
+@click.command()
+@click.argument("sid")
+@db_option
+@json_option
+@durability_option
+@replay.record_option
+def step(sid: str, db: str, as_json: bool, durability: str, record: str | None) -> None:
+    """Fire one transition of session SID (exit 1 if the step failed)."""
+    with engine(db, as_json, durability=durability) as eng:
+        if record is not None:
+            eng.driver.on_step = replay.recorder_for_session(record, eng, sid, as_json)
+        result = eng.driver.step(sid)
+        if as_json:
+            emit({"sid": sid, "before": result.before, "after": result.after,
+                  "skill": result.skill, "committed": result.committed,
+                  "rev": result.revision.rev if result.revision else None,
+                  "envelope": result.envelope.to_dict()})
+        else:
+            print_step(result)
+        if result.envelope.s != "ok":
+            sys.exit(1)
+
+
+@click.command()
+@click.argument("sid")
+@click.option("--rev", type=int, default=None, help="Show this revision instead of the head.")
+@db_option
+@json_option
+def show(sid: str, rev: int | None, db: str, as_json: bool) -> None:
+    """Show a session's head (or --rev N): state, verdict and evidence."""
+    with engine(db, as_json, seed=False) as eng:
+        r = eng.store.head(sid) if rev is None else eng.store.get(sid, rev)
+        if as_json:
+            emit(revision_json(r))
+        else:
+            click.echo("\n".join(session_summary(r)))
+
+
+@click.command()
+@click.argument("sid")
+@db_option
+@json_option
+def history(sid: str, db: str, as_json: bool) -> None:
+    """List every revision of SID, oldest first, with its tool events."""
+    with engine(db, as_json, seed=False) as eng:
+        revs = list(eng.store.history(sid))
+        if as_json:
+            emit([revision_json(r, full=False) for r in revs])
+            return
+        before: str | None = None
+        for r in revs:
+            click.echo(revision_line(r, before))
+            before = r.fsm
+
+
+@click.command()
+@click.argument("sid")
+@click.option("--to", "to", type=int, required=True, help="Revision to rewind to.")
+@db_option
+@json_option
+@durability_option
+def rollback(sid: str, to: int, db: str, as_json: bool, durability: str) -> None:
+    """Rewind SID: a new revision equal to revision --to (history is kept)."""
+    with engine(db, as_json, seed=False, durability=durability) as eng:
+        head = eng.driver.rollback(sid, to)
+        if as_json:
+            emit(revision_json(head, full=False))
+        else:
+            click.echo(f"{sid}: rev {head.rev} = rev {to} ({head.fsm})")
+
+
+@click.command()
+@click.argument("sid")
+@click.option("--at", "at", type=int, required=True, help="Revision the fork starts from.")
+@db_option
+@json_option
+@durability_option
+def fork(sid: str, at: int, db: str, as_json: bool, durability: str) -> None:
+    """Fork SID at revision --at into a new session; prints the new id."""
+    with engine(db, as_json, seed=False, durability=durability) as eng:
+        head = eng.driver.fork(sid, at)
+        if as_json:
+            emit(revision_json(head, full=False))
+        else:
+            click.echo(head.sid)

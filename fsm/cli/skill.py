@@ -1,0 +1,40 @@
+"""``claimfsm skill`` (one skill on stdin JSON) and ``claimfsm diagram``."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from fsm.cli.common import json_option
+from fsm.machine import DEFAULT_MACHINE, mermaid
+from skills.context import SkillContext
+from skills.envelope import Envelope
+from skills.registry import all_skills
+
+__all__ = ["diagram", "skill"]
+
+
+@click.command()
+@click.argument("name")
+@json_option
+def skill(name: str, as_json: bool) -> None:
+    """Run skill NAME on the input JSON read from stdin; print its envelope.
+
+    Exit 0 when s is ok, 1 otherwise. NAME: parse_claim, evidence_query_plan,
+    tool_request_compose, retrieve, evidence_extract, stance_judge, verdict_aggregate.
+    """
+    skills = all_skills()
+    if name not in skills:
+        env = Envelope.error("UNKNOWN_SKILL", f"name: no skill {name!r} "
+                             f"(known: {', '.join(skills)})")
+    else:
+        env = skills[name].run(sys.stdin.buffer.read(), SkillContext())
+    click.echo(env.to_json().decode())
+    sys.exit(0 if env.s == "ok" else 1)
+
+
+@click.command()
+def diagram() -> None:
+    """Print the machine as a Mermaid stateDiagram-v2 (generated from its definition)."""
+    click.echo(mermaid(DEFAULT_MACHINE), nl=False)
