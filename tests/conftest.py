@@ -6,6 +6,9 @@ from collections import Counter
 
 import pytest
 
+# The throwaway PostgreSQL cluster (session fixture ``pg_server``, per-test ``pg_url``).
+pytest_plugins = ["tests.pg"]
+
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Say plainly which real components were missing and how many tests that skipped."""

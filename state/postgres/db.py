@@ -1,0 +1,144 @@
+"""PostgreSQL plumbing for :class:`state.postgres.store.PostgresStore`: the connection,
+the ``st_`` schema, the statements, and server errors mapped to store errors.
+
+Every write is one statement in autocommit mode (a data-modifying CTE: compare-and-set
+on the head, the blobs, the revision row), so a commit costs one round trip and one
+server transaction; ``PRIMARY KEY (session, rev)`` is the backstop under the CAS.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import errors as pg_errors
+
+from state.errors import RevConflict, StoreError
+
+__all__ = [
+    "COMMIT",
+    "COMMIT_BLOBS",
+    "CREATE",
+    "CREATE_BLOBS",
+    "ROWS",
+    "SCHEMA_VERSION",
+    "StoreUnavailable",
+    "connect",
+    "init_schema",
+    "redact",
+    "retrying",
+]
+
+SCHEMA_VERSION = "1"
+T = TypeVar("T")
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS st_meta (key text PRIMARY KEY, value text NOT NULL)",
+    # id gives creation order.
+    "CREATE TABLE IF NOT EXISTS st_sessions ("
+    " id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, sid text NOT NULL UNIQUE,"
+    " head integer NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS st_revisions ("
+    " session bigint NOT NULL, rev integer NOT NULL, parent_rev integer,"
+    " kind smallint NOT NULL, fsm text NOT NULL, skill text, ts text NOT NULL,"
+    " body bytea NOT NULL, extra bytea NOT NULL, hash bytea NOT NULL,"
+    " PRIMARY KEY (session, rev))",
+    "CREATE TABLE IF NOT EXISTS st_blobs (h bytea PRIMARY KEY, z smallint NOT NULL,"
+    " data bytea NOT NULL)",
+)
+# Any fixed number: it serialises concurrent schema creation by several workers.
+_SCHEMA_LOCK = 0x636C61696D66736D
+
+_COLUMNS = "session, rev, parent_rev, kind, fsm, skill, ts, body, extra, hash"
+_ROW_VALUES = "%s, %s, %s, %s, %s, %s, %s, %s, %s"
+_BLOBS = (
+    "b AS (INSERT INTO st_blobs (h, z, data) SELECT u.h, u.z, u.d"
+    " FROM unnest(%s::bytea[], %s::smallint[], %s::bytea[]) AS u(h, z, d)"
+    " WHERE EXISTS (SELECT 1 FROM s) ORDER BY u.h ON CONFLICT (h) DO NOTHING), "
+)
+_CAS = "s AS (UPDATE st_sessions SET head = %s WHERE id = %s AND head = %s RETURNING id), "
+_NEW = (
+    "s AS (INSERT INTO st_sessions (sid, head) VALUES (%s, 0)"
+    " ON CONFLICT (sid) DO NOTHING RETURNING id), "
+)
+_INSERT = (
+    f"INSERT INTO st_revisions ({_COLUMNS}) SELECT s.id, {_ROW_VALUES} FROM s RETURNING session"
+)
+
+#: head, session, expected, row values -> one row (``session``) if the CAS won.
+COMMIT = "WITH " + _CAS.removesuffix(", ") + " " + _INSERT
+#: head, session, expected, hashes, zs, datas, row values.
+COMMIT_BLOBS = "WITH " + _CAS + _BLOBS.removesuffix(", ") + " " + _INSERT
+#: sid, row values -> the new session number, or no row if ``sid`` exists.
+CREATE = "WITH " + _NEW.removesuffix(", ") + " " + _INSERT
+#: sid, hashes, zs, datas, row values.
+CREATE_BLOBS = "WITH " + _NEW + _BLOBS.removesuffix(", ") + " " + _INSERT
+#: session, first, last -> rows ``first..last`` in chain order.
+ROWS = (
+    "SELECT rev, parent_rev, kind, fsm, skill, ts, body, extra, hash FROM st_revisions"
+    " WHERE session = %s AND rev BETWEEN %s AND %s ORDER BY rev"
+)
+
+
+class StoreUnavailable(StoreError):
+    """The PostgreSQL server could not be reached or refused the connection."""
+
+    code = "STORE_UNAVAILABLE"
+
+
+_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
+
+
+def redact(url: str) -> str:
+    """``url`` with any password replaced by ``***`` (for messages and logs)."""
+    return _PASSWORD.sub(r"\1***@", url)
+
+
+def connect(url: str, timeout: float) -> psycopg.Connection[Any]:
+    """An autocommit connection, or :class:`StoreUnavailable` naming the (redacted) URL."""
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(timeout)))
+    except psycopg.Error as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise StoreUnavailable(f"cannot connect to {redact(url)}: {first}",
+                               url=redact(url)) from exc
+
+
+def retrying(fn: Callable[[], T], attempts: int = 5) -> T:
+    """Run ``fn``; a deadlock or serialization failure (two writers' blob inserts meeting
+    in opposite order) is retried, a lost connection becomes :class:`StoreUnavailable`,
+    a duplicate ``(session, rev)`` (the primary-key backstop) :class:`RevConflict`.
+    """
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure):
+            if attempt == attempts - 1:
+                raise
+        except pg_errors.UniqueViolation as exc:
+            raise RevConflict(f"revision already exists: {exc.diag.message_detail}") from exc
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(f"PostgreSQL: {str(exc).strip()}") from exc
+    raise AssertionError("unreachable")
+
+
+def init_schema(conn: psycopg.Connection[Any]) -> None:
+    """Create the ``st_`` tables if missing; refuse a schema of another version."""
+    try:
+        with conn.transaction():
+            found = conn.execute("SELECT value FROM st_meta WHERE key = 'schema'").fetchone()
+    except pg_errors.UndefinedTable:
+        found = None  # a new database: no st_ tables yet
+    if found == (SCHEMA_VERSION,):
+        return
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+        for statement in _SCHEMA:
+            conn.execute(statement)
+        conn.execute("INSERT INTO st_meta VALUES ('schema', %s) ON CONFLICT DO NOTHING",
+                     (SCHEMA_VERSION,))
+        row = conn.execute("SELECT value FROM st_meta WHERE key = 'schema'").fetchone()
+    if row is None or row[0] != SCHEMA_VERSION:
+        raise StoreError(f"st_ schema version {row and row[0]}, expected {SCHEMA_VERSION}")

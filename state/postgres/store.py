@@ -1,0 +1,318 @@
+"""The server store: sessions in PostgreSQL, shared by every worker of a batch.
+
+The same row format as the SQLite backend (field deltas against the parent with a full
+snapshot every ``snapshot_every`` revisions, large values in content-addressed blobs
+shared across sessions, ``hash = sha256(parent_hash + canonical content)``), so the
+same decoder, hash chain and fork re-stamping serve both. See ``docs/scale.md``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from state import codec
+from state.codec import CodecError
+from state.errors import RevConflict, StoreError, UnknownRevision, UnknownSession
+from state.model import Revision
+from state.postgres.db import (
+    COMMIT,
+    COMMIT_BLOBS,
+    CREATE,
+    CREATE_BLOBS,
+    ROWS,
+    connect,
+    init_schema,
+    redact,
+    retrying,
+)
+from state.postgres.verify import prune_blobs, verify_rows
+from state.sqlite.db import ChainBroken, CorruptStore
+from state.sqlite.decode import ChainDecoder
+from state.sqlite.lru import Lru
+from state.sqlite.maintenance import restamp_rows
+from state.sqlite.rows import Encoded, Entry, Row, encode_revision, inflate, packed
+from state.store import ChainCheck, CompactReport, StateStore
+
+__all__ = ["PostgresStore"]
+
+_MAX_REV = 0x7FFFFFFF
+
+
+class PostgresStore(StateStore):
+    """Revision store in a PostgreSQL database (``postgresql://`` URL); one connection
+    per store, safe across threads (calls are serialised) and processes.
+
+    Durability is the server's: with ``synchronous_commit=on`` (the default) a commit
+    returns once its WAL record is flushed. ``connect_timeout`` is in seconds.
+    """
+
+    def __init__(
+        self, url: str, *, snapshot_every: int = 8, cache_size: int = 1024,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        if snapshot_every < 1:
+            raise ValueError("snapshot_every must be at least 1")
+        self.url = redact(url)
+        self.snapshot_every = snapshot_every
+        self._lock = threading.RLock()
+        self._conn = connect(url, connect_timeout)
+        try:
+            retrying(lambda: init_schema(self._conn))
+        except BaseException:
+            self._conn.close()
+            raise
+        self._ids: dict[str, int] = {}
+        self._entries: Lru[tuple[str, int], Entry] = Lru(cache_size)
+        self._blobs: Lru[str, bytes] = Lru(max(64, cache_size // 4))
+        self._known: Lru[str, bool] = Lru(65536)
+        self._closed = False
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        def run() -> list[tuple[Any, ...]]:
+            with self._lock:
+                if self._closed:
+                    raise StoreError("store is closed")
+                return self._conn.execute(sql, params, binary=True).fetchall()
+
+        return retrying(run)
+
+    def _session(self, sid: str) -> tuple[int, int]:
+        """``(session number, head)``; raises :class:`UnknownSession`."""
+        rows = self._query("SELECT id, head FROM st_sessions WHERE sid = %s", (sid,))
+        if not rows:
+            raise UnknownSession(f"no session {sid!r}", sid=sid)
+        session, head = rows[0]
+        self._ids[sid] = session
+        return session, head
+
+    def _rows(self, session: int, first: int, last: int) -> list[Row]:
+        rows = self._query(ROWS, (session, first, last))
+        return inflate([(*r[:6], bytes(r[6]), bytes(r[7]), bytes(r[8])) for r in rows])
+
+    def _fetch(self, digest: str) -> bytes:
+        raw = self._blobs.get(digest)
+        if raw is not None:
+            return raw
+        rows = self._query("SELECT z, data FROM st_blobs WHERE h = %s", (bytes.fromhex(digest),))
+        if not rows:
+            raise CodecError(f"blob {digest[:12]} is missing")
+        raw = codec.unpack_blob(rows[0][0], bytes(rows[0][1]))
+        self._blobs.put(digest, raw)
+        self._known.put(digest, True)
+        return raw
+
+    def _decode(self, sid: str, rows: list[Row], *, every: bool) -> list[Entry]:
+        decoder = ChainDecoder(sid)
+        out: list[Entry] = []
+        try:
+            for i, row in enumerate(rows):
+                decoder.feed(row[2], row[6])
+                if every or i == len(rows) - 1:
+                    entry = decoder.revision(row, self._fetch)
+                    self._entries.put((sid, row[0]), entry)
+                    out.append(entry)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise CorruptStore(f"session {sid!r} does not decode: {exc}", sid=sid) from exc
+        return out
+
+    def _entry(self, sid: str, rev: int, session: int | None = None) -> Entry:
+        cached = self._entries.get((sid, rev))
+        if cached is not None:
+            return cached
+        if session is None:
+            session = self._ids.get(sid) or self._session(sid)[0]
+        if not 0 <= rev <= _MAX_REV:
+            raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
+        first = rev - rev % self.snapshot_every
+        rows = self._rows(session, first, rev)
+        if first and (not rows or rows[0][2] != 0):
+            rows = self._rows(session, 0, rev)  # written under another snapshot policy
+        if not rows or rows[-1][0] != rev:
+            raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
+        snapshots = [i for i, row in enumerate(rows) if row[2] == 0]
+        start = snapshots[-1] if snapshots else 0
+        return self._decode(sid, rows[start:], every=False)[-1]
+
+    def _new_blobs(self, encoded: Encoded) -> tuple[list[bytes], list[int], list[bytes]]:
+        fresh = sorted((bytes.fromhex(h), *codec.pack_blob(raw))
+                       for h, raw in encoded.blobs.items() if h not in self._known)
+        return [b[0] for b in fresh], [b[1] for b in fresh], [b[2] for b in fresh]
+
+    def _remember(self, sid: str, encoded: Encoded) -> None:
+        self._entries.put((sid, encoded.row[0]), encoded.entry)
+        for digest in encoded.blobs:
+            self._known.put(digest, True)
+
+    @staticmethod
+    def _check_stamp(revision: Revision) -> None:
+        if revision.state.sid != revision.sid:
+            raise ValueError(
+                f"revision.sid {revision.sid!r} differs from state.sid {revision.state.sid!r}"
+            )
+
+    # -- the StateStore contract ------------------------------------------------------
+
+    def create(self, first: Revision) -> Revision:
+        """Start a session with revision 0; :class:`RevConflict` if it exists."""
+        self._check_stamp(first)
+        sid = first.sid
+        if first.rev != 0 or first.parent_rev is not None:
+            raise RevConflict("a session starts at revision 0 with no parent", sid=sid,
+                              rev=first.rev, parent_rev=first.parent_rev)
+        encoded = encode_revision(first, None, self.snapshot_every)
+        hashes, zs, datas = self._new_blobs(encoded)
+        row = (0, *packed(encoded.row))
+        if hashes:
+            rows = self._query(CREATE_BLOBS, (sid, hashes, zs, datas, *row))
+        else:
+            rows = self._query(CREATE, (sid, *row))
+        if not rows:
+            raise RevConflict(f"session {sid!r} already exists", sid=sid)
+        self._ids[sid] = rows[0][0]
+        self._remember(sid, encoded)
+        return first
+
+    def commit(self, revision: Revision, *, expected_rev: int) -> Revision:
+        """Append ``revision`` if the head is still ``expected_rev``: the compare-and-set,
+        the blobs and the row are one statement, so concurrent workers cannot both win.
+        """
+        self._check_stamp(revision)
+        sid = revision.sid
+        if revision.rev != expected_rev + 1 or revision.parent_rev != expected_rev:
+            self._session(sid)
+            raise RevConflict(
+                f"revision {revision.rev} (parent {revision.parent_rev}) does not follow "
+                f"expected_rev {expected_rev}", sid=sid, rev=revision.rev, expected=expected_rev)
+        session = self._ids.get(sid) or self._session(sid)[0]
+        try:
+            parent = self._entry(sid, expected_rev, session)
+        except UnknownRevision as exc:
+            raise RevConflict(f"expected_rev {expected_rev} is ahead of the head", sid=sid,
+                              expected=expected_rev) from exc
+        encoded = encode_revision(revision, parent, self.snapshot_every)
+        hashes, zs, datas = self._new_blobs(encoded)
+        row = (revision.rev, *packed(encoded.row))
+        head = (revision.rev, session, expected_rev)
+        if hashes:
+            rows = self._query(COMMIT_BLOBS, (*head, hashes, zs, datas, *row))
+        else:
+            rows = self._query(COMMIT, (*head, *row))
+        if not rows:
+            found = self._query("SELECT head FROM st_sessions WHERE id = %s", (session,))
+            if not found:
+                raise UnknownSession(f"no session {sid!r}", sid=sid)
+            raise RevConflict(f"head is {found[0][0]}, not {expected_rev}", sid=sid,
+                              head=found[0][0], expected=expected_rev)
+        self._remember(sid, encoded)
+        return revision
+
+    def head(self, sid: str) -> Revision:
+        """The newest revision (the head is always read from the server)."""
+        session, head = self._session(sid)
+        return self._entry(sid, head, session).revision
+
+    def get(self, sid: str, rev: int) -> Revision:
+        """One revision; revisions never change, so the cache is always valid."""
+        return self._entry(sid, rev).revision
+
+    def history(self, sid: str) -> Sequence[Revision]:
+        """Every revision up to the current head, oldest first."""
+        session, head = self._session(sid)
+        cached = [self._entries.get((sid, rev)) for rev in range(head + 1)]
+        if all(entry is not None for entry in cached):
+            return [entry.revision for entry in cached if entry is not None]
+        return [e.revision for e in self._decode(sid, self._rows(session, 0, head), every=True)]
+
+    def sessions(self) -> Sequence[str]:
+        """Session ids in creation order."""
+        return [sid for (sid,) in self._query("SELECT sid FROM st_sessions ORDER BY id")]
+
+    def fork(self, sid: str, at: int, new_sid: str) -> Revision:
+        """Copy revisions ``0..at`` to ``new_sid``: rows re-stamped and re-hashed, blobs shared."""
+        session, head = self._session(sid)
+        if not 0 <= at <= head:
+            raise UnknownRevision(f"session {sid!r} has no revision {at}", sid=sid, rev=at)
+        try:
+            copies = restamp_rows(self._rows(session, 0, at), sid, new_sid)
+        except (ValueError, TypeError) as exc:
+            raise ChainBroken(str(exc), sid=sid) from exc
+
+        def insert() -> int | None:
+            with self._lock, self._conn.transaction():
+                found = self._conn.execute(
+                    "INSERT INTO st_sessions (sid, head) VALUES (%s, %s)"
+                    " ON CONFLICT (sid) DO NOTHING RETURNING id", (new_sid, at)).fetchone()
+                if found is None:
+                    return None
+                with self._conn.cursor() as cur:
+                    cur.executemany(
+                        f"INSERT INTO st_revisions VALUES ({', '.join(['%s'] * 10)})",
+                        [(found[0], r[0], *packed(r)) for r in copies])
+                return int(found[0])
+
+        target = retrying(insert)
+        if target is None:
+            raise RevConflict(f"session {new_sid!r} already exists", sid=new_sid)
+        self._ids[new_sid] = target
+        return self.head(new_sid)
+
+    # -- integrity and maintenance ----------------------------------------------------
+
+    def verify_chain(self, sid: str) -> ChainCheck:
+        """Recompute the session's hash chain from the stored rows and check its blobs."""
+        session, head = self._session(sid)
+        rows = self._rows(session, 0, _MAX_REV)
+        return verify_rows(sid, head, rows, self._stored_blob, set())
+
+    def _stored_blob(self, digest: str) -> tuple[int, bytes] | None:
+        rows = self._query("SELECT z, data FROM st_blobs WHERE h = %s", (bytes.fromhex(digest),))
+        return (rows[0][0], bytes(rows[0][1])) if rows else None
+
+    def revision_hash(self, sid: str, rev: int) -> str:
+        """The stored chain hash of one revision (hex)."""
+        return self._entry(sid, rev).hash.hex()
+
+    def compact(self, sid: str | None = None, *, prune: bool = True) -> CompactReport:
+        """Verify the chains and, with ``prune``, drop blobs no row references (left by
+        commits that lost their compare-and-set). Rows are written in their final layout,
+        so none is rewritten; sessions whose chain does not verify are listed in
+        ``skipped``.
+        """
+        targets = [sid] if sid is not None else list(self.sessions())
+        skipped = [name for name in targets if not self.verify_chain(name).ok]
+
+        def run() -> int:
+            with self._lock, self._conn.transaction():
+                return prune_blobs(self._conn)
+
+        dropped = retrying(run) if prune else 0
+        if dropped:
+            self._known.clear()
+        return CompactReport(sessions=len(targets), rewritten=0, blobs_dropped=dropped,
+                             skipped=skipped)
+
+    def stats(self) -> dict[str, int]:
+        """Session, revision and blob counts."""
+        (sessions, revisions, blobs), = self._query(
+            "SELECT (SELECT count(*) FROM st_sessions), (SELECT count(*) FROM st_revisions),"
+            " (SELECT count(*) FROM st_blobs)")
+        return {"sessions": sessions, "revisions": revisions, "blobs": blobs}
+
+    def clear_cache(self) -> None:
+        """Forget decoded revisions and blobs (the next reads go to the server)."""
+        self._entries.clear()
+        self._blobs.clear()
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._conn.close()
