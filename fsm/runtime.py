@@ -1,8 +1,11 @@
-"""Wiring: a store, an evidence index and a driver over one SQLite file (or memory).
+"""Wiring: a store, an evidence index and a driver over one SQLite file, a PostgreSQL
+URL, or memory.
 
 ``Engine.open(path)`` is what the CLI uses: the session store and the evidence index share
-the file (tables ``st_*`` and ``ev_*``). An empty index is seeded with the bundled demo
-corpus, so ``claimfsm verify`` works out of the box.
+the file (tables ``st_*`` and ``ev_*``). For a ``postgresql://`` URL the sessions live in
+the server and the index in the SQLite file of the URL's ``index`` parameter (in memory
+when there is none; see :func:`state.open.locate`). An empty index is seeded with the
+bundled demo corpus, so ``claimfsm verify`` works out of the box.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from skills.tools.policies import FetchBeforeExtractPolicy, ToolPolicy
 from skills.tools.registry import ToolRegistry
 from state.memory import MemoryStore
 from state.model import SessionState
-from state.sqlite.store import SQLiteStore
+from state.open import locate, open_store
 from state.store import StateStore
 
 __all__ = ["DEMO_DOCS", "DEMO_KB", "FIXTURES", "Engine", "executor_factory", "seed_demo"]
@@ -122,7 +125,8 @@ class Engine:
         policies: tuple[ToolPolicy, ...] | None = None,
         resources: Mapping[str, Any] | None = None,
     ) -> Engine:
-        """Open (or create) ``db``; ``None`` keeps everything in memory.
+        """Open (or create) ``db`` (a SQLite file or a ``postgresql://`` URL); ``None``
+        keeps everything in memory.
 
         ``extra_tools`` are registered next to the built-in ones (a duplicate name is a
         ``ToolDefinitionError``); ``bind`` maps a state to tools its skill calls, e.g.
@@ -136,8 +140,13 @@ class Engine:
             store: StateStore = MemoryStore()
             index = EvidenceIndex.open(":memory:")
         else:
-            store = SQLiteStore(str(db), durability=durability)
-            index = EvidenceIndex.open(db)
+            where = locate(db)
+            store = open_store(db, durability=durability)
+            try:
+                index = EvidenceIndex.open(where.index or ":memory:")
+            except BaseException:
+                store.close()
+                raise
         try:
             if seed and index.count_documents() == 0:
                 seed_demo(index)

@@ -28,7 +28,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 db_option = click.option(
     "--db", "db", default="claimfsm.db", show_default=True, type=click.Path(dir_okay=False),
-    help="SQLite file holding sessions and the evidence index.",
+    help="SQLite file holding sessions and the evidence index, or a postgresql:// URL "
+    "(sessions in PostgreSQL, evidence index in the SQLite file of its ?index=FILE "
+    "parameter, else the demo corpus in memory).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 durability_option = click.option(

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from fsm.cli.common import db_option, emit, engine, json_option
+from fsm.cli.common import db_option, emit, engine, fail, json_option
 from skills.tools.index import SOURCES, Source
+from state.open import locate
 
 __all__ = ["ingest"]
 
@@ -24,6 +25,9 @@ def ingest(file: Path, source: str | None, kb: bool, db: str, as_json: bool) -> 
     """Add documents ({"id","title","text"} per line) to the evidence index."""
     from skills.tools.ingest import ingest_documents, ingest_facts
 
+    if locate(db).index is None:
+        fail("NO_INDEX", "--db: a postgresql:// URL keeps the evidence index in a SQLite file; "
+             "name it with ?index=FILE in the URL", as_json=as_json)
     with engine(db, as_json, seed=False) as eng:
         total = max(1, file.stat().st_size)
         show_bar = sys.stderr.isatty() and not as_json

@@ -124,15 +124,19 @@ def retrying(fn: Callable[[], T], attempts: int = 5) -> T:
     raise AssertionError("unreachable")
 
 
-def init_schema(conn: psycopg.Connection[Any]) -> None:
-    """Create the ``st_`` tables if missing; refuse a schema of another version."""
+def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
+    """Create the ``st_`` tables if missing (unless ``create`` is false: then report
+    ``False``); refuse a schema of another version.
+    """
     try:
         with conn.transaction():
             found = conn.execute("SELECT value FROM st_meta WHERE key = 'schema'").fetchone()
     except pg_errors.UndefinedTable:
         found = None  # a new database: no st_ tables yet
     if found == (SCHEMA_VERSION,):
-        return
+        return True
+    if not create and found is None:
+        return False
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
         for statement in _SCHEMA:
@@ -142,3 +146,4 @@ def init_schema(conn: psycopg.Connection[Any]) -> None:
         row = conn.execute("SELECT value FROM st_meta WHERE key = 'schema'").fetchone()
     if row is None or row[0] != SCHEMA_VERSION:
         raise StoreError(f"st_ schema version {row and row[0]}, expected {SCHEMA_VERSION}")
+    return True

@@ -16,6 +16,7 @@ from state import codec
 from state.codec import CodecError
 from state.errors import RevConflict, StoreError, UnknownRevision, UnknownSession
 from state.model import Revision
+from state.open import NoStore
 from state.postgres.db import (
     COMMIT,
     COMMIT_BLOBS,
@@ -45,12 +46,14 @@ class PostgresStore(StateStore):
     per store, safe across threads (calls are serialised) and processes.
 
     Durability is the server's: with ``synchronous_commit=on`` (the default) a commit
-    returns once its WAL record is flushed. ``connect_timeout`` is in seconds.
+    returns once its WAL record is flushed. ``connect_timeout`` is in seconds. With
+    ``create=False`` a database without the ``st_`` tables is :class:`~state.open.NoStore`
+    (read-only commands never create a store).
     """
 
     def __init__(
         self, url: str, *, snapshot_every: int = 8, cache_size: int = 1024,
-        connect_timeout: float = 10.0,
+        connect_timeout: float = 10.0, create: bool = True,
     ) -> None:
         if snapshot_every < 1:
             raise ValueError("snapshot_every must be at least 1")
@@ -59,7 +62,8 @@ class PostgresStore(StateStore):
         self._lock = threading.RLock()
         self._conn = connect(url, connect_timeout)
         try:
-            retrying(lambda: init_schema(self._conn))
+            if not retrying(lambda: init_schema(self._conn, create=create)):
+                raise NoStore(f"--db: {self.url} holds no claimfsm sessions", field="db")
         except BaseException:
             self._conn.close()
             raise

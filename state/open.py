@@ -1,0 +1,84 @@
+"""Where a ``--db`` value points and the one function that opens its session store.
+
+A ``--db`` value is a SQLite file (sessions and the evidence index share it) or a
+``postgresql://`` URL (sessions in PostgreSQL; the evidence index stays a SQLite/FTS5
+file, named by the URL's ``index`` query parameter, or the bundled demo corpus in
+memory when there is none). The CLI's ``engine()`` and ``fsm.runtime.Engine.open`` both
+come through here, so every command takes either form.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from state.errors import StoreError
+from state.store import StateStore
+
+__all__ = ["URL_SCHEMES", "Location", "NoStore", "locate", "open_store"]
+
+URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+class NoStore(StoreError):
+    """``--db`` names a store that does not exist, and the command only reads."""
+
+    code = "NO_DB"
+
+
+@dataclass(frozen=True)
+class Location:
+    """``store``: the file or URL of the session store (``index`` parameter removed);
+    ``index``: the SQLite file of the evidence index, ``None`` for an in-memory one."""
+
+    store: str
+    index: str | None
+    url: bool
+
+
+def locate(db: str | os.PathLike[str]) -> Location:
+    """Split a ``--db`` value into the session store and the evidence index."""
+    text = os.fspath(db)
+    if not text.startswith(URL_SCHEMES):
+        return Location(store=text, index=text, url=False)
+    parts = urlsplit(text)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    index = [value for key, value in query if key == "index"]
+    if not index:
+        return Location(store=text, index=None, url=True)
+    if not index[-1]:
+        raise StoreError("--db: the URL's index parameter is empty (index=FILE)", field="index")
+    rest = urlencode([(key, value) for key, value in query if key != "index"])
+    return Location(store=urlunsplit(parts._replace(query=rest)), index=index[-1], url=True)
+
+
+def open_store(
+    db: str | os.PathLike[str],
+    *,
+    durability: Literal["full", "normal", "group"] = "normal",
+    create: bool = True,
+) -> StateStore:
+    """The session store ``db`` points to: :class:`~state.sqlite.SQLiteStore` for a file,
+    :class:`~state.postgres.PostgresStore` for a URL (needs the ``postgres`` extra).
+
+    With ``create=False`` a missing file, or a database without the store's tables, is
+    :class:`NoStore` instead of being created. ``durability`` applies to SQLite only; a
+    server's durability is its ``synchronous_commit`` setting.
+    """
+    where = locate(db)
+    if not where.url:
+        if not create and not Path(where.store).is_file():
+            raise NoStore(f"--db: no such file: {where.store}", field="db")
+        from state.sqlite.store import SQLiteStore
+
+        return SQLiteStore(where.store, durability=durability)
+    try:
+        from state.postgres import PostgresStore
+    except ImportError as exc:
+        raise StoreError(
+            f"--db: a postgresql:// URL needs psycopg: pip install 'claimfsm[postgres]' ({exc})",
+            field="db") from exc
+    return PostgresStore(where.store, create=create)
