@@ -30,8 +30,9 @@ from fsm.errors import MachineDefinitionError
 from fsm.machine import MachineDef, RetryPolicy, StateSpec
 from skills.base import BaseIO, Skill, StRef
 from skills.context import SkillContext
-from skills.envelope import Envelope, Rollback
+from skills.envelope import Envelope, Rollback, trusted
 from state.model import SessionState
+from state.model import trusted as trusted_state
 from state.store import StateStore
 
 __all__ = [
@@ -91,17 +92,28 @@ def _memory_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
     return {"claim": state.claim, "config": state.config, "memory": state.memory, "st": st}
 
 
+def _memory_model(inp: dict[str, Any]) -> MemoryInput:
+    # Every value is the session state's own (validated when it entered) or the engine's
+    # ``st`` (a fresh dict per step): the model is built as is. The state's dicts are
+    # copied, as validation would, so a skill that mutates its input cannot reach into a
+    # stored revision.
+    return trusted(MemoryInput, {"claim": inp["claim"], "config": dict(inp["config"]),
+                                 "memory": dict(inp["memory"]),
+                                 "st": trusted(StRef, inp["st"])})
+
+
 def _memory_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
     if not d:
         return state
-    return state.model_copy(update={"memory": {**state.memory, **d}})
+    return trusted_state(SessionState, {**state.__dict__, "memory": {**state.memory, **d}})
 
 
 def memory_skill_binding(sk: Skill[Any, Any]) -> Binding:
     """The binding :func:`define_machine` gives a skill: input ``{claim, config, memory,
     st}``; ``d`` (without ``sp``) merged into ``memory``.
     """
-    return Binding(sk, _memory_in, _memory_apply)
+    build = _memory_model if sk.input_model is MemoryInput else None
+    return Binding(sk, _memory_in, _memory_apply, build)
 
 
 @dataclass(frozen=True)

@@ -30,15 +30,22 @@ __all__ = [
 
 ToInput = Callable[[SessionState, dict[str, Any]], dict[str, Any]]
 Apply = Callable[[SessionState, dict[str, Any], str], SessionState]
+Build = Callable[[dict[str, Any]], Any]
 
 
 @dataclass(frozen=True)
 class Binding:
-    """A skill plus the two mappings between it and the session state."""
+    """A skill plus the two mappings between it and the session state.
+
+    ``build`` (optional) makes the skill's input model from ``to_input``'s dict without
+    validating it, for bindings whose input holds only values of the (already valid)
+    state and the engine's ``st``; without it the skill validates its input as usual.
+    """
 
     skill: Skill[Any, Any]
     to_input: ToInput
     apply: Apply
+    build: Build | None = None
 
 
 def memory_binding(skill: Skill[Any, Any]) -> Binding:

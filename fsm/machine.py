@@ -196,6 +196,8 @@ class Machine:
         self.definition = definition
         self._model, self._tm = engine.model, engine.tm
         self._allowed = frozenset(definition.transitions)
+        self._names = frozenset(definition.names)
+        self._events = {dst: engine.tm.events.get(_trigger(dst)) for dst in definition.names}
         self._firing = engine.firing
 
     def can(self, src: str, dst: str) -> bool:
@@ -212,12 +214,18 @@ class Machine:
         """Fire the ``transitions`` trigger for ``src -> dst``; raise
         :class:`IllegalTransition` if it is not allowed.
         """
-        if src not in self.definition.names:
+        if src not in self._names:
             raise IllegalTransition(f"unknown state {src!r}", source=src, dest=dst)
+        event = self._events.get(dst)
+        model = self._model
         with self._firing:  # one model, re-positioned per move: one move at a time
-            self._tm.set_state(src, model=self._model)
+            if model.state != src:  # a session's moves chain: it is usually there already
+                self._tm.set_state(src, model=model)
             try:
-                self._model.trigger(_trigger(dst))  # type: ignore[attr-defined]
+                if event is None:  # no move leads to ``dst``: what the trigger would say
+                    raise AttributeError(_trigger(dst))
+                # The event the model's trigger method looks up, fired directly.
+                event.trigger(model)
             except (MachineError, AttributeError) as exc:
                 raise IllegalTransition(
                     f"no transition {src} -> {dst} (allowed: "

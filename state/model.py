@@ -7,7 +7,7 @@ The state is claim-verification shaped but JSON-generic inside its slices, becau
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,7 +16,35 @@ __all__ = [
     "RetryState",
     "Revision",
     "SessionState",
+    "trusted",
 ]
+
+M = TypeVar("M", bound=BaseModel)
+_FIELDS_SET: dict[type[BaseModel], set[str]] = {}
+_setattr = object.__setattr__
+_new = object.__new__
+
+
+def trusted(cls: type[M], values: dict[str, Any]) -> M:
+    """Build a model from values the engine or a store made itself, without validating
+    them again (the hot path: validation happens once, where data enters).
+
+    ``values`` must hold every field, already of the right types, nested models built;
+    the dict becomes the model's own. Anything that comes from outside (a skill's input
+    from stdin, a record, a config file) goes through ``model_validate`` instead.
+    """
+    every = _FIELDS_SET.get(cls)
+    if every is None:
+        every = _FIELDS_SET[cls] = set(cls.model_fields)
+    obj = _new(cls)
+    _setattr(obj, "__dict__", values)
+    # Frozen models never add to their fields-set in place (``model_copy`` copies it
+    # first), so they can share one; others get their own.
+    _setattr(obj, "__pydantic_fields_set__",
+             every if cls.model_config.get("frozen") else every.copy())
+    _setattr(obj, "__pydantic_extra__", None)
+    _setattr(obj, "__pydantic_private__", None)
+    return obj
 
 # Fields that ``rb=tools`` restores (and only these): every trace of tool work.
 # ``runtime`` (rate buckets, budget, deadline) is left out on purpose: it measures what was

@@ -10,7 +10,7 @@ from __future__ import annotations
 import operator
 import typing
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 from pydantic import BaseModel
@@ -18,7 +18,7 @@ from pydantic_core import to_jsonable_python
 
 from state import codec
 from state.codec import STATE_FIELDS
-from state.model import Revision, SessionState
+from state.model import Revision, SessionState, trusted
 
 __all__ = [
     "DELTA",
@@ -40,9 +40,6 @@ Row = tuple[int, int | None, int, str, str | None, str, bytes, bytes, bytes]
 INDEX = {name: i for i, name in enumerate(STATE_FIELDS)}
 _JSON_SCALARS = (str, int, float, bool, type(None))
 _SMALL_DIFF_MIN = 64
-_setattr = object.__setattr__
-_new = object.__new__
-M = TypeVar("M", bound=BaseModel)
 
 
 def _nested_models(cls: type[BaseModel]) -> dict[str, type[BaseModel]]:
@@ -55,26 +52,6 @@ def _nested_models(cls: type[BaseModel]) -> dict[str, type[BaseModel]]:
 
 
 _NESTED = _nested_models(SessionState)
-
-
-_FIELDS_SET: dict[type[BaseModel], set[str]] = {}
-
-
-def trusted(cls: type[M], values: dict[str, Any]) -> M:
-    """Build a model from values this store wrote itself: no validation (hot read path).
-
-    ``values`` must hold every field, already of the right types (nested models are
-    converted here for the session state's own nested fields).
-    """
-    every = _FIELDS_SET.get(cls)
-    if every is None:
-        every = _FIELDS_SET[cls] = set(cls.model_fields)
-    obj = _new(cls)
-    _setattr(obj, "__dict__", values)
-    _setattr(obj, "__pydantic_fields_set__", every.copy())  # copying beats hashing again
-    _setattr(obj, "__pydantic_extra__", None)
-    _setattr(obj, "__pydantic_private__", None)
-    return obj
 
 
 def state_from(values: dict[str, Any]) -> SessionState:
