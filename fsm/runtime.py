@@ -11,7 +11,7 @@ bundled demo corpus, so ``claimfsm verify`` works out of the box.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,8 +19,10 @@ from fsm.bindings import DEFAULT_BINDINGS, Binding, make_bindings
 from fsm.driver import Driver, StepResult, ToolSession, ToolsFactory
 from fsm.limits import SessionLimits
 from fsm.machine import DEFAULT_MACHINE
+from fsm.profile import Profile, ProfileError, profile_of
 from skills.context import Clock
-from skills.tools.builtin import builtin_tools
+from skills.embed import Embedder
+from skills.tools.builtin import RETRIEVAL_RESOURCE, builtin_tools
 from skills.tools.core import Tool, ToolDefinitionError
 from skills.tools.executor import Executor
 from skills.tools.index import EvidenceIndex
@@ -29,7 +31,7 @@ from skills.tools.limits import RateLimit
 from skills.tools.policies import FetchBeforeExtractPolicy, ToolPolicy
 from skills.tools.registry import ToolRegistry
 from state.memory import MemoryStore
-from state.model import SessionState
+from state.model import Revision, SessionState
 from state.open import locate, open_store
 from state.store import StateStore
 
@@ -67,8 +69,12 @@ def executor_factory(
     limits = SessionLimits.build(rate_limits, concurrency)
 
     def make(state: SessionState, clock: Clock) -> ToolSession:
+        res = resources
+        if "profile" in state.config:  # the session's retrieval mode, for the search tools
+            res = {**(resources or {}),
+                   RETRIEVAL_RESOURCE: profile_of(state.config).retrieval}
         return Executor(registry, clock=clock, session_id=state.sid, policies=pols,
-                        policy_state=state.policy, fallbacks=fallbacks, resources=resources,
+                        policy_state=state.policy, fallbacks=fallbacks, resources=res,
                         **limits.executor_kwargs(state))
 
     return make
@@ -100,13 +106,69 @@ def seed_demo(index: EvidenceIndex) -> int:
     return report.added
 
 
+def _load_embedder(embedder: Embedder | None) -> Embedder:
+    if embedder is not None:
+        return embedder
+    from skills.embed import load_embedder
+
+    found = load_embedder("minilm")
+    if found is None:
+        raise ProfileError("retrieval: 'hybrid' needs the semantic extra "
+                           "(pip install 'claimfsm[semantic]'); use --retrieval lexical",
+                           code="SEMANTIC_UNAVAILABLE", field="retrieval")
+    return found
+
+
+def check_profile(profile: Profile) -> list[str]:
+    """Fail with a :class:`ProfileError` when ``profile`` cannot run here (a model that
+    does not load); returns warnings (the learned judge falling back to lexical)."""
+    if profile.stance_model is None:
+        return []
+    from skills.stance_judge import load_learned
+
+    learned = load_learned(profile.stance_model)
+    if learned.error is not None:
+        code, msg = learned.error
+        raise ProfileError(f"stance_model: {msg}", code=code, field="stance_model")
+    return [learned.fallback] if learned.fallback else []
+
+
+class _ProfiledTools:
+    """Per-step tools that follow the session's profile: its retrieval mode reaches the
+    search tools as a resource, and a hybrid session gets the embedder loaded (once)."""
+
+    def __init__(self, inner: ToolsFactory, index: EvidenceIndex,
+                 embedder: Embedder | None) -> None:
+        self.inner = inner
+        self.index = index
+        self.embedder = embedder
+
+    def ensure_dense(self) -> None:
+        """Rank with the embedder, embedding documents that have no vector yet."""
+        if self.index.dense.embedder is None:
+            self.embedder = _load_embedder(self.embedder)
+            self.index.use_embedder(self.embedder, fill=True)
+
+    def __call__(self, state: SessionState, clock: Clock) -> ToolSession:
+        if "profile" in state.config and profile_of(state.config).retrieval == "hybrid":
+            self.ensure_dense()
+        return self.inner(state, clock)
+
+
 @dataclass
 class Engine:
-    """A store, an evidence index and the driver that joins them."""
+    """A store, an evidence index and the driver that joins them; ``profile`` is what
+    new sessions verify with unless their config says otherwise."""
 
     store: StateStore
     index: EvidenceIndex
     driver: Driver
+    profile: Profile = field(default_factory=Profile)
+    warnings: tuple[str, ...] = ()
+
+    def start(self, claim: str, *, config: Mapping[str, Any] | None = None) -> Revision:
+        """Start a session with this engine's profile (``config`` may add limits etc.)."""
+        return self.driver.start(claim, config={**self.profile.config(), **(config or {})})
 
     @classmethod
     def open(
@@ -124,6 +186,8 @@ class Engine:
         concurrency: Mapping[str, int] | None = None,
         policies: tuple[ToolPolicy, ...] | None = None,
         resources: Mapping[str, Any] | None = None,
+        profile: Profile | None = None,
+        embedder: Embedder | None = None,
     ) -> Engine:
         """Open (or create) ``db`` (a SQLite file or a ``postgresql://`` URL); ``None``
         keeps everything in memory.
@@ -133,7 +197,18 @@ class Engine:
         ``{"RETRIEVAL": ["my_tool"]}`` (one request per planned query). ``rate_limits``,
         ``concurrency``, ``policies`` (default: fetch-before-extract) and ``resources``
         configure the tool runtime (see :func:`executor_factory`); ``tools`` replaces it.
+
+        ``profile`` (default: lexical retrieval, lexical judge) is checked here (a
+        :class:`~fsm.profile.ProfileError` when it cannot run) and given to sessions
+        started with :meth:`start`; a hybrid profile loads ``embedder`` (default: MiniLM
+        from the semantic extra) and embeds documents that have no vector yet, once.
+        Every session keeps its own profile in its config, so stepping it later in another
+        engine retrieves and judges the same way.
         """
+        profile = profile or Profile()
+        warnings = tuple(check_profile(profile))
+        if profile.retrieval == "hybrid":
+            embedder = _load_embedder(embedder)
         bindings = _bindings(bind or {})
         registry = ToolRegistry(extra_tools)  # validate user tools before opening files
         if db is None:
@@ -155,16 +230,18 @@ class Engine:
                 for name in names:
                     if name not in registry:
                         raise ToolDefinitionError(name, f"bound to {state} but not registered")
-            factory = tools or executor_factory(registry, policies=policies,
-                                                rate_limits=rate_limits,
-                                                concurrency=concurrency, resources=resources)
-            driver = Driver(store, tools=factory, clock=clock, on_step=on_step,
+            profiled = _ProfiledTools(tools or executor_factory(
+                registry, policies=policies, rate_limits=rate_limits, concurrency=concurrency,
+                resources=resources), index, embedder)
+            if profile.retrieval == "hybrid":
+                profiled.ensure_dense()
+            driver = Driver(store, tools=profiled, clock=clock, on_step=on_step,
                             bindings=bindings)
         except BaseException:
             store.close()
             index.close()
             raise
-        return cls(store=store, index=index, driver=driver)
+        return cls(store=store, index=index, driver=driver, profile=profile, warnings=warnings)
 
     def close(self) -> None:
         """Close the store and the index."""

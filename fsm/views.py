@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from fsm.profile import ProfileError, profile_of
 from state.model import Revision
 
-__all__ = ["revision_json", "revision_line", "session_summary", "verdict_json"]
+__all__ = [
+    "profile_json", "profile_text", "revision_json", "revision_line", "session_summary",
+    "verdict_json",
+]
 
 
 def verdict_json(head: Revision) -> dict[str, Any]:
@@ -33,11 +37,29 @@ def verdict_json(head: Revision) -> dict[str, Any]:
     return out
 
 
+def profile_json(rev: Revision) -> dict[str, Any] | None:
+    """The verification profile the session ran with (``None``: unreadable config)."""
+    try:
+        return profile_of(rev.state.config).model_dump()
+    except ProfileError:
+        return None
+
+
+def profile_text(rev: Revision) -> str:
+    """``profile: retrieval lexical, judge lexical`` for people."""
+    try:
+        return "profile: " + profile_of(rev.state.config).describe()
+    except ProfileError as exc:
+        return f"profile: unreadable ({exc.msg})"
+
+
 def revision_json(rev: Revision, *, full: bool = True) -> dict[str, Any]:
-    """A revision as JSON (``full=False`` leaves the state out)."""
+    """A revision as JSON (``full=False`` leaves the state out); ``profile`` is the
+    verification profile of the session."""
     out: dict[str, Any] = {"sid": rev.sid, "rev": rev.rev, "parent_rev": rev.parent_rev,
                            "fsm": rev.fsm, "skill": rev.skill, "ts": rev.ts,
-                           "envelope": rev.envelope, "events": rev.events}
+                           "envelope": rev.envelope, "events": rev.events,
+                           "profile": profile_json(rev)}
     if full:
         out["state"] = rev.state.model_dump(mode="json")
     return out
@@ -57,7 +79,7 @@ def revision_line(rev: Revision, before: str | None = None) -> str:
 def session_summary(head: Revision) -> list[str]:
     """The verdict, its reasons and the cited evidence, for people."""
     data = verdict_json(head)
-    lines = [f"session {head.sid}  rev {head.rev}  {head.fsm}"]
+    lines = [f"session {head.sid}  rev {head.rev}  {head.fsm}", profile_text(head)]
     if data.get("error"):
         lines.append(f"error: {data['error']['code']}: {data['error']['msg']}")
     if data["verdict"]:

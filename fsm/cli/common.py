@@ -5,9 +5,11 @@ Command modules (``fsm/cli/main.py`` and its siblings) import from here, never f
 
 from __future__ import annotations
 
+import functools
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -15,16 +17,21 @@ import orjson
 
 from fsm.driver import StepResult
 from fsm.errors import ClaimFsmError
+from fsm.profile import Profile, ProfileError, resolve_profile
 from fsm.runtime import Engine
 from fsm.views import revision_line
 from skills.tools.core import ToolError
 from state.errors import StoreError
 
 __all__ = [
-    "db_option", "durability_option", "emit", "engine", "fail", "json_option", "print_step",
+    "better_profile", "db_option", "durability_option", "emit", "engine", "fail",
+    "json_option", "print_step", "profile_from", "profile_options",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_MODEL = ".cache/stance.npz"
+"""Where ``make train`` writes the learned judge (relative to the working directory)."""
 
 db_option = click.option(
     "--db", "db", default="claimfsm.db", show_default=True, type=click.Path(dir_okay=False),
@@ -39,6 +46,59 @@ durability_option = click.option(
     help="SQLite durability: full = fsync per commit; normal = WAL, synced at checkpoints "
     "(a power cut may lose the last commits, never corrupt); group = batched fsyncs.",
 )
+
+
+_retrieval = click.option(
+    "--retrieval", "retrieval", type=click.Choice(["lexical", "hybrid"]), default=None,
+    help="Evidence retrieval: lexical = BM25; hybrid = BM25 fused with sentence embeddings "
+    "(needs the 'semantic' extra). Default: the config file's, else lexical.",
+)
+_judge = click.option(
+    "--judge", "judge", type=click.Choice(["lexical", "learned"]), default=None,
+    help="Stance judge: lexical rules, or the learned model of --stance-model. Default: "
+    "the config file's, else lexical (learned when --stance-model is given).",
+)
+_stance_model = click.option(
+    "--stance-model", "stance_model", default=None, metavar="MODEL.npz",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A learned stance model from `claimfsm train`; implies --judge learned.",
+)
+
+
+def profile_options(fn: F) -> F:
+    """Add ``--retrieval``, ``--judge`` and ``--stance-model``; the command receives them
+    as one ``profile`` argument (a mapping of the options given) for :func:`profile_from`
+    or :func:`engine`. Defaults come from ``claimfsm.toml`` / ``[tool.claimfsm]``."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, retrieval: str | None, judge: str | None,
+                stance_model: Path | None, **kwargs: Any) -> Any:
+        opts = {"retrieval": retrieval, "judge": judge, "stance_model": stance_model}
+        return fn(*args, profile=opts, **kwargs)
+
+    return _retrieval(_judge(_stance_model(wrapper)))  # type: ignore[return-value]
+
+
+def profile_from(options: Mapping[str, Any], *, as_json: bool) -> Profile:
+    """The profile the options and the config file resolve to; a clean exit when bad."""
+    try:
+        return resolve_profile(options)
+    except ProfileError as exc:
+        fail(exc.code, exc.msg, as_json=as_json)
+        raise  # unreachable: fail exits
+
+
+def better_profile(profile: Profile) -> str | None:
+    """One line naming a better profile that is installed here, or ``None``."""
+    from skills.embed import semantic_available
+
+    if profile.retrieval == "lexical" and semantic_available():
+        return ("hint: hybrid retrieval is installed and finds more evidence: "
+                "--retrieval hybrid (or retrieval = \"hybrid\" in claimfsm.toml)")
+    if profile.judge == "lexical" and Path(DEFAULT_MODEL).is_file():
+        return (f"hint: a trained stance model is at {DEFAULT_MODEL}: "
+                f"--stance-model {DEFAULT_MODEL} judges better than the lexical rules")
+    return None
 
 
 def emit(obj: Any) -> None:
@@ -56,10 +116,16 @@ def fail(code: str, msg: str, *, as_json: bool, exit_code: int = 2) -> None:
 
 
 @contextmanager
-def engine(db: str, as_json: bool, **kw: Any) -> Iterator[Engine]:
-    """Open the engine and turn contract errors into clean exits."""
+def engine(db: str, as_json: bool, *, profile: Mapping[str, Any] | None = None,
+           **kw: Any) -> Iterator[Engine]:
+    """Open the engine and turn contract errors into clean exits. ``profile`` (the
+    options of :func:`profile_options`) is resolved against the config file; without it
+    the engine runs sessions with the profile each one stored."""
     try:
-        eng = Engine.open(db, **kw)
+        prof = resolve_profile(profile) if profile is not None else None
+        eng = Engine.open(db, profile=prof, **kw)
+        for warning in eng.warnings:
+            click.echo(f"warning: {warning}", err=True)
     except (ClaimFsmError, StoreError, ToolError, OSError) as exc:
         fail(getattr(exc, "code", "OPEN_FAILED"), str(exc), as_json=as_json)
         raise  # unreachable: fail exits

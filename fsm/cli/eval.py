@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
-from fsm.cli.common import emit, fail, json_option
+from fsm.cli.common import emit, fail, json_option, profile_from, profile_options
 from fsm.eval.data import CLAIM_LABELS, DatasetError, read_dataset
 from fsm.eval.metrics import ClassScores
 from fsm.eval.run import EVAL_CONFIG, EvalReport, evaluate, open_engine
+from fsm.profile import ProfileError
+from fsm.runtime import check_profile
 from skills.embed import load_embedder
-from skills.stance_judge import load_learned
 
 __all__ = ["eval_command", "render"]
 
@@ -59,19 +61,18 @@ def render(rep: EvalReport) -> list[str]:
               help='Evidence pool, one {"id", "article", "text"} sentence per line.')
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Evaluate only the first N claims.")
-@click.option("--stance-model", "stance_model", default=None, metavar="MODEL.npz",
-              type=click.Path(dir_okay=False, path_type=Path),
-              help="A learned stance model from `claimfsm train` (session config "
-              "stance_model); without it the lexical judge runs.")
-@click.option("--semantic/--no-semantic", "semantic", default=None,
-              help="Hybrid retrieval: BM25 fused with MiniLM sentence embeddings (needs the "
-              "'semantic' extra). Default: on when the extra is installed.")
+@click.option("--semantic/--no-semantic", "semantic", default=None, hidden=True,
+              help="Old spelling of --retrieval hybrid / --retrieval lexical.")
+@profile_options
 @json_option
-def eval_command(dataset: Path, corpus: Path, limit: int | None, stance_model: Path | None,
-                 semantic: bool | None, as_json: bool) -> None:
+def eval_command(dataset: Path, corpus: Path, limit: int | None, semantic: bool | None,
+                 profile: dict[str, Any], as_json: bool) -> None:
     """Score the engine on DATASET.jsonl (Climate-FEVER format) with CORPUS.jsonl as the
     evidence pool: retrieval recall, stance, verdicts (retrieved and gold evidence),
-    strict score and claims per second."""
+    strict score and claims per second.
+
+    Sessions run with the verification profile that `verify` would use (--retrieval,
+    --judge, --stance-model, else claimfsm.toml, else lexical)."""
     try:
         data = read_dataset(dataset, limit=limit)
     except DatasetError as exc:
@@ -80,22 +81,23 @@ def eval_command(dataset: Path, corpus: Path, limit: int | None, stance_model: P
     if not corpus.is_file():
         fail("NOT_FOUND", f"corpus: no file {corpus}", as_json=as_json)
         return  # unreachable: fail exits
-    config = dict(EVAL_CONFIG)
-    if stance_model is not None:
-        learned = load_learned(str(stance_model))
-        if learned.error is not None:
-            fail(*learned.error, as_json=as_json)
-        if learned.fallback:
-            click.echo(f"warning: {learned.fallback}", err=True)
-        config["stance_model"] = str(stance_model)
+    if semantic is not None and profile.get("retrieval") is None:
+        profile = {**profile, "retrieval": "hybrid" if semantic else "lexical"}
+    prof = profile_from(profile, as_json=as_json)
+    try:
+        warnings = check_profile(prof)
+    except ProfileError as exc:
+        fail(exc.code, exc.msg, as_json=as_json)
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+    config = {**EVAL_CONFIG, **prof.config()}
     show_bar = sys.stderr.isatty() and not as_json
-    embedder = load_embedder("minilm") if semantic is not False else None
-    if semantic and embedder is None:
-        fail("SEMANTIC_UNAVAILABLE", "semantic: the 'semantic' extra is not installed "
-             "(pip install 'claimfsm[semantic]'); run with --no-semantic", as_json=as_json)
+    embedder = load_embedder("minilm") if prof.retrieval == "hybrid" else None
+    if prof.retrieval == "hybrid" and embedder is None:
+        fail("SEMANTIC_UNAVAILABLE", "retrieval: 'hybrid' needs the semantic extra "
+             "(pip install 'claimfsm[semantic]'); use --retrieval lexical", as_json=as_json)
     if not as_json:
-        click.echo("retrieval: " + ("hybrid (BM25 + minilm)" if embedder else "lexical (BM25)"),
-                   err=True)
+        click.echo("profile: " + prof.describe(), err=True)
     engine, ingested = open_engine(corpus, embedder=embedder)
     try:
         for err in ingested.errors:

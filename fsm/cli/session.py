@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
 from fsm.cli import replay
-from fsm.cli.common import db_option, durability_option, emit, engine, json_option, print_step
+from fsm.cli.common import (
+    better_profile,
+    db_option,
+    durability_option,
+    emit,
+    engine,
+    json_option,
+    print_step,
+    profile_options,
+)
 from fsm.cli.limits import limit_options, limits_config
-from fsm.views import revision_json, revision_line, session_summary, verdict_json
+from fsm.views import profile_text, revision_json, revision_line, session_summary, verdict_json
 
 __all__ = ["fork", "history", "rollback", "show", "start", "step", "verify"]
 
@@ -21,17 +31,20 @@ __all__ = ["fork", "history", "rollback", "show", "start", "step", "verify"]
 @durability_option
 @replay.record_option
 @limit_options
+@profile_options
 def verify(claim: str, db: str, as_json: bool, durability: str, record: str | None,
-           deadline: float | None, max_tool_calls: int | None) -> None:
+           deadline: float | None, max_tool_calls: int | None,
+           profile: dict[str, Any]) -> None:
     """Run a session for CLAIM to the end and print the verdict with its evidence.
 
     Exit 0 when the session reached DONE, 1 when it ended elsewhere (FAILED, or a step
-    that could not commit); the output says why.
+    that could not commit); the output says why. The verification profile (--retrieval,
+    --judge, --stance-model; defaults from claimfsm.toml) is stored in the session.
     """
     rec = replay.open_recorder(record, as_json)
     hook = replay.with_recorder(None if as_json else print_step, rec)
-    with engine(db, as_json, on_step=hook, durability=durability) as eng:
-        head = eng.driver.start(claim, config=limits_config(deadline, max_tool_calls))
+    with engine(db, as_json, on_step=hook, durability=durability, profile=profile) as eng:
+        head = eng.start(claim, config=limits_config(deadline, max_tool_calls))
         replay.start_record(rec, eng, head)
         if not as_json:
             click.echo(revision_line(head))
@@ -40,6 +53,9 @@ def verify(claim: str, db: str, as_json: bool, durability: str, record: str | No
             emit(verdict_json(head))
         else:
             click.echo("\n".join(session_summary(head)))
+            hint = better_profile(eng.profile)
+            if hint:
+                click.echo(hint, err=True)
         if head.fsm != "DONE":
             sys.exit(1)
 
@@ -51,12 +67,15 @@ def verify(claim: str, db: str, as_json: bool, durability: str, record: str | No
 @durability_option
 @replay.record_option
 @limit_options
+@profile_options
 def start(claim: str, db: str, as_json: bool, durability: str, record: str | None,
-          deadline: float | None, max_tool_calls: int | None) -> None:
-    """Create a session for CLAIM (revision 0, PARSE_CLAIM) and print its id."""
+          deadline: float | None, max_tool_calls: int | None,
+          profile: dict[str, Any]) -> None:
+    """Create a session for CLAIM (revision 0, PARSE_CLAIM) and print its id. The
+    verification profile is stored in the session; later steps use it."""
     rec = replay.open_recorder(record, as_json)
-    with engine(db, as_json, durability=durability) as eng:
-        head = eng.driver.start(claim, config=limits_config(deadline, max_tool_calls))
+    with engine(db, as_json, durability=durability, profile=profile) as eng:
+        head = eng.start(claim, config=limits_config(deadline, max_tool_calls))
         replay.start_record(rec, eng, head)
         if as_json:
             emit(revision_json(head, full=False))
@@ -113,6 +132,8 @@ def history(sid: str, db: str, as_json: bool) -> None:
         if as_json:
             emit([revision_json(r, full=False) for r in revs])
             return
+        if revs:
+            click.echo(profile_text(revs[-1]))
         before: str | None = None
         for r in revs:
             click.echo(revision_line(r, before))

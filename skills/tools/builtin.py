@@ -19,6 +19,7 @@ from skills.tools.index import Document, EvidenceIndex, Fact, Hit, Source
 from skills.tools.sentences import rank_sentences, split_sentences
 
 __all__ = [
+    "RETRIEVAL_RESOURCE",
     "ExtractedSentence",
     "KbLookupParams",
     "KbLookupResult",
@@ -34,6 +35,10 @@ __all__ = [
     "WebSearchParams",
     "builtin_tools",
 ]
+
+
+RETRIEVAL_RESOURCE = "retrieval"
+"""The per-session resource naming the session's retrieval: ``lexical`` or ``hybrid``."""
 
 
 class _Model(BaseModel):
@@ -149,6 +154,14 @@ def _guarded(fn: Callable[[], ToolResult[Any]]) -> ToolResult[Any]:
         return ToolResult.error(f"index: {exc}", code="INDEX_ERROR")
 
 
+def _dense(context: ToolContext) -> bool | None:
+    # The session's retrieval profile reaches the tools as a per-session resource:
+    # "lexical" keeps BM25 alone on an index that has vectors; no resource (sessions from
+    # before profiles): use the vectors whenever the index has them.
+    mode = context.resources.get(RETRIEVAL_RESOURCE)
+    return None if mode is None else mode == "hybrid"
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
@@ -156,7 +169,7 @@ def _plural(n: int, word: str) -> str:
 def _search_tool(index: EvidenceIndex) -> Tool[SearchParams, SearchResult]:
     def handle(params: SearchParams, *, context: ToolContext) -> ToolResult[SearchResult]:
         def run() -> ToolResult[SearchResult]:
-            hits = index.search(params.q, lim=params.lim, src=params.src)
+            hits = index.search(params.q, lim=params.lim, src=params.src, dense=_dense(context))
             return ToolResult.ok(
                 SearchResult(hits=tuple(hits)), _plural(len(hits), "hit") + f" in {params.src}"
             )
@@ -178,7 +191,7 @@ def _search_tool(index: EvidenceIndex) -> Tool[SearchParams, SearchResult]:
 def _web_search_tool(index: EvidenceIndex) -> Tool[WebSearchParams, SearchResult]:
     def handle(params: WebSearchParams, *, context: ToolContext) -> ToolResult[SearchResult]:
         def run() -> ToolResult[SearchResult]:
-            hits = index.search(params.q, lim=params.lim, src=None)
+            hits = index.search(params.q, lim=params.lim, src=None, dense=_dense(context))
             return ToolResult.ok(
                 SearchResult(hits=tuple(hits)), _plural(len(hits), "hit") + " in all sources"
             )
@@ -287,9 +300,11 @@ def _sentence_extract_tool(
 def _rank_tool(index: EvidenceIndex) -> Tool[RankParams, RankResult]:
     def handle(params: RankParams, *, context: ToolContext) -> ToolResult[RankResult]:
         def run() -> ToolResult[RankResult]:
-            ranked = index.rank_documents(params.q, params.doc_ids)[: params.lim]
+            dense = _dense(context)
+            ranked = index.rank_documents(params.q, params.doc_ids, dense=dense)[: params.lim]
             docs = tuple(RankedDoc(doc_id=d, score=s) for d, s in ranked)
-            return ToolResult.ok(RankResult(ranked=docs, dense=index.dense.active()),
+            used = dense is not False and index.dense.active()
+            return ToolResult.ok(RankResult(ranked=docs, dense=used),
                                  _plural(len(docs), "document") + " ranked")
 
         return _guarded(run)

@@ -231,16 +231,19 @@ class EvidenceIndex:
             self._conn.executemany(UPSERT_FACT, rows)
         return len(rows)
 
-    def search(self, q: str, *, lim: int = 5, src: str | None = None) -> list[Hit]:
+    def search(self, q: str, *, lim: int = 5, src: str | None = None,
+               dense: bool | None = None) -> list[Hit]:
         """The ``lim`` best documents for ``q`` (any term may match), best first; ties by
         ``doc_id``. ``src`` restricts to one source. An empty query gives no hits.
 
         With dense vectors, the BM25 and cosine top-``max(50, lim)`` documents are fused by
-        score (:func:`~skills.tools.vectors.fuse_scores`); ties by ``doc_id``."""
+        score (:func:`~skills.tools.vectors.fuse_scores`); ties by ``doc_id``. ``dense``
+        ``False`` ranks by BM25 alone even then (a lexical session on a hybrid index);
+        ``None`` uses the vectors whenever there are some."""
         match = fts_query(q)
         if not match or lim <= 0:
             return []
-        if self._dense.active():
+        if dense is not False and self._dense.active():
             return self._hybrid(q, match, lim, src)
         return self._bm25(match, lim, src)
 
@@ -264,7 +267,8 @@ class EvidenceIndex:
         return [Hit(doc_id=r[0], title=r[1], source=r[2], score=float(r[3]) + 0.0,
                     snippet=_snippet(r[4])) for r in rows]
 
-    def rank_documents(self, q: str, doc_ids: Sequence[str]) -> list[tuple[str, float]]:
+    def rank_documents(self, q: str, doc_ids: Sequence[str], *,
+                       dense: bool | None = None) -> list[tuple[str, float]]:
         """``doc_ids`` (duplicates and unknown ids dropped) ranked against ``q`` the way
         ``search`` ranks the corpus: BM25 with the whole index's statistics, fused with
         cosine similarity by score when there are vectors. Each gets its fused score (documents
@@ -276,8 +280,8 @@ class EvidenceIndex:
                         for r in self._conn.execute(_BM25_OF, (match, json.dumps(ids)))}
                        if match and ids else {})
             known = {str(r[0]) for r in self._conn.execute(_DOCS, (json.dumps(ids),))}
-        dense = self._dense.sims(q, ids) if ids and self._dense.active() else {}
-        fused = fuse_scores(lexical, dense)
+        use = dense is not False and bool(ids) and self._dense.active()
+        fused = fuse_scores(lexical, self._dense.sims(q, ids) if use else {})
         order = sorted((d for d in ids if d in known),
                        key=lambda d: (-fused.get(d, 0.0), ids.index(d)))
         return [(d, fused.get(d, 0.0)) for d in order]
