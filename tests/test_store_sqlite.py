@@ -289,6 +289,33 @@ def test_compact_prunes_only_unreferenced_blobs(db: str) -> None:
 # -- connections, threads, group commit -----------------------------------------------
 
 
+def test_a_commit_is_one_statement_and_the_trigger_moves_the_head(db: str) -> None:
+    with SQLiteStore(db) as store:
+        _grow(store, "s", 1)
+        seen: list[str] = []
+        store._conn.set_trace_callback(seen.append)
+        store.commit(make_revision("s", 2, make_state("s", rounds=2)), expected_rev=1)
+        store._conn.set_trace_callback(None)
+        # One INSERT (traced again as its trigger runs): no BEGIN, UPDATE or COMMIT.
+        assert {sql.split()[0] for sql in seen} == {"INSERT"}
+        with pytest.raises(RevConflict, match="head is 2, not 1"):
+            store.commit(make_revision("s", 2, make_state("s", rounds=9)), expected_rev=1)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT head FROM st_sessions WHERE sid='s'").fetchone() == (2,)
+
+
+def test_a_file_without_the_head_trigger_gets_it_on_open(db: str) -> None:
+    with SQLiteStore(db) as store:
+        _grow(store, "s", 1)
+    with sqlite3.connect(db) as conn:  # as written before the trigger existed
+        conn.execute("DROP TRIGGER st_head")
+    with SQLiteStore(db) as store:
+        store.commit(make_revision("s", 2, make_state("s", rounds=2)), expected_rev=1)
+    with SQLiteStore(db) as store:
+        assert store.head("s").rev == 2 and store.head("s").state.rounds == 2
+        assert fsck(store).ok
+
+
 def test_two_connections_see_each_other_and_compare_and_set(db: str) -> None:
     with SQLiteStore(db) as one, SQLiteStore(db, durability="full") as two:
         _grow(one, "s", 2)

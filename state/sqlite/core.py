@@ -104,8 +104,24 @@ class SQLiteCore:
                 raise StoreError("store is closed")
             return transaction(self._conn, fn, self._budget)
 
+    def _write_one(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn``, which issues exactly one writing statement, in autocommit: SQLite
+        makes that statement its own transaction (no BEGIN/COMMIT round trips).
+        """
+        with self._lock:
+            if self._closed:
+                raise StoreError("store is closed")
+            return retrying(lambda: fn(self._conn), self._budget)
+
     def _session(self, sid: str) -> tuple[int, int]:
         """``(session number, head)``; raises :class:`UnknownSession`."""
+        known = self._ids.get(sid)
+        if known is not None:  # session numbers never change: read the head by key
+            found = self._read(
+                lambda c: c.execute("SELECT head FROM st_sessions WHERE id=?", (known,)).fetchone()
+            )
+            if found is not None:
+                return known, found[0]
         row = self._read(
             lambda c: c.execute("SELECT id, head FROM st_sessions WHERE sid=?", (sid,)).fetchone()
         )

@@ -16,6 +16,7 @@ from state.errors import StoreError
 
 __all__ = [
     "DURABILITY_MODES",
+    "HEAD_TRIGGER",
     "SCHEMA_VERSION",
     "ChainBroken",
     "CorruptStore",
@@ -32,6 +33,7 @@ __all__ = [
 Durability = Literal["full", "normal", "group"]
 DURABILITY_MODES: tuple[str, ...] = ("full", "normal", "group")
 SCHEMA_VERSION = "1"
+HEAD_TRIGGER = "st_head"
 T = TypeVar("T")
 
 _SCHEMA = (
@@ -46,6 +48,12 @@ _SCHEMA = (
     " body BLOB NOT NULL, extra BLOB NOT NULL, hash BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS st_blobs ("
     " h BLOB PRIMARY KEY, z INTEGER NOT NULL, data BLOB NOT NULL)",
+    # The head moves with every row inserted, inside the INSERT's own statement: a commit
+    # is then one statement (its key is the compare-and-set) and one transaction. Files
+    # written before the trigger existed get it on their first writable open.
+    f"CREATE TRIGGER IF NOT EXISTS {HEAD_TRIGGER} AFTER INSERT ON st_revisions BEGIN"
+    " UPDATE st_sessions SET head = NEW.k & 4294967295"
+    " WHERE id = NEW.k >> 32 AND head < NEW.k & 4294967295; END",
 )
 
 
@@ -146,10 +154,13 @@ def init_schema(conn: sqlite3.Connection, budget: float) -> None:
             raise StoreError(f"st_ schema version {found}, expected {SCHEMA_VERSION}")
 
     try:
-        row = conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone()
+        row = conn.execute(
+            "SELECT value, (SELECT count(*) FROM sqlite_master WHERE type='trigger'"
+            f" AND name='{HEAD_TRIGGER}') FROM st_meta WHERE key='schema'"
+        ).fetchone()
     except sqlite3.OperationalError:
         row = None  # a new file: no st_ tables yet
-    if row == (SCHEMA_VERSION,):
+    if row == (SCHEMA_VERSION, 1):
         return
     transaction(conn, create, budget)
 

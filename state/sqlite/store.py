@@ -21,8 +21,6 @@ from state.store import ChainCheck, CompactReport, StateStore
 
 __all__ = ["SQLiteStore"]
 
-_CAS_HEAD = "UPDATE st_sessions SET head=? WHERE id=? AND head=?"
-
 
 class SQLiteStore(SQLiteCore, StateStore):
     """Revision store in one SQLite file; safe across threads and processes.
@@ -84,24 +82,30 @@ class SQLiteStore(SQLiteCore, StateStore):
                               expected=expected_rev) from exc
         encoded = encode_revision(revision, parent, self.snapshot_every)
         blobs = self._new_blobs(encoded)
-
         params = ((session << 32) + revision.rev, *packed(encoded.row))
 
+        def conflict(c: sqlite3.Connection) -> RevConflict | UnknownSession:
+            row = c.execute("SELECT head FROM st_sessions WHERE id=?", (session,)).fetchone()
+            if row is None:
+                return UnknownSession(f"no session {sid!r}", sid=sid)
+            return RevConflict(f"head is {row[0]}, not {expected_rev}", sid=sid, head=row[0],
+                               expected=expected_rev)
+
         def insert(c: sqlite3.Connection) -> None:
-            # The compare-and-set is one statement; the transaction undoes it if a later
-            # statement fails.
-            moved = c.execute(_CAS_HEAD, (revision.rev, session, expected_rev)).rowcount
-            if moved != 1:
-                row = c.execute("SELECT head FROM st_sessions WHERE id=?", (session,)).fetchone()
-                if row is None:
-                    raise UnknownSession(f"no session {sid!r}", sid=sid)
-                raise RevConflict(f"head is {row[0]}, not {expected_rev}", sid=sid,
-                                  head=row[0], expected=expected_rev)
+            # The compare-and-set is the row's key: revision ``expected_rev + 1`` can be
+            # inserted once, and its parent is known to exist (read above; revisions are
+            # never deleted). The head column follows in the INSERT's trigger.
             if blobs:
                 c.executemany(INSERT_BLOB, blobs)
-            c.execute(INSERT_ROW, params)
+            try:
+                c.execute(INSERT_ROW, params)
+            except sqlite3.IntegrityError:
+                raise conflict(c) from None
 
-        self._write(insert)
+        if blobs or self._group is not None:
+            self._write(insert)  # blobs and row in one transaction
+        else:
+            self._write_one(insert)  # one statement: its own transaction
         self._remember(sid, encoded)
         return revision
 
