@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-# The throwaway PostgreSQL cluster (session fixture ``pg_server``, per-test ``pg_url``).
-pytest_plugins = ["tests.pg"]
+# The throwaway PostgreSQL cluster (``pg_server``, per-test ``pg_url``) and local Ray.
+pytest_plugins = ["tests.pg", "tests.ray_local"]
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

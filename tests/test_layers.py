@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("fsm", "skills", "state")
-FSM_TOOLS = ("cli", "replay", "testing", "eval", "bench")
+FSM_TOOLS = ("cli", "replay", "testing", "eval", "bench", "batch")
 
 # part -> the parts it may import (besides itself).
 ALLOWED: dict[str, set[str]] = {
@@ -26,8 +26,9 @@ ALLOWED: dict[str, set[str]] = {
     "fsm.testing": {"fsm.core", "fsm.replay", "skills", "skills.analysis", "state"},
     "fsm.eval": {"fsm.core", "skills", "skills.analysis", "state"},
     "fsm.bench": {"fsm.core", "fsm.replay", "fsm.testing", "skills", "skills.analysis", "state"},
+    "fsm.batch": {"fsm.core", "skills", "skills.analysis", "state"},
     "fsm.cli": {
-        "fsm.core", "fsm.replay", "fsm.testing", "fsm.eval", "fsm.bench",
+        "fsm.core", "fsm.replay", "fsm.testing", "fsm.eval", "fsm.bench", "fsm.batch",
         "skills", "skills.analysis", "state",
     },
 }
@@ -89,6 +90,8 @@ def test_no_module_imports_against_the_arrows() -> None:
     ("fsm.machine", "def f():\n    import fsm.cli.main\n"),
     ("fsm.replay.runner", "from fsm.cli import main"),
     ("fsm.eval.run", "from fsm.bench import run"),
+    ("fsm.batch.worker", "from fsm.cli.common import engine"),
+    ("fsm.driver", "from fsm.batch import run_batch"),
     ("skills.parse_claim", "from fsm.driver import Driver"),
     ("skills.analysis.text", "from skills.envelope import Envelope"),
     ("state.memory", "import skills.envelope"),

@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "bench": "fsm.cli.bench:bench",
     "fsck": "fsm.cli.bench:fsck",
     "compact": "fsm.cli.bench:compact",
+    "batch": "fsm.cli.batch:batch",
 }
 
 

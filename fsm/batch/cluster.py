@@ -1,0 +1,97 @@
+"""The Ray side of a batch: join or start a cluster, keep a window of chunk tasks in
+flight, hand back each chunk's results as it finishes.
+
+Ray retries a task whose worker process died (``max_retries``); the retried task reads
+each claim's head and resumes it (:mod:`fsm.batch.worker`), which is what makes the
+retry safe.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from fsm.batch.claims import BatchClaim
+
+__all__ = ["RAY_RETRIES", "ray_available", "run_on_ray"]
+
+#: Worker deaths one chunk survives before its claims are reported as errors.
+RAY_RETRIES = 20
+
+
+def ray_available() -> bool:
+    """Whether the ``ray`` extra is installed."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _init(address: str | None, workers: int) -> bool:
+    """Connect (or start a local Ray with ``workers`` CPUs); True if this call did it."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    import ray
+
+    if ray.is_initialized():
+        return False
+    options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                               "logging_level": logging.WARNING}
+    if address:
+        ray.init(address=address, **options)
+    else:
+        ray.init(num_cpus=workers, _node_ip_address="127.0.0.1", **options)
+    return True
+
+
+def run_on_ray(
+    db: str,
+    chunks: Sequence[Sequence[BatchClaim]],
+    *,
+    workers: int,
+    address: str | None,
+    profile: dict[str, Any] | None = None,
+    on_error: Callable[[Sequence[BatchClaim], BaseException], list[dict[str, Any]]] = (
+        lambda chunk, exc: []),
+    on_ready: Callable[[], None] | None = None,
+) -> Iterator[list[dict[str, Any]]]:
+    """Yield each chunk's result lines as the chunk finishes (completion order).
+
+    First every worker opens its engine (``on_ready`` is called once they have), so
+    the clock of a batch can leave out Ray's start-up and the workers' imports.
+
+    At most ``2 * workers`` chunks are in flight, so a killed driver leaves little
+    queued work behind. A chunk that fails for good (retries used up, or an error its
+    worker could not turn into result lines) is passed to ``on_error``.
+    """
+    import ray
+
+    from fsm.batch.worker import verify_chunk, warm
+
+    started = _init(address, workers)
+    task = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(verify_chunk)
+    try:
+        ray.get([ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(warm).remote(db, profile)
+                 for _ in range(max(1, workers))])
+        if on_ready is not None:
+            on_ready()
+        todo = list(chunks)
+        todo.reverse()
+        pending: dict[Any, Sequence[BatchClaim]] = {}
+        while todo or pending:
+            while todo and len(pending) < 2 * max(1, workers):
+                chunk = todo.pop()
+                ref = task.remote(db, [(c.id, c.claim) for c in chunk], profile)
+                pending[ref] = chunk
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                chunk = pending.pop(ref)
+                try:
+                    yield list(ray.get(ref))
+                except (ray.exceptions.RayError, RuntimeError) as exc:
+                    yield on_error(chunk, exc)
+    finally:
+        if started:
+            ray.shutdown()
