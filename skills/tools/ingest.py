@@ -4,9 +4,13 @@ A bad line never stops a load and never costs a good line: it becomes an
 :class:`IngestError` with its 1-based line number, a stable code and a message naming the
 field. Formats (one JSON object per line, UTF-8; extra fields are ignored):
 
-- documents: ``{"id", "title", "text"}``
+- documents: ``{"id", "title", "text"}``, or ``"article"`` for the title, which makes the
+  Climate-FEVER corpus (``{"id": "Article:12", "article": ..., "text": ...}``) a documents
+  file as it is; other field names through :class:`FieldMap`
 - facts: ``{"id", "subject", "relation", "object"}`` plus an optional ``"source"``
-- the Climate-FEVER corpus: ``{"id": "Article:12", "article": ..., "text": ...}``
+
+A folder of ``.txt``/``.md`` files is one document per file (:mod:`skills.tools.folder`).
+Re-ingesting a document that is stored unchanged writes nothing (``unchanged`` counts it).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from skills.tools.index import SOURCES, Document, EvidenceIndex, Fact, Source
 
 __all__ = [
+    "FieldMap",
     "IngestError",
     "IngestReport",
     "ProgressCallback",
@@ -57,14 +62,27 @@ class IngestError(BaseModel):
 
 
 class IngestReport(BaseModel):
-    """The outcome of a load: ``lines`` non-blank lines read, each either added or an error
-    (an unreadable file or a database failure adds one ``line=0`` error)."""
+    """The outcome of a load: ``lines`` non-blank lines read, each either added (new or
+    changed), unchanged (stored as it is already) or an error (an unreadable file or a
+    database failure adds one ``line=0`` error)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     added: int
     errors: list[IngestError]
     lines: int
+    unchanged: int = 0
+
+
+class FieldMap(BaseModel):
+    """Which JSON fields hold a document's id, title and text. ``title=None`` takes
+    ``"title"``, else ``"article"`` (the Climate-FEVER corpus)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = "id"
+    title: str | None = None
+    text: str = "text"
 
 
 _JSON_TYPES: dict[type, str] = {
@@ -87,7 +105,7 @@ def _string(n: int, obj: dict[str, Any], name: str) -> str | IngestError:
     return value
 
 
-def _fields(n: int, raw: bytes, names: Sequence[str]) -> dict[str, str] | IngestError:
+def _object(n: int, raw: bytes) -> dict[str, Any] | IngestError:
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -95,6 +113,14 @@ def _fields(n: int, raw: bytes, names: Sequence[str]) -> dict[str, str] | Ingest
     if not isinstance(obj, dict):
         kind = _JSON_TYPES.get(type(obj), type(obj).__name__)
         return IngestError(line=n, code="NOT_OBJECT", msg=f"expected a JSON object, got {kind}")
+    return obj
+
+
+def _fields(n: int, raw: bytes | dict[str, Any],
+            names: Sequence[str]) -> dict[str, str] | IngestError:
+    obj = _object(n, raw) if isinstance(raw, bytes) else raw
+    if isinstance(obj, IngestError):
+        return obj
     out: dict[str, str] = {}
     for name in names:
         value = _string(n, obj, name)
@@ -109,19 +135,29 @@ def _fields(n: int, raw: bytes, names: Sequence[str]) -> dict[str, str] | Ingest
     return out
 
 
-def _parse_document(source: Source | None) -> Callable[[int, bytes], Document | IngestError]:
+def _parse_document(
+    source: Source | None, fields: FieldMap | None = None
+) -> Callable[[int, bytes], Document | IngestError]:
     """``source=None``: each line's own ``source`` (wiki|web|news), else ``wiki``."""
+    fm = fields or FieldMap()
 
     def parse(n: int, raw: bytes) -> Document | IngestError:
-        f = _fields(n, raw, ("id", "title", "text"))
+        obj = _object(n, raw)
+        if isinstance(obj, IngestError):
+            return obj
+        title = fm.title or ("article" if "title" not in obj and "article" in obj
+                             else "title")
+        f = _fields(n, obj, (fm.id, title, fm.text))
         if isinstance(f, IngestError):
+            if f.code == "MISSING_FIELD" and f.field == "title" and fm.title is None:
+                return f.model_copy(update={"msg": "missing field 'title' (or 'article'; "
+                                                   "other names: --title-field)"})
             return f
         src = source or f.get("source", "wiki")
         if src not in SOURCES:
             return IngestError(line=n, code="BAD_SOURCE", field="source",
                                msg=f"field 'source': {src!r} is not one of {', '.join(SOURCES)}")
-        return Document(doc_id=f["id"], title=f["title"], text=f["text"],
-                        source=src)
+        return Document(doc_id=f[fm.id], title=f[title], text=f[fm.text], source=src)
 
     return parse
 
@@ -196,7 +232,7 @@ def read_corpus_sentences(path: str | Path, *, source: Source = "wiki") -> Itera
 def _ingest(
     path: str | Path,
     parse: Callable[[int, bytes], T | IngestError],
-    add: Callable[[list[T]], int],
+    add: Callable[[list[T]], tuple[int, int]],
     *,
     batch: int,
     on_progress: ProgressCallback | None,
@@ -208,12 +244,14 @@ def _ingest(
     size = max(1, batch)
     pending: list[T] = []
     errors: list[IngestError] = []
-    added = lines = 0
+    added = lines = unchanged = 0
 
     def flush(pos: int) -> None:
-        nonlocal added
+        nonlocal added, unchanged
         if pending:
-            added += add(pending)
+            written, same = add(pending)
+            added += written
+            unchanged += same
             pending.clear()
         if on_progress is not None:
             on_progress(pos, total)
@@ -234,7 +272,7 @@ def _ingest(
     except sqlite3.Error as exc:
         # Earlier batches are committed; this one rolled back as a whole.
         errors.append(IngestError(line=0, code="INDEX_ERROR", msg=f"index: {exc}"))
-    return IngestReport(added=added, errors=errors, lines=lines)
+    return IngestReport(added=added, errors=errors, lines=lines, unchanged=unchanged)
 
 
 def ingest_documents(
@@ -244,12 +282,13 @@ def ingest_documents(
     source: Source | None = None,
     batch: int = 500,
     on_progress: ProgressCallback | None = None,
+    fields: FieldMap | None = None,
 ) -> IngestReport:
     """Load a documents JSONL file into ``index`` in batches of ``batch`` (one transaction
     each), tagging every document with ``source`` (``None``: each line's own ``source``
-    field, else ``wiki``)."""
-    return _ingest(path, _parse_document(source),
-                   lambda docs: index.add_documents(docs, source=source),
+    field, else ``wiki``); ``fields`` names the id, title and text fields."""
+    return _ingest(path, _parse_document(source, fields),
+                   lambda docs: index.upsert_documents(docs, source=source),
                    batch=batch, on_progress=on_progress)
 
 
@@ -261,7 +300,8 @@ def ingest_facts(
     on_progress: ProgressCallback | None = None,
 ) -> IngestReport:
     """Load a facts JSONL file into ``index`` in batches."""
-    return _ingest(path, _parse_fact, index.add_facts, batch=batch, on_progress=on_progress)
+    return _ingest(path, _parse_fact, lambda facts: (index.add_facts(facts), 0), batch=batch,
+                   on_progress=on_progress)
 
 
 def ingest_corpus(
@@ -274,5 +314,5 @@ def ingest_corpus(
 ) -> IngestReport:
     """Load a Climate-FEVER ``corpus.jsonl`` into ``index`` (one document per sentence)."""
     return _ingest(path, _parse_corpus(source),
-                   lambda docs: index.add_documents(docs, source=source),
+                   lambda docs: index.upsert_documents(docs, source=source),
                    batch=batch, on_progress=on_progress)
