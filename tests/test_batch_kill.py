@@ -66,8 +66,8 @@ def _workers() -> list[int]:
 def _batch(src: Path, url: str, address: str, out: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}
     return subprocess.Popen(
-        [sys.executable, "-c", "from fsm.cli import main; main()", "batch", str(src), "--db", url, "--ray", address,
-         "--workers", "2", "--out", str(out), "--json"],
+        [sys.executable, "-c", "from fsm.cli import main; main()", "batch", str(src),
+         "--db", url, "--ray", address, "--workers", "2", "--out", str(out), "--json"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
