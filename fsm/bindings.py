@@ -8,14 +8,13 @@ A custom machine supplies its own bindings (see :func:`memory_binding`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import importlib
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from skills.base import Skill
-from skills.plan_steps import PlanStep, extract, steps_for
-from skills.registry import all_skills
-from skills.tools.core import ToolDefinitionError
 from state.model import SessionState
 
 __all__ = [
@@ -118,6 +117,8 @@ def _finish_steps(
     state: SessionState, steps: list[dict[str, Any]], d: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Fold RETRIEVAL's step updates into the plan, and completed results into outputs."""
+    from skills.plan_steps import extract
+
     updates = {u["id"]: u for u in d.get("steps", [])}
     values = {r["id"]: r.get("value") for r in d.get("results", [])}
     outputs = dict(state.outputs)
@@ -135,6 +136,8 @@ def _finish_steps(
 
 
 def _retrieve_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
+    from skills.plan_steps import PlanStep, steps_for
+
     update: dict[str, Any] = {}
     steps = state.steps
     if "tr" in d:
@@ -223,19 +226,49 @@ def make_bindings(tools: Mapping[str, Sequence[str]] | None = None) -> Mapping[s
     bound = dict(tools or {})
     for skill, names in bound.items():
         if skill not in BINDABLE and names:
+            from skills.tools.core import ToolDefinitionError
+
             raise ToolDefinitionError(
                 str(next(iter(names))), f"skill {skill!r} takes no bound tools "
                 f"(bind tools to: {', '.join(sorted(BINDABLE))})",
             )
-    skills = all_skills()
-    table: dict[str, tuple[ToInput, Apply]] = {
+    return _Bindings({
         "parse_claim": (_parse_in, _parse_apply),
         "retrieve": (_retrieve_in_with(tuple(bound.get("retrieve", ()))), _retrieve_apply),
         "evidence_extract": (_extract_in, _extract_apply),
         "stance_judge": (_verify_in, _verify_apply),
         "verdict_aggregate": (_aggregate_in, _aggregate_apply),
-    }
-    return {name: Binding(skills[name], *fns) for name, fns in table.items()}
+    })
+
+
+class _Bindings(Mapping[str, Binding]):
+    """The claim-verification bindings, each skill's module imported when its binding is
+    first used: a command that steps one session imports one skill, not all of them
+    (the module of skill ``name`` is ``skills.<name>``, its skill ``SKILL``).
+    """
+
+    def __init__(self, table: Mapping[str, tuple[ToInput, Apply]]) -> None:
+        self._table = dict(table)
+        self._made: dict[str, Binding] = {}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, name: str) -> Binding:
+        made = self._made.get(name)
+        if made is not None:
+            return made
+        to_input, apply = self._table[name]  # KeyError for a skill it does not bind
+        skill = importlib.import_module(f"skills.{name}").SKILL
+        with self._lock:
+            return self._made.setdefault(name, Binding(skill, to_input, apply))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._table  # without importing the skill (Mapping's would)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
 
 
 #: Bindings of the claim-verification machine, keyed by skill name.

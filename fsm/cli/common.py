@@ -10,22 +10,25 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import orjson
 
-from fsm.driver import StepResult
 from fsm.errors import ClaimFsmError
 from fsm.profile import Profile, ProfileError, resolve_profile
-from fsm.runtime import Engine
 from fsm.views import revision_line
-from skills.tools.core import ToolError
 from state.errors import StoreError
+
+if TYPE_CHECKING:  # the engine (skills, tools, index) loads only for commands that run it
+    from fsm.driver import StepResult
+    from fsm.runtime import Engine
+    from state.store import StateStore
 
 __all__ = [
     "better_profile", "db_option", "durability_option", "emit", "engine", "fail",
-    "json_option", "print_step", "profile_from", "profile_options",
+    "json_option", "print_step", "profile_from", "profile_options", "record_option",
+    "store",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -40,6 +43,10 @@ db_option = click.option(
     "parameter, else the demo corpus in memory).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+record_option = click.option(
+    "--record", "record", default=None, type=click.Path(dir_okay=False),
+    help="Write the session record (JSONL) to this file; `step` appends to it.",
+)
 durability_option = click.option(
     "--durability", type=click.Choice(["full", "normal", "group"]), default="normal",
     show_default=True,
@@ -121,6 +128,9 @@ def engine(db: str, as_json: bool, *, profile: Mapping[str, Any] | None = None,
     """Open the engine and turn contract errors into clean exits. ``profile`` (the
     options of :func:`profile_options`) is resolved against the config file; without it
     the engine runs sessions with the profile each one stored."""
+    from fsm.runtime import Engine
+    from skills.tools.core import ToolError
+
     try:
         prof = resolve_profile(profile) if profile is not None else None
         eng = Engine.open(db, profile=prof, **kw)
@@ -135,6 +145,25 @@ def engine(db: str, as_json: bool, *, profile: Mapping[str, Any] | None = None,
         fail(exc.code, str(exc), as_json=as_json)
     finally:
         eng.close()
+
+
+@contextmanager
+def store(db: str, as_json: bool) -> Iterator[StateStore]:
+    """Open only the session store of ``db`` (for commands that read revisions: no
+    skills, tools or evidence index to load), with :func:`engine`'s clean exits."""
+    from state.open import open_store
+
+    try:
+        opened = open_store(db)
+    except (StoreError, OSError) as exc:
+        fail(getattr(exc, "code", "OPEN_FAILED"), str(exc), as_json=as_json)
+        raise  # unreachable: fail exits
+    try:
+        yield opened
+    except (ClaimFsmError, StoreError) as exc:
+        fail(exc.code, str(exc), as_json=as_json)
+    finally:
+        opened.close()
 
 
 def print_step(result: StepResult) -> None:

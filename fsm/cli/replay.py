@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import click
 
-from fsm.cli.common import db_option, emit, engine, fail, json_option
+from fsm.cli.common import db_option, emit, engine, fail, json_option, record_option
 from fsm.driver import StepResult
 from fsm.errors import ClaimFsmError
 from fsm.replay.record import Record, RecordError, read_record
@@ -36,10 +36,6 @@ __all__ = [
     "with_recorder",
 ]
 
-record_option = click.option(
-    "--record", "record", default=None, type=click.Path(dir_okay=False),
-    help="Write the session record (JSONL) to this file; `step` appends to it.",
-)
 
 
 def engine_tools(eng: Engine) -> dict[str, Any]:

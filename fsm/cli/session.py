@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 
-from fsm.cli import replay
 from fsm.cli.common import (
     better_profile,
     db_option,
@@ -17,6 +16,8 @@ from fsm.cli.common import (
     json_option,
     print_step,
     profile_options,
+    record_option,
+    store,
 )
 from fsm.cli.limits import limit_options, limits_config
 from fsm.views import profile_text, revision_json, revision_line, session_summary, verdict_json
@@ -29,7 +30,7 @@ __all__ = ["fork", "history", "rollback", "show", "start", "step", "verify"]
 @db_option
 @json_option
 @durability_option
-@replay.record_option
+@record_option
 @limit_options
 @profile_options
 def verify(claim: str, db: str, as_json: bool, durability: str, record: str | None,
@@ -41,6 +42,8 @@ def verify(claim: str, db: str, as_json: bool, durability: str, record: str | No
     that could not commit); the output says why. The verification profile (--retrieval,
     --judge, --stance-model; defaults from claimfsm.toml) is stored in the session.
     """
+    from fsm.cli import replay  # record/replay loads only when a command records
+
     rec = replay.open_recorder(record, as_json)
     hook = replay.with_recorder(None if as_json else print_step, rec)
     with engine(db, as_json, on_step=hook, durability=durability, profile=profile) as eng:
@@ -65,7 +68,7 @@ def verify(claim: str, db: str, as_json: bool, durability: str, record: str | No
 @db_option
 @json_option
 @durability_option
-@replay.record_option
+@record_option
 @limit_options
 @profile_options
 def start(claim: str, db: str, as_json: bool, durability: str, record: str | None,
@@ -73,6 +76,8 @@ def start(claim: str, db: str, as_json: bool, durability: str, record: str | Non
           profile: dict[str, Any]) -> None:
     """Create a session for CLAIM (revision 0, PARSE_CLAIM) and print its id. The
     verification profile is stored in the session; later steps use it."""
+    from fsm.cli import replay  # record/replay loads only when a command records
+
     rec = replay.open_recorder(record, as_json)
     with engine(db, as_json, durability=durability, profile=profile) as eng:
         head = eng.start(claim, config=limits_config(deadline, max_tool_calls))
@@ -88,11 +93,13 @@ def start(claim: str, db: str, as_json: bool, durability: str, record: str | Non
 @db_option
 @json_option
 @durability_option
-@replay.record_option
+@record_option
 def step(sid: str, db: str, as_json: bool, durability: str, record: str | None) -> None:
     """Fire one transition of session SID (exit 1 if the step failed)."""
     with engine(db, as_json, durability=durability) as eng:
         if record is not None:
+            from fsm.cli import replay
+
             eng.driver.on_step = replay.recorder_for_session(record, eng, sid, as_json)
         result = eng.driver.step(sid)
         if as_json:
@@ -113,8 +120,8 @@ def step(sid: str, db: str, as_json: bool, durability: str, record: str | None) 
 @json_option
 def show(sid: str, rev: int | None, db: str, as_json: bool) -> None:
     """Show a session's head (or --rev N): state, verdict and evidence."""
-    with engine(db, as_json, seed=False) as eng:
-        r = eng.store.head(sid) if rev is None else eng.store.get(sid, rev)
+    with store(db, as_json) as opened:
+        r = opened.head(sid) if rev is None else opened.get(sid, rev)
         if as_json:
             emit(revision_json(r))
         else:
@@ -127,8 +134,8 @@ def show(sid: str, rev: int | None, db: str, as_json: bool) -> None:
 @json_option
 def history(sid: str, db: str, as_json: bool) -> None:
     """List every revision of SID, oldest first, with its tool events."""
-    with engine(db, as_json, seed=False) as eng:
-        revs = list(eng.store.history(sid))
+    with store(db, as_json) as opened:
+        revs = list(opened.history(sid))
         if as_json:
             emit([revision_json(r, full=False) for r in revs])
             return

@@ -1,0 +1,69 @@
+"""The CLI loads only what a command uses: ``show`` reads the store without skills, tools
+or the transitions machine; ``step`` imports the one skill it runs. (Timing is the
+benchmark's job, ``cli_step_ms``; this checks the imports that drive it.)
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+from fsm.runtime import Engine
+
+_PROBE = """
+import sys
+from fsm.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print("\\nMODULES " + " ".join(sorted(m for m in sys.modules if m.split(".")[0] in
+      ("fsm", "skills", "state", "transitions"))), file=sys.stderr)
+"""
+
+
+def _modules(*args: str) -> set[str]:
+    proc = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True,
+                          text=True, timeout=120, check=False)
+    line = next(x for x in proc.stderr.splitlines() if x.startswith("MODULES "))
+    return set(line.split()[1:])
+
+
+def _session(tmp_path: Path) -> tuple[str, str]:
+    db = str(tmp_path / "demo.db")
+    with Engine.open(db) as eng:
+        sid = eng.start("Honey never spoils.").sid
+    return db, sid
+
+
+def test_show_reads_the_store_without_the_engine(tmp_path: Path) -> None:
+    db, sid = _session(tmp_path)
+    loaded = _modules("show", sid, "--db", db)
+    assert "state.sqlite.store" in loaded and "fsm.views" in loaded
+    assert not loaded & {"fsm.runtime", "fsm.driver", "fsm.replay", "transitions",
+                         "skills.registry", "skills.parse_claim", "skills.tools.index"}
+
+
+def test_step_imports_only_the_skill_it_runs(tmp_path: Path) -> None:
+    db, sid = _session(tmp_path)
+    loaded = _modules("step", sid, "--db", db)
+    assert "skills.parse_claim" in loaded and "transitions" in loaded
+    assert not loaded & {"skills.registry", "skills.stance_judge", "skills.verdict_aggregate",
+                         "skills.evidence_extract", "fsm.replay", "fsm.eval", "fsm.bench"}
+    with Engine.open(db, seed=False) as eng:  # and the step did land
+        assert eng.store.head(sid).rev == 1
+
+
+def test_show_json_is_unchanged_by_the_store_only_open(tmp_path: Path) -> None:
+    db, sid = _session(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", "from fsm.cli import main; main()", "show",
+                           sid, "--db", db, "--json"], capture_output=True, timeout=120,
+                          check=True)
+    shown = orjson.loads(proc.stdout)
+    with Engine.open(db, seed=False) as eng:
+        from fsm.views import revision_json
+
+        assert shown == orjson.loads(orjson.dumps(revision_json(eng.store.head(sid))))
