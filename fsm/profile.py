@@ -21,10 +21,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from fsm.errors import ClaimFsmError
+from skills.retrieve import CLAIM_LIM
 
 __all__ = [
     "CONFIG_FILE",
     "PROFILE_KEYS",
+    "RUN_CONFIG",
     "Profile",
     "ProfileError",
     "find_config",
@@ -37,6 +39,14 @@ CONFIG_FILE = "claimfsm.toml"
 
 PROFILE_KEYS: tuple[str, ...] = ("retrieval", "judge", "stance_model")
 """The keys a config file may set."""
+
+RUN_CONFIG: Mapping[str, Any] = {"docs_per_claim": 20, "per_claim": 20, "min_best": 0.5,
+                                  "judge": "calibrated", "claim_lim": CLAIM_LIM, "rank": True}
+"""The session settings every profile runs with, so ``verify`` on a corpus and ``eval`` on
+the same corpus compute the same thing: EXTRACT reads every hit, ranks the pool, keeps up
+to 20 sentences per subclaim (recall@20 is measurable) and asks for the follow-up round
+when no sentence covers half of a subclaim's key terms; the lexical judge uses the
+thresholds calibrated on real-world claims (``skills.stance.config.CALIBRATED_CONFIG``)."""
 
 Retrieval = Literal["lexical", "hybrid"]
 Judge = Literal["lexical", "learned"]
@@ -84,9 +94,9 @@ class Profile(BaseModel):
         return self == Profile()
 
     def config(self) -> dict[str, Any]:
-        """Session-config entries: ``profile`` and, for the learned judge, ``stance_model``
-        (the key the VERIFY and AGGREGATE bindings read)."""
-        out: dict[str, Any] = {"profile": self.model_dump()}
+        """Session-config entries: ``profile``, the :data:`RUN_CONFIG` settings and, for the
+        learned judge, ``stance_model`` (the key the VERIFY and AGGREGATE bindings read)."""
+        out: dict[str, Any] = {"profile": self.model_dump(), **RUN_CONFIG}
         if self.stance_model is not None:
             out["stance_model"] = self.stance_model
         return out

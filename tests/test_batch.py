@@ -109,7 +109,7 @@ def test_a_half_done_session_resumes_from_its_head(tmp_path: Path) -> None:
     runner = ClaimRunner(db)
     try:
         driver = runner.engine.driver
-        driver.start(item.claim, sid=item.sid)
+        driver.start(item.claim, sid=item.sid, config=runner.engine.profile.config())
         driver.step(item.sid)
         driver.step(item.sid)
         early = [r.model_dump() for r in runner.engine.store.history(item.sid)]

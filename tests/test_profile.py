@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from fsm.cli.main import main
-from fsm.profile import Profile, ProfileError, profile_of, resolve_profile
+from fsm.profile import RUN_CONFIG, Profile, ProfileError, profile_of, resolve_profile
 from fsm.runtime import Engine
 from skills.embed import HashingEmbedder, semantic_available
 
@@ -30,7 +30,8 @@ def test_defaults_are_lexical_everywhere(tmp_path: Path) -> None:
     prof = resolve_profile({}, cwd=tmp_path)
     assert prof == Profile(retrieval="lexical", judge="lexical", stance_model=None)
     assert prof.is_default and prof.config() == {
-        "profile": {"retrieval": "lexical", "judge": "lexical", "stance_model": None}}
+        "profile": {"retrieval": "lexical", "judge": "lexical", "stance_model": None},
+        **RUN_CONFIG}
 
 
 def test_config_file_then_options_override_it(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import orjson
 from click.testing import CliRunner
 
 from fsm.cli.main import main
+from fsm.profile import Profile
 from fsm.runtime import Engine
 
 CLAIM = "NASA landed on the Moon in 1969 and the Eiffel Tower is in Berlin."
@@ -29,9 +30,8 @@ def test_start_stores_the_limit_options_in_the_session_config(tmp_path: Path) ->
     assert code == 0
     code, shown = cli("show", out["sid"], "--db", db, "--json")
     assert code == 0
-    assert shown["state"]["config"] == {
-        "profile": {"retrieval": "lexical", "judge": "lexical", "stance_model": None},
-        "deadline_s": 30.0, "max_tool_calls": 5}
+    assert shown["state"]["config"] == {**Profile().config(), "deadline_s": 30.0,
+                                        "max_tool_calls": 5}
     assert shown["state"]["runtime"]["deadline_at"] > out["ts"]
 
 

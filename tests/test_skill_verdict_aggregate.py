@@ -168,8 +168,8 @@ def test_card_example_is_what_the_skill_answers() -> None:
 
 
 def test_profile_picks_the_dispute_thresholds() -> None:
-    torn = [_j("s1", N, stances=[{"id": "a", "label": S, "score": 0.55},
-                                 {"id": "b", "label": R, "score": 0.9}])]
+    torn = [_j("s1", N, stances=[{"id": "a", "label": S, "score": 0.66},
+                                 {"id": "b", "label": R, "score": 0.72}])]
     claims = [{"id": "s1", "c": "claim s1"}]
     default = SKILL.run({"claims": claims, "judgments": torn, "st": ST}, SkillContext())
     calibrated = SKILL.run({"claims": claims, "judgments": torn, "profile": "calibrated",

@@ -337,7 +337,7 @@ def test_calibrated_refutation_wins_ties_and_needs_a_strong_signal() -> None:
 
 
 def test_calibrated_strong_evidence_both_ways_is_a_dispute() -> None:
-    c = combine_stances([("a", _st("SUPPORTS", 0.55)), ("b", _st("REFUTES", 0.9))], CAL)
+    c = combine_stances([("a", _st("SUPPORTS", 0.66)), ("b", _st("REFUTES", 0.72))], CAL)
     assert c.verdict == "NOT_ENOUGH_INFO" and "evidence goes both ways (disputed)" in c.reasons
-    assert is_disputed([("SUPPORTS", 0.55), ("REFUTES", 0.9)], CAL)
-    assert not is_disputed([("SUPPORTS", 0.55), ("REFUTES", 0.9)])
+    assert is_disputed([("SUPPORTS", 0.66), ("REFUTES", 0.72)], CAL)
+    assert not is_disputed([("SUPPORTS", 0.66), ("REFUTES", 0.72)])

@@ -15,7 +15,7 @@ import click
 from fsm.cli.common import emit, fail, json_option, profile_from, profile_options
 from fsm.eval.data import CLAIM_LABELS, DatasetError, read_dataset
 from fsm.eval.metrics import ClassScores
-from fsm.eval.run import EVAL_CONFIG, EvalReport, evaluate, open_engine
+from fsm.eval.run import EvalReport, evaluate, open_engine
 from fsm.profile import ProfileError
 from fsm.runtime import check_profile
 from skills.embed import load_embedder
@@ -90,7 +90,7 @@ def eval_command(dataset: Path, corpus: Path, limit: int | None, semantic: bool 
         fail(exc.code, exc.msg, as_json=as_json)
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
-    config = {**EVAL_CONFIG, **prof.config()}
+    config = prof.config()  # what verify runs with, so the two agree
     show_bar = sys.stderr.isatty() and not as_json
     embedder = load_embedder("minilm") if prof.retrieval == "hybrid" else None
     if prof.retrieval == "hybrid" and embedder is None:

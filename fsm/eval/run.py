@@ -37,11 +37,11 @@ from fsm.eval.metrics import (
     retrieval,
     strict_hit,
 )
+from fsm.profile import RUN_CONFIG
 from fsm.runtime import Engine
 from skills.context import FixedClock, SkillContext
 from skills.embed import Embedder
 from skills.parse_claim import subclaims
-from skills.retrieve import CLAIM_LIM
 from skills.stance_judge import SKILL as VERIFY
 from skills.tools.ingest import IngestReport, ProgressCallback, ingest_corpus
 from skills.verdict_aggregate import SKILL as AGGREGATE
@@ -63,11 +63,10 @@ __all__ = [
 EVAL_NOW = datetime(2026, 1, 1, tzinfo=UTC)
 """Every session's clock reading, so a report does not depend on the day it runs."""
 
-EVAL_CONFIG: Mapping[str, Any] = {"docs_per_claim": 20, "per_claim": 20, "min_best": 0.5,
-                                   "judge": "calibrated", "claim_lim": CLAIM_LIM, "rank": True}
-"""Session config for evaluation: EXTRACT reads every hit, keeps up to 20 sentences and
-asks for the follow-up retrieval round when no sentence covers half of a subclaim's key
-terms; VERIFY and AGGREGATE use the judge profile calibrated on real-world claims."""
+EVAL_CONFIG: Mapping[str, Any] = RUN_CONFIG
+"""The settings every session runs with (:data:`fsm.profile.RUN_CONFIG`); ``claimfsm eval``
+adds the verification profile exactly as ``verify`` does (``Profile.config()``), so both
+compute the same verdict and evidence for a claim."""
 
 
 class _Frozen(BaseModel):
