@@ -18,10 +18,12 @@ REQUIRED = (
     "mem_us_per_step", "sqlite_normal_us_per_step", "sqlite_full_us_per_step",
     "group_commit_us_per_step", "rev_read_us", "history_100_us", "replay_steps_per_s",
     "bytes_per_step_noop", "bytes_ratio_realistic", "peak_mb_per_1000_sessions",
+    "rev10k_step_ratio", "rev10k_head_ratio", "cli_step_ms",
 )
 
 TINY = BenchConfig(reps=2, mem_sessions=5, normal_sessions=5, full_sessions=3, group_threads=3,
-                   group_sessions=2, reads=3, replay_sessions=4, peak_sessions=20, claims=2)
+                   group_sessions=2, reads=3, replay_sessions=4, peak_sessions=20, claims=2,
+                   deep_revisions=60, cli_sessions=1, cli_steps=2)
 
 
 def test_the_keys_are_exactly_the_issue_s() -> None:
@@ -66,6 +68,21 @@ def test_a_tiny_run_measures_every_key(tmp_path: Path) -> None:
                                                 rel=1e-3)
     assert all(n >= 1 for n in out["meta"]["group_commits_per_fsync"])
     assert any("in-memory steps" in m for m in said) and any("replay" in m for m in said)
+    deep = out["meta"]["deep_session"][0]
+    assert deep["deep_rev"] >= 60 + 10  # the deep session really is that deep
+    assert deep["step_ratio"] == pytest.approx(deep["step_us_deep"] / deep["step_us_rev10"],
+                                               rel=1e-2)
+    assert len(out["meta"]["cli_show_ms"]) == 2 and min(out["meta"]["cli_show_ms"]) > 0
+
+
+def test_cli_latency_runs_real_commands_that_step_the_session(tmp_path: Path) -> None:
+    from fsm.bench import scale
+    from state.sqlite import SQLiteStore
+
+    figures = scale.cli_ms(tmp_path, sessions=1, max_steps=3)
+    assert figures["steps"] == 3 and figures["step_ms"] > 0 and figures["show_ms"] > 0
+    with SQLiteStore(tmp_path / "cli.db") as store:  # three processes, three revisions
+        assert [store.head(sid).rev for sid in store.sessions()] == [3]
 
 
 def test_bytes_per_noop_step_are_bounded_by_the_step_not_the_state(tmp_path: Path) -> None:

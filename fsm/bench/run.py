@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from fsm.bench import cases
+from fsm.bench import cases, scale
 
 __all__ = ["GOALS", "KEYS", "BenchConfig", "BenchReport", "format_table", "run_bench"]
 
@@ -36,6 +36,9 @@ KEYS: dict[str, tuple[str, str]] = {
     "bytes_per_step_noop": ("B", "bytes stored per no-op step"),
     "bytes_ratio_realistic": ("ratio", "stored / full snapshots per step, real claims"),
     "peak_mb_per_1000_sessions": ("MB", "peak memory, 1000 live sessions in memory"),
+    "rev10k_step_ratio": ("ratio", "step at revision 10,000 / at revision 10, SQLite"),
+    "rev10k_head_ratio": ("ratio", "cold head read at revision 10,000 / at revision 10"),
+    "cli_step_ms": ("ms", "`claimfsm step SID` as a process, demo database"),
 }
 
 #: The goals of issue 6: key -> (comparison, bound); keys without a goal are reported only.
@@ -47,6 +50,9 @@ GOALS: dict[str, tuple[str, float]] = {
     "history_100_us": ("<=", 2000.0),
     "replay_steps_per_s": (">=", 20000.0),
     "bytes_ratio_realistic": ("<", 0.25),
+    "rev10k_step_ratio": ("<=", 1.2),
+    "rev10k_head_ratio": ("<=", 1.2),
+    "cli_step_ms": ("<=", 150.0),
 }
 
 
@@ -63,6 +69,9 @@ class BenchConfig:
     reads: int = 51
     replay_sessions: int = 1000
     peak_sessions: int = 1000
+    deep_revisions: int = 10_000
+    cli_sessions: int = 2
+    cli_steps: int = 20
     claims: int | None = None  # None: every claim of fixtures/demo_claims.json
     quick_run: bool = False
 
@@ -71,7 +80,7 @@ class BenchConfig:
         """Fewer repetitions and sessions: a run well under a minute."""
         return cls(reps=3, mem_sessions=500, normal_sessions=200, full_sessions=40,
                    group_threads=32, group_sessions=4, reads=21, replay_sessions=200,
-                   peak_sessions=300, claims=None, quick_run=True)
+                   peak_sessions=300, cli_sessions=1, claims=None, quick_run=True)
 
 
 @dataclass
@@ -165,9 +174,19 @@ def _one_rep(config: BenchConfig, rep: int, tmp: Path, report: BenchReport,
         round(cases.rev_read_cached_us(loop, sid, config.reads, seed=rep), 2))
     say(f"[{n}] strict replay ({config.replay_sessions} sessions)")
     report.add("replay_steps_per_s", cases.replay_steps_per_s(config.replay_sessions))
+    say(f"[{n}] a session {config.deep_revisions:,} revisions deep")
+    deep = scale.deep_session_ratios(tmp, config.deep_revisions)
+    report.add("rev10k_step_ratio", deep["step_ratio"])
+    report.add("rev10k_head_ratio", deep["head_ratio"])
+    report.meta.setdefault("deep_session", []).append({k: _round(v) for k, v in deep.items()})
     if rep < 3:
         say(f"[{n}] peak memory ({config.peak_sessions} live sessions)")
         report.add("peak_mb_per_1000_sessions", cases.peak_mb_per_1000(config.peak_sessions))
+        if config.cli_sessions:
+            say(f"[{n}] claimfsm step and show as processes ({config.cli_sessions} sessions)")
+            cli = scale.cli_ms(tmp, config.cli_sessions, config.cli_steps)
+            report.add("cli_step_ms", cli["step_ms"])
+            report.meta.setdefault("cli_show_ms", []).append(round(cli["show_ms"], 1))
 
 
 def _claims(limit: int | None) -> list[str]:
