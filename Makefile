@@ -8,7 +8,7 @@ DATA ?= ../shared/data/climate-fever
 # The learned stance judge, trained from $(DATA) by `make train` (untracked).
 MODEL ?= .cache/stance.npz
 
-.PHONY: install demo test lint bench bench-quick eval semantic train clean docs
+.PHONY: install demo test lint bench bench-batch bench-quick eval semantic train clean docs
 
 install: $(STAMP)
 
@@ -32,6 +32,12 @@ lint: install
 
 bench: install
 	$(BIN)/claimfsm bench --json bench.json
+
+# claimfsm batch: claims/s serial vs Ray (SQLite, PostgreSQL), PostgresStore commits/s;
+# a throwaway PostgreSQL cluster for the run (docs/scale.md).
+bench-batch: install
+	RAY_USAGE_STATS_ENABLED=0 $(BIN)/python -m tests.pg $(BIN)/python -m fsm.batch.bench \
+		--data $(DATA) --json bench-batch.json
 
 bench-quick: install
 	$(BIN)/claimfsm bench --quick

@@ -129,3 +129,24 @@ def pg_server() -> Iterator[PgServer]:
 def pg_url(pg_server: PgServer) -> str:
     """A URL whose ``search_path`` is a fresh, empty schema."""
     return pg_server.new_schema()
+
+
+if __name__ == "__main__":
+    # ``python -m tests.pg CMD...``: run CMD with CLAIMFSM_PG_URL naming a throwaway
+    # cluster (``make bench-batch``); without PostgreSQL, CMD runs without the variable.
+    import sys
+
+    try:
+        running: PgServer | None = start_server()
+    except (FileNotFoundError, RuntimeError) as exc:
+        print(f"no PostgreSQL ({exc}): PostgreSQL cases left out", file=sys.stderr)
+        running = None
+    env = dict(os.environ)
+    if running is not None:
+        env["CLAIMFSM_PG_URL"] = running.url
+    try:
+        code = subprocess.call(sys.argv[1:], env=env)
+    finally:
+        if running is not None:
+            stop_server(running)
+    sys.exit(code)

@@ -1,0 +1,216 @@
+"""The batch benchmark (``make bench-batch``): claims/s of ``claimfsm batch`` serial on
+SQLite and on Ray (SQLite, PostgreSQL), and compare-and-set commits/s of
+:class:`~state.postgres.PostgresStore` with 1 and 8 writer processes.
+
+Run ``python -m fsm.batch.bench --pg URL [--data DIR] [--json FILE]``; without a URL
+(or the ``CLAIMFSM_PG_URL`` variable) the PostgreSQL rows are left out. Each PostgreSQL
+case runs in a schema of its own, dropped afterwards. With ``--data`` (a Climate-FEVER
+folder: ``corpus.jsonl``, ``dev.jsonl``) the same cases also run on its first dev claims
+against its corpus, where a claim costs several times a demo claim.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from fsm.batch.claims import BatchClaim
+from fsm.batch.runner import run_batch
+from fsm.runtime import FIXTURES
+from state.model import Revision, SessionState
+
+__all__ = ["commit_rate", "demo_claims", "main"]
+
+COMMITS_PER_WRITER = 600
+
+
+def demo_claims(n: int) -> list[BatchClaim]:
+    """The bundled demo claims repeated to ``n`` (ids 0..n-1)."""
+    texts = [c["claim"] for c in json.loads((FIXTURES / "demo_claims.json").read_text())]
+    return [BatchClaim(id=i, claim=texts[i % len(texts)]) for i in range(n)]
+
+
+def _schema_url(url: str) -> tuple[str, str]:
+    import psycopg
+
+    name = "bench_" + uuid.uuid4().hex[:10]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")
+    joiner = "&" if "?" in url else "?"
+    return name, f"{url}{joiner}options=-csearch_path%3D{name}"
+
+
+def _drop_schema(url: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {name} CASCADE")
+
+
+def _writer(url: str, writer: int, commits: int, go: Any, out: Any) -> None:
+    """One process: a session of its own, ``commits`` revisions like a pipeline step's."""
+    from state.postgres import PostgresStore
+
+    with PostgresStore(url) as store:
+        sid = f"w{writer}"
+        state = SessionState(sid=sid, claim="Sea levels are rising.", fsm="RETRIEVAL")
+        store.create(Revision(sid=sid, rev=0, parent_rev=None, fsm=state.fsm, skill=None,
+                              envelope=None, state=state, ts="t0"))
+        go.wait()
+        began = time.perf_counter()
+        for rev in range(1, commits + 1):
+            state = state.model_copy(update={"rounds": rev,
+                                             "steps": [*state.steps, {"n": rev, "ok": True}]})
+            store.commit(Revision(sid=sid, rev=rev, parent_rev=rev - 1, fsm=state.fsm,
+                                  skill="retrieve", envelope={"s": "ok", "rb": "none"},
+                                  state=state, ts=f"t{rev}"), expected_rev=rev - 1)
+        out.put(time.perf_counter() - began)
+
+
+def commit_rate(url: str, writers: int, commits: int = COMMITS_PER_WRITER) -> dict[str, Any]:
+    """CAS commits/s of ``writers`` processes, each on its own session, started together."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SHOW synchronous_commit").fetchone()
+    ctx = multiprocessing.get_context("spawn")
+    go, out = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_writer, args=(url, w, commits, go, out))
+             for w in range(writers)]
+    for proc in procs:
+        proc.start()
+    time.sleep(2.0)  # every writer connected and created its session
+    began = time.perf_counter()
+    go.set()
+    for proc in procs:
+        proc.join()
+    wall = time.perf_counter() - began
+    if any(proc.exitcode != 0 for proc in procs):
+        raise RuntimeError("a writer process failed")
+    total = writers * commits
+    return {"writers": writers, "commits": total, "seconds": round(wall, 3),
+            "commits_per_s": round(total / wall, 1),
+            "synchronous_commit": row[0] if row else "?"}
+
+
+def climate_fever(data: Path, n: int, tmp: Path) -> tuple[list[BatchClaim], Path]:
+    """The first ``n`` dev claims and an index file holding the corpus."""
+    from skills.tools.index import EvidenceIndex
+    from skills.tools.ingest import ingest_corpus
+
+    index = tmp / "climate-fever-index.db"
+    opened = EvidenceIndex.open(index)
+    try:
+        ingest_corpus(opened, data / "corpus.jsonl", source="wiki")
+    finally:
+        opened.close()
+    claims = []
+    with (data / "dev.jsonl").open("rb") as lines:
+        for line in lines:
+            row = json.loads(line)
+            claims.append(BatchClaim(id=row["claim_id"], claim=row["claim"]))
+            if len(claims) == n:
+                break
+    return claims, index
+
+
+def _claims_case(name: str, claims: Sequence[BatchClaim], db: str, workers: int) -> dict[str, Any]:
+    summary = run_batch(claims, db, workers=workers)
+    if not summary.ok:
+        raise RuntimeError(f"{name}: not every claim reached DONE")
+    return {"case": name, "claims": summary.claims, "seconds": summary.seconds,
+            "claims_per_s": summary.claims_per_s, "start_up_seconds": summary.start_up_seconds,
+            "runner": summary.runner, "workers": summary.workers}
+
+
+def _suite(suite: str, claims: list[BatchClaim], index: Path | None, tmp: Path,
+           pg: str | None) -> list[dict[str, Any]]:
+    """Serial on SQLite, Ray with 2 workers on SQLite, and on PostgreSQL (2 and 4 workers)."""
+
+    def sqlite_db(name: str) -> str:
+        path = tmp / f"{suite}-{name}.db"
+        if index is not None:  # sessions next to a fresh copy of the corpus index
+            shutil.copyfile(index, path)
+        return str(path)
+
+    rows = [_claims_case("serial, SQLite", claims, sqlite_db("serial"), 0),
+            _claims_case("Ray 2 workers, SQLite", claims, sqlite_db("ray"), 2)]
+    if pg:
+        for workers in (2, 4):
+            name, url = _schema_url(pg)
+            if index is not None:
+                url += f"&index={index}"
+            try:
+                rows.append(_claims_case(f"Ray {workers} workers, PostgreSQL", claims, url,
+                                         workers))
+            finally:
+                _drop_schema(pg, name)
+    for row in rows:
+        row["suite"] = suite
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the cases, print a table, optionally write JSON; exit 1 if a goal is missed."""
+    parser = argparse.ArgumentParser(prog="python -m fsm.batch.bench")
+    parser.add_argument("--pg", default=os.environ.get("CLAIMFSM_PG_URL"))
+    parser.add_argument("--claims", type=int, default=1000)
+    parser.add_argument("--data", type=Path, default=None,
+                        help="a Climate-FEVER folder (corpus.jsonl, dev.jsonl)")
+    parser.add_argument("--data-claims", type=int, default=300)
+    parser.add_argument("--commits", type=int, default=COMMITS_PER_WRITER,
+                        help="commits per writer process")
+    parser.add_argument("--json", dest="json_file", default=None)
+    args = parser.parse_args(argv)
+    rows: list[dict[str, Any]] = []
+    commits: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = Path(tmp_dir)
+        suites: list[tuple[str, list[BatchClaim], Path | None]] = [
+            ("demo", demo_claims(args.claims), None)]
+        if args.data is not None and (args.data / "dev.jsonl").is_file():
+            suites.append(("climate-fever", *climate_fever(args.data, args.data_claims, tmp)))
+        for suite, claims, index in suites:
+            rows.extend(_suite(suite, claims, index, tmp, args.pg))
+    if args.pg:
+        for writers in (1, 8):
+            name, url = _schema_url(args.pg)
+            try:
+                commits.append(commit_rate(url, writers, args.commits))
+            finally:
+                _drop_schema(args.pg, name)
+    for row in rows:
+        serial = next(r for r in rows if r["suite"] == row["suite"])["claims_per_s"]
+        row["speed_up"] = round(row["claims_per_s"] / serial, 2)
+    for row in rows:
+        print(f"{row['suite']:<14} {row['case']:<30} {row['claims_per_s']:>8.1f} claims/s"
+              f"  x{row['speed_up']:<5} ({row['seconds']:.2f} s"
+              f" + {row['start_up_seconds']:.1f} s start-up)")
+    for row in commits:
+        print(f"PostgresStore, {row['writers']} writer(s)    {row['commits_per_s']:>8.1f} "
+              f"commits/s (synchronous_commit={row['synchronous_commit']})")
+    ray_sqlite = max(r["speed_up"] for r in rows if r["case"] == "Ray 2 workers, SQLite")
+    eight = [c["commits_per_s"] for c in commits if c["writers"] == 8]
+    goals = {"ray_2_workers_speed_up_ge_1.7": ray_sqlite >= 1.7,
+             "pg_8_writers_ge_2000_commits_per_s": bool(eight) and eight[0] >= 2000}
+    print("goals: " + ", ".join(f"{k} {'met' if v else 'MISSED'}" for k, v in goals.items()))
+    if args.json_file:
+        Path(args.json_file).write_text(json.dumps({
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+            "claims": rows, "commits": commits, "goals": goals}, indent=2) + "\n")
+    return 0 if all(goals.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
