@@ -167,3 +167,19 @@ def test_ray_gives_the_verdicts_of_an_in_process_run(
     assert report.ok and report.sessions == n
     again = run_batch(items, db, workers=2)
     assert again.skipped == n and again.done == 0
+
+
+def test_in_process_on_postgres_runs_claims_side_by_side(pg_url: str, tmp_path: Path) -> None:
+    from fsm.batch import worker
+
+    n = 30
+    items = read_claims(claims_file(tmp_path, n))
+    seen: list[dict[str, Any]] = []
+    summary = run_batch(items, pg_url, workers=0, on_result=seen.append)
+    assert summary.runner == "in-process" and summary.ok and summary.done == n
+    assert worker.threads_for(pg_url) > 1 and worker.threads_for(str(tmp_path / "x.db")) == 1
+    assert [g["id"] for g in seen] == [c.id for c in items]  # input order, chunk by chunk
+    assert {g["id"]: (g["verdict"], g["rev"]) for g in seen} == reference(n)
+    assert not any(key[0] == pg_url for key in worker._IDLE)  # connections closed
+    with open_store(pg_url) as store:
+        assert fsck(store).ok

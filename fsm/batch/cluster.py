@@ -68,12 +68,13 @@ def run_on_ray(
     """
     import ray
 
-    from fsm.batch.worker import verify_chunk, warm
+    from fsm.batch.worker import threads_for, verify_chunk, warm
 
     started = _init(address, workers)
     task = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(verify_chunk)
+    threads = threads_for(db)
     try:
-        ray.get([ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(warm).remote(db, profile)
+        ray.get([ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(warm).remote(db, profile, threads)
                  for _ in range(max(1, workers))])
         if on_ready is not None:
             on_ready()
@@ -83,7 +84,7 @@ def run_on_ray(
         while todo or pending:
             while todo and len(pending) < 2 * max(1, workers):
                 chunk = todo.pop()
-                ref = task.remote(db, [(c.id, c.claim) for c in chunk], profile)
+                ref = task.remote(db, [(c.id, c.claim) for c in chunk], profile, threads)
                 pending[ref] = chunk
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:

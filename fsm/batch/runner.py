@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from fsm.batch.claims import BatchClaim
 from fsm.batch.cluster import ray_available, run_on_ray
-from fsm.batch.worker import ClaimRunner
+from fsm.batch.worker import ClaimRunner, close_idle, threads_for, verify_chunk
 from fsm.profile import Profile
 
 __all__ = ["BatchSummary", "chunked", "run_batch"]
@@ -78,7 +78,8 @@ def run_batch(
     on_progress: Callable[[int, int, float], None] | None = None,
 ) -> BatchSummary:
     """Verify ``claims`` on ``db``: on Ray when ``workers > 0`` (or ``address`` is given)
-    and Ray is installed, else in this process. ``on_result`` gets each result line as
+    and Ray is installed, else in this process (on a PostgreSQL store, several claims at
+    a time: :func:`~fsm.batch.worker.threads_for`). ``on_result`` gets each result line as
     it finishes; ``on_progress(finished, total, seconds)`` after each. New sessions
     verify with ``profile`` (default: lexical retrieval and judge); a resumed one keeps
     the profile it started with.
@@ -103,13 +104,23 @@ def run_batch(
         if on_progress is not None:
             on_progress(finished, len(claims), time.perf_counter() - began)
 
+    threads = threads_for(db)
     local = ClaimRunner(db, profile)
     try:
-        if not use_ray:
+        if not use_ray and threads == 1:
             for item in claims:
                 take(local.run(item))
     finally:
         local.close()
+    if not use_ray and threads > 1:
+        plain = profile.model_dump() if profile else None
+        try:
+            for at in range(0, len(claims), 4 * threads):
+                part = [(c.id, c.claim) for c in claims[at:at + 4 * threads]]
+                for line in verify_chunk(db, part, plain, threads):
+                    take(line)
+        finally:
+            close_idle(db)
     start_up = 0.0
     if use_ray:
         opened = time.perf_counter()

@@ -10,7 +10,9 @@ failing. Every commit is a compare-and-set, so no revision lands twice.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from fsm.batch.claims import BatchClaim
@@ -18,8 +20,14 @@ from fsm.driver import StepResult
 from fsm.profile import Profile
 from fsm.runtime import Engine
 from state.errors import RevConflict, StoreError, UnknownSession
+from state.open import locate
 
-__all__ = ["ClaimRunner", "verify_chunk", "warm"]
+__all__ = [
+    "SERVER_THREADS", "ClaimRunner", "close_idle", "threads_for", "verify_chunk", "warm",
+]
+
+#: Claims a worker process runs at once on a PostgreSQL store (see :func:`threads_for`).
+SERVER_THREADS = 4
 
 # Each reload follows a commit another attempt made, so this bounds nothing in practice;
 # it only stops a livelock from spinning forever.
@@ -75,51 +83,81 @@ class ClaimRunner:
         return out
 
 
-_RUNNERS: dict[tuple[str, str], ClaimRunner] = {}
+#: Idle runners per ``(db, profile)``: one per thread that has run a claim in this process.
+_IDLE: dict[tuple[str, str], list[ClaimRunner]] = {}
+_LOCK = threading.Lock()
 
 
-def _runner(db: str, profile: dict[str, Any] | None) -> ClaimRunner:
-    key = (db, repr(sorted((profile or {}).items())))
-    runner = _RUNNERS.get(key)
-    if runner is None:
-        runner = _RUNNERS[key] = ClaimRunner(db, Profile(**profile) if profile else None)
-    return runner
+def _key(db: str, profile: dict[str, Any] | None) -> tuple[str, str]:
+    return db, repr(sorted((profile or {}).items()))
 
 
-def _drop(db: str, profile: dict[str, Any] | None) -> None:
-    runner = _RUNNERS.pop((db, repr(sorted((profile or {}).items()))), None)
-    if runner is not None:
+def _take(db: str, profile: dict[str, Any] | None) -> ClaimRunner:
+    with _LOCK:
+        idle = _IDLE.setdefault(_key(db, profile), [])
+        if idle:
+            return idle.pop()
+    return ClaimRunner(db, Profile(**profile) if profile else None)
+
+
+def _give(db: str, profile: dict[str, Any] | None, runner: ClaimRunner) -> None:
+    with _LOCK:
+        _IDLE.setdefault(_key(db, profile), []).append(runner)
+
+
+def close_idle(db: str) -> None:
+    """Close this process's kept engines for ``db`` (every profile)."""
+    with _LOCK:
+        keys = [key for key in _IDLE if key[0] == db]
+        runners = [runner for key in keys for runner in _IDLE.pop(key)]
+    for runner in runners:
         runner.close()
 
 
-def warm(db: str, profile: dict[str, Any] | None = None) -> int:
-    """Open this process's engine for ``db`` ahead of the first chunk; returns the pid."""
+def threads_for(db: str) -> int:
+    """Claims one process runs at once on ``db``: :data:`SERVER_THREADS` on a server
+    store, where a step mostly waits for the server's WAL flush and other claims can use
+    the CPU meanwhile; one on a SQLite file, which takes one writer at a time anyway."""
+    return SERVER_THREADS if locate(db).url else 1
+
+
+def warm(db: str, profile: dict[str, Any] | None = None, threads: int = 1) -> int:
+    """Open ``threads`` engines for ``db`` in this process ahead of the first chunk;
+    returns the pid."""
     import os
 
-    _runner(db, profile)
+    runners = [_take(db, profile) for _ in range(threads)]
+    for runner in runners:
+        _give(db, profile, runner)
     return os.getpid()
+
+
+def _one(db: str, profile: dict[str, Any] | None, item: BatchClaim) -> dict[str, Any]:
+    runner = _take(db, profile)
+    try:
+        line = runner.run(item)
+    except StoreError as exc:
+        runner.close()  # its connection may be the broken part: the next claim reopens
+        return {"id": item.id, "sid": item.sid, "verdict": None, "rev": None, "fsm": None,
+                "status": "error", "error": {"code": exc.code, "msg": exc.msg}}
+    _give(db, profile, runner)
+    return line
 
 
 def verify_chunk(
     db: str, items: Sequence[tuple[str | int, str]], profile: dict[str, Any] | None = None,
+    threads: int = 1,
 ) -> list[dict[str, Any]]:
     """Run each ``(id, claim)`` of ``items`` on ``db`` with the verification ``profile``
-    (a :class:`~fsm.profile.Profile` as a dict; the body of a Ray task).
+    (a :class:`~fsm.profile.Profile` as a dict; the body of a Ray task), ``threads``
+    claims at a time, each thread with an engine (and connection) of its own.
 
-    The engine is opened once per process and kept, so a worker pays for its connection
+    Engines are opened once per process and kept, so a worker pays for its connections
     and evidence index once, not per task. A store error for one claim becomes that
-    claim's ``status: "error"`` line; the others still run.
+    claim's ``status: "error"`` line; the others still run. Lines come in input order.
     """
-    runner = _runner(db, profile)
-    out = []
-    for claim_id, text in items:
-        item = BatchClaim(id=claim_id, claim=text)
-        try:
-            out.append(runner.run(item))
-        except StoreError as exc:
-            _drop(db, profile)  # its connection may be the broken part: reopen
-            runner = _runner(db, profile)
-            out.append({"id": claim_id, "sid": item.sid, "verdict": None, "rev": None,
-                        "fsm": None, "status": "error",
-                        "error": {"code": exc.code, "msg": exc.msg}})
-    return out
+    claims = [BatchClaim(id=claim_id, claim=text) for claim_id, text in items]
+    if threads <= 1 or len(claims) <= 1:
+        return [_one(db, profile, item) for item in claims]
+    with ThreadPoolExecutor(min(threads, len(claims))) as pool:
+        return list(pool.map(lambda item: _one(db, profile, item), claims))
