@@ -32,10 +32,11 @@ GENESIS = bytes(32)
 
 _COMPRESS_MIN = 1024
 _ROW_PACK_MIN = 256
-# Every cold read inflates its snapshot, and inflating costs about as much as parsing
-# (a few ns a byte), so packing doubles that part of a read; below 1 KB it saves at most
-# a few hundred bytes once per ``snapshot_every`` revisions. Small snapshots stay raw.
-_SNAPSHOT_PACK_MIN = 1024
+# Snapshots are packed like other rows. Every cold read inflates its snapshot, which
+# costs about as much as parsing it (a few ns a byte, ~1-2 us for a small state), but a
+# small state's snapshot is mostly field names and empty values that pack to half: in a
+# short session (revision 0 is a snapshot) that is a fifth of what each step stores.
+_SNAPSHOT_PACK_MIN = 256
 
 
 class CodecError(ValueError):
