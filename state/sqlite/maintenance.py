@@ -215,13 +215,19 @@ def restamp_rows(rows: list[Row], sid: str, new_sid: str) -> list[Row]:
     snapshots are re-encoded; blobs are shared, never copied. Raises ``ValueError`` if
     the source chain does not verify (a fork must not launder a broken chain).
     """
-    source, target = ChainDecoder(sid), ChainDecoder(new_sid)
+    source = ChainDecoder(sid)
     stamped = orjson.dumps(new_sid)
+    stamped_digest = codec.field_digest("sid", stamped)
+    parent = codec.GENESIS
     out: list[Row] = []
     for row in rows:
         rev, parent_rev, kind, fsm, skill, ts, body, extra, stored = row
         source.feed(kind, body)
-        digest = source.hash_of(row)
+        if kind != SNAPSHOT and _SID_INDEX in source.changed:
+            raise ValueError(f"source chain of {sid!r} changes its sid at revision {rev}")
+        digests = source.digests()
+        header = codec.header_bytes(sid, rev, parent_rev, fsm, skill, ts)
+        digest = codec.revision_hash(source.parent_hash, header, extra, digests)
         if digest != stored:
             raise ValueError(f"source chain of {sid!r} is broken at revision {rev}")
         source.advance(digest)
@@ -229,8 +235,10 @@ def restamp_rows(rows: list[Row], sid: str, new_sid: str) -> list[Row]:
             fields = list(source.ebytes)
             fields[_SID_INDEX] = stamped
             body = codec.snapshot_body(fields)
-        target.feed(kind, body)
-        new_hash = target.hash_of(row, new_sid)
-        target.advance(new_hash)
-        out.append((rev, parent_rev, kind, fsm, skill, ts, bytes(body), bytes(extra), new_hash))
+        # The copy's fields are the source's with ``sid`` re-stamped (deltas never carry
+        # it), so its digests are the source's but one: no second decoder needed.
+        digests[_SID_INDEX] = stamped_digest  # a fresh list: the decoder keeps its own
+        header = codec.header_bytes(new_sid, rev, parent_rev, fsm, skill, ts)
+        parent = codec.revision_hash(parent, header, extra, digests)
+        out.append((rev, parent_rev, kind, fsm, skill, ts, bytes(body), bytes(extra), parent))
     return out
