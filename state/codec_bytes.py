@@ -117,8 +117,19 @@ def unpack_blob(z: int, data: bytes) -> bytes:
     raise CodecError(f"unknown blob packing {z}")
 
 
+_SHORT_DIGESTS: dict[tuple[str, bytes], bytes] = {}
+
+
 def field_digest(name: str, encoded: bytes) -> bytes:
     """sha256 of one field's name and encoded bytes (the leaves of the revision hash)."""
+    if len(encoded) <= 8:  # empty lists and dicts, null, small numbers: seen again and again
+        key = (name, encoded)
+        known = _SHORT_DIGESTS.get(key)
+        if known is None:
+            known = hashlib.sha256(name.encode() + b"=" + encoded).digest()
+            if len(_SHORT_DIGESTS) < 4096:
+                _SHORT_DIGESTS[key] = known
+        return known
     return hashlib.sha256(name.encode() + b"=" + encoded).digest()
 
 

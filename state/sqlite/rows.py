@@ -179,6 +179,8 @@ def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: in
         ebytes = list(parent.ebytes)
         digests = list(parent.digests())
     ops: dict[str, list[Any]] = {}
+    # A snapshot's body is every field's bytes: its ops are never stored, so not built.
+    snapshot = parent is None or revision.rev % snapshot_every == 0
     if parent is not None:
         # Lists that only grew at the end (steps, tool results): encode just the tail.
         for name in [n for n in changed if _appended(values[n], before[n])]:
@@ -192,12 +194,14 @@ def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: in
     for name in changed:
         i = INDEX[name]
         child = values[name]
-        if type(child) not in _JSON_SCALARS:
+        kind = type(child)
+        if kind not in _JSON_SCALARS and not ((kind is dict or kind is list) and not child):
             child = to_jsonable_python(child)
         raw = orjson.dumps(child)
         if codec.verbatim(name, raw):
             # Small and plain (the common step): the value is its own encoded form.
-            ops[name] = small_op(child, raw, before.get(name), ebytes[i], name)
+            if not snapshot:
+                ops[name] = small_op(child, raw, before.get(name), ebytes[i], name)
             ebytes[i] = raw
         else:
             item, whole = codec.externalize_field(name, sink)
@@ -211,7 +215,6 @@ def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: in
             ops[name] = op
             ebytes[i] = orjson.dumps(enc)
         digests[i] = codec.field_digest(name, ebytes[i])
-    snapshot = parent is None or revision.rev % snapshot_every == 0
     body = codec.snapshot_body(ebytes) if snapshot else orjson.dumps(ops)
     extra = _extra(revision, sink)
     header = codec.header_bytes(

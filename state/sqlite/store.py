@@ -48,15 +48,19 @@ class SQLiteStore(SQLiteCore, StateStore):
         encoded = encode_revision(first, None, self.snapshot_every)
         blobs = self._new_blobs(encoded)
 
+        params = packed(encoded.row)
+
         def insert(c: sqlite3.Connection) -> int:
-            if c.execute("SELECT 1 FROM st_sessions WHERE sid=?", (sid,)).fetchone():
-                raise RevConflict(f"session {sid!r} already exists", sid=sid)
-            session = c.execute(
-                "INSERT INTO st_sessions (sid, head) VALUES (?, 0)", (sid,)
-            ).lastrowid
+            try:  # sid is UNIQUE: the insert itself says whether the session exists
+                session = c.execute(
+                    "INSERT INTO st_sessions (sid, head) VALUES (?, 0)", (sid,)
+                ).lastrowid
+            except sqlite3.IntegrityError:
+                raise RevConflict(f"session {sid!r} already exists", sid=sid) from None
             assert session is not None
-            c.executemany(INSERT_BLOB, blobs)
-            c.execute(INSERT_ROW, ((session << 32), *packed(encoded.row)))
+            if blobs:
+                c.executemany(INSERT_BLOB, blobs)
+            c.execute(INSERT_ROW, ((session << 32), *params))
             return session
 
         self._ids[sid] = self._write(insert)
