@@ -21,7 +21,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from fsm.errors import ClaimFsmError
-from skills.retrieve import CLAIM_LIM
 
 __all__ = [
     "CONFIG_FILE",
@@ -41,11 +40,13 @@ PROFILE_KEYS: tuple[str, ...] = ("retrieval", "judge", "stance_model")
 """The keys a config file may set."""
 
 RUN_CONFIG: Mapping[str, Any] = {"docs_per_claim": 20, "per_claim": 20, "min_best": 0.5,
-                                  "judge": "calibrated", "claim_lim": CLAIM_LIM, "rank": True}
+                                  "judge": "calibrated", "claim_lim": 20, "rank": True}
 """The session settings every profile runs with, so ``verify`` on a corpus and ``eval`` on
 the same corpus compute the same thing: EXTRACT reads every hit, ranks the pool, keeps up
 to 20 sentences per subclaim (recall@20 is measurable) and asks for the follow-up round
-when no sentence covers half of a subclaim's key terms; the lexical judge uses the
+when no sentence covers half of a subclaim's key terms (``claim_lim`` is
+``skills.retrieve.CLAIM_LIM``, written out so that every command need not import the
+retrieval skill; a test keeps them equal); the lexical judge uses the
 thresholds calibrated on real-world claims (``skills.stance.config.CALIBRATED_CONFIG``)."""
 
 Retrieval = Literal["lexical", "hybrid"]

@@ -26,7 +26,6 @@ from skills.tools.builtin import RETRIEVAL_RESOURCE, builtin_tools
 from skills.tools.core import Tool, ToolDefinitionError
 from skills.tools.executor import Executor
 from skills.tools.index import EvidenceIndex
-from skills.tools.ingest import ingest_documents, ingest_facts
 from skills.tools.limits import RateLimit
 from skills.tools.policies import FetchBeforeExtractPolicy, ToolPolicy
 from skills.tools.registry import ToolRegistry
@@ -101,6 +100,8 @@ def _bindings(bind: Mapping[str, Sequence[str]]) -> Mapping[str, Binding]:
 
 def seed_demo(index: EvidenceIndex) -> int:
     """Load the bundled demo corpus and knowledge base; returns documents added."""
+    from skills.tools.ingest import ingest_documents, ingest_facts  # only when seeding
+
     report = ingest_documents(index, DEMO_DOCS, source=None)
     ingest_facts(index, DEMO_KB)
     return report.added

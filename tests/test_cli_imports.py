@@ -44,7 +44,8 @@ def test_show_reads_the_store_without_the_engine(tmp_path: Path) -> None:
     loaded = _modules("show", sid, "--db", db)
     assert "state.sqlite.store" in loaded and "fsm.views" in loaded
     assert not loaded & {"fsm.runtime", "fsm.driver", "fsm.replay", "transitions",
-                         "skills.registry", "skills.parse_claim", "skills.tools.index"}
+                         "skills.registry", "skills.parse_claim", "skills.retrieve",
+                         "skills.tools.index"}
 
 
 def test_step_imports_only_the_skill_it_runs(tmp_path: Path) -> None:
@@ -52,7 +53,8 @@ def test_step_imports_only_the_skill_it_runs(tmp_path: Path) -> None:
     loaded = _modules("step", sid, "--db", db)
     assert "skills.parse_claim" in loaded and "transitions" in loaded
     assert not loaded & {"skills.registry", "skills.stance_judge", "skills.verdict_aggregate",
-                         "skills.evidence_extract", "fsm.replay", "fsm.eval", "fsm.bench"}
+                         "skills.evidence_extract", "skills.retrieve", "skills.tools.ingest",
+                         "fsm.replay", "fsm.eval", "fsm.bench"}
     with Engine.open(db, seed=False) as eng:  # and the step did land
         assert eng.store.head(sid).rev == 1
 
@@ -67,3 +69,10 @@ def test_show_json_is_unchanged_by_the_store_only_open(tmp_path: Path) -> None:
         from fsm.views import revision_json
 
         assert shown == orjson.loads(orjson.dumps(revision_json(eng.store.head(sid))))
+
+
+def test_the_profile_s_claim_lim_is_the_retrieval_skill_s() -> None:
+    from fsm.profile import RUN_CONFIG
+    from skills.retrieve import CLAIM_LIM
+
+    assert RUN_CONFIG["claim_lim"] == CLAIM_LIM  # written out there to keep imports light
