@@ -183,3 +183,21 @@ def test_in_process_on_postgres_runs_claims_side_by_side(pg_url: str, tmp_path: 
     assert not any(key[0] == pg_url for key in worker._IDLE)  # connections closed
     with open_store(pg_url) as store:
         assert fsck(store).ok
+
+
+def test_a_cluster_nobody_runs_is_a_clean_error(tmp_path: Path) -> None:
+    import socket
+
+    from fsm.batch.cluster import ray_available
+    from tests.components import missing
+
+    if not ray_available():
+        missing("Ray", "ray is not installed (pip install -e '.[ray]')")
+    with socket.socket() as s:  # a port nobody listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    src, db = claims_file(tmp_path, 3), str(tmp_path / "x.db")
+    res = run("batch", str(src), "--db", db, "--ray", f"127.0.0.1:{port}", "--json")
+    assert res.exit_code == 2, res.output
+    error = orjson.loads(res.output)["error"]
+    assert error["code"] == "RAY_UNAVAILABLE" and f"127.0.0.1:{port}" in error["msg"]

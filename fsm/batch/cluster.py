@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from fsm.batch.claims import BatchClaim
+from fsm.errors import ClaimFsmError
 
-__all__ = ["RAY_RETRIES", "ray_available", "run_on_ray"]
+__all__ = ["RAY_RETRIES", "RayUnavailable", "ray_available", "run_on_ray"]
 
 #: Worker deaths one chunk survives before its claims are reported as errors.
 RAY_RETRIES = 20
@@ -30,6 +32,24 @@ def ray_available() -> bool:
     return True
 
 
+class RayUnavailable(ClaimFsmError):
+    """Ray could not be started, or the cluster at ``--ray`` could not be joined."""
+
+    code = "RAY_UNAVAILABLE"
+
+
+def _reachable(address: str) -> None:
+    """Fail fast on a ``HOST:PORT`` nobody listens on (Ray itself retries for minutes)."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        return  # "auto", "ray://...": left to Ray
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise RayUnavailable(f"--ray {address}: cannot connect ({exc.strerror or exc})",
+                             field="ray") from exc
+
+
 def _init(address: str | None, workers: int) -> bool:
     """Connect (or start a local Ray with ``workers`` CPUs); True if this call did it."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -39,10 +59,18 @@ def _init(address: str | None, workers: int) -> bool:
         return False
     options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                                "logging_level": logging.WARNING}
-    if address:
-        ray.init(address=address, **options)
-    else:
-        ray.init(num_cpus=workers, _node_ip_address="127.0.0.1", **options)
+    try:
+        if address:
+            _reachable(address)
+            ray.init(address=address, **options)
+        else:
+            ray.init(num_cpus=workers, _node_ip_address="127.0.0.1", **options)
+    except RayUnavailable:
+        raise
+    except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError, ...
+        where = f"--ray {address}" if address else "a local Ray"
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RayUnavailable(f"{where}: {first}", field="ray") from exc
     return True
 
 

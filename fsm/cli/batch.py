@@ -22,8 +22,10 @@ class _Progress:
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self.shown = 0.0
+        self.finished = 0
 
     def __call__(self, finished: int, total: int, seconds: float) -> None:
+        self.finished = finished
         now = time.monotonic()
         if not self.enabled or (now - self.shown < 0.1 and finished < total):
             return
@@ -102,6 +104,10 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
     except OSError as exc:
         fail("OPEN_FAILED", str(exc), as_json=as_json)
         raise
+    except KeyboardInterrupt:
+        fail("INTERRUPTED", f"stopped after {progress.finished} of {len(claims)} claims; "
+             "run the same command again to resume (nothing is lost)", as_json=as_json,
+             exit_code=130)
     finally:
         if sink is not None:
             sink.close()
