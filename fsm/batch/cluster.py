@@ -55,13 +55,14 @@ def _init(address: str | None, workers: int) -> bool:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     import ray
 
-    if ray.is_initialized():
+    if address:
+        _reachable(address)
+    if ray.is_initialized():  # a caller's own Ray (a library user, the tests) is used as is
         return False
     options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                                "logging_level": logging.WARNING}
     try:
         if address:
-            _reachable(address)
             ray.init(address=address, **options)
         else:
             ray.init(num_cpus=workers, _node_ip_address="127.0.0.1", **options)
