@@ -149,6 +149,7 @@ class _ProfiledTools:
         if self.index.dense.embedder is None:
             self.embedder = _load_embedder(self.embedder)
             self.index.use_embedder(self.embedder, fill=True)
+            self.index.warm()  # the judge's head reads sentence vectors from memory
 
     def __call__(self, state: SessionState, clock: Clock) -> ToolSession:
         if "profile" in state.config and profile_of(state.config).retrieval == "hybrid":

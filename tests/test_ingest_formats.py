@@ -159,15 +159,18 @@ def test_embeddings_at_ingest_are_stored_and_used_by_every_session(tmp_path: Pat
         done = index.embed_missing(batch=5, on_batch=lambda d, t: seen.append((d, t)))
         n = index.count_documents()
         assert done == n and seen[-1] == (n, n) and len(seen) == -(-n // 5)
+        sentences = index.embed_sentences()
+        assert sentences == index.sentences.count(emb.name) > 0
+        assert index.embed_sentences() == 0  # once
     before = len(emb.texts)
     with Engine.open(db, profile=Profile(retrieval="hybrid"), embedder=emb) as engine:
         assert engine.index.dense.count() == n
         assert len(emb.texts) == before  # the vectors came from the database
         head = engine.driver.run(engine.start("Arctic sea ice is declining.").sid)
         assert head.fsm == "DONE"
-    # Only queries were encoded by the session, never a corpus document again.
-    docs = {f"{d['article']}: {d['text']}" for d in map(orjson.loads, CORPUS.read_bytes()
-                                                          .splitlines())}
+    # Only queries were encoded by the session, never a corpus document or sentence again.
+    rows = list(map(orjson.loads, CORPUS.read_bytes().splitlines()))
+    docs = {f"{d['article']}: {d['text']}" for d in rows} | {d["text"] for d in rows}
     assert not docs & set(emb.texts[before:])
 
 

@@ -46,8 +46,12 @@ def _embed(index: EvidenceIndex, embed: bool | None, shown: bool, as_json: bool)
         return 0  # unreachable: fail exits
     index.use_embedder(embedder)
     todo = len(index.dense.missing())
-    with _bar(f"embed ({embedder.name})", todo, shown and todo > 0) as progress:
-        return index.embed_missing(on_batch=progress)
+    with _bar(f"embed documents ({embedder.name})", todo, shown and todo > 0) as progress:
+        done = index.embed_missing(on_batch=progress)
+    todo = len(index.sentences.missing(embedder.name))
+    with _bar(f"embed sentences ({embedder.name})", todo, shown and todo > 0) as progress:
+        index.embed_sentences(on_batch=progress)
+    return done
 
 
 @click.command()

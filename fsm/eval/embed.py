@@ -36,9 +36,54 @@ def attach_vectors(
     index: EvidenceIndex, embedder: Embedder, corpus: str | Path, *,
     cache_dir: Path | None = CACHE_DIR,
 ) -> tuple[int, bool]:
-    """Give every document of ``index`` a vector from ``embedder`` (from the cache when it
-    matches, else computed and cached) and rank with it from now on. Returns
-    ``(vectors, from_cache)``."""
+    """Give every document of ``index`` a vector from ``embedder`` and every sentence its
+    own (from the cache when it matches, else computed and cached), rank with them from
+    now on and hand the sentence vectors to the embedder. Returns ``(vectors,
+    from_cache)`` for the documents."""
+    out = _attach_documents(index, embedder, corpus, cache_dir=cache_dir)
+    _attach_sentences(index, embedder, corpus, cache_dir=cache_dir)
+    index.warm()
+    return out
+
+
+def _attach_sentences(index: EvidenceIndex, embedder: Embedder, corpus: str | Path, *,
+                      cache_dir: Path | None) -> None:
+    import numpy as np
+
+    path = (cache_path(corpus, f"{embedder.name}-sentences", cache_dir)
+            if cache_dir is not None else None)
+    if path is not None and path.is_file():
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                keys = [row.tobytes() for row in data["keys"]]
+                mat = data["mat"].astype(np.float32)
+            if mat.shape == (len(keys), embedder.dim):
+                index.sentences.load(embedder.name, keys, mat)
+        except (OSError, ValueError, KeyError):
+            pass  # a stale or broken cache file: recompute below
+    if index.embed_sentences() and path is not None:
+        keys, mat = index.sentences.export(embedder.name)
+        # Keys as a uint8 matrix: a bytes array would drop trailing zero bytes.
+        packed = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), -1)
+        _save(path, keys=packed, mat=mat)
+
+
+def _save(path: Path, **arrays: object) -> None:
+    import numpy as np
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez(tmp, **arrays)  # type: ignore[arg-type]
+        tmp.replace(path)
+    except OSError:
+        pass  # caching is optional
+
+
+def _attach_documents(
+    index: EvidenceIndex, embedder: Embedder, corpus: str | Path, *,
+    cache_dir: Path | None,
+) -> tuple[int, bool]:
     import numpy as np
 
     index.use_embedder(embedder)
@@ -57,14 +102,9 @@ def attach_vectors(
                     return len(want), True
         except (OSError, ValueError, KeyError):
             pass  # a stale or broken cache file: recompute below
-    added = index.use_embedder(embedder, fill=True)
+    index.use_embedder(embedder)
+    added = index.embed_missing()
     if path is not None:
         ids, mat = index.dense.export()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp.npz")
-            np.savez(tmp, ids=np.array(ids), mat=mat)
-            tmp.replace(path)
-        except OSError:
-            pass  # caching is optional
+        _save(path, ids=np.array(ids), mat=mat)
     return added, False

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 __all__ = [
     "NEGATIONS",
@@ -57,6 +58,7 @@ def tokens(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A light, deterministic suffix stripper: ``landed``, ``landing`` -> ``land``;
     ``increase``, ``increases``, ``increasing`` -> ``increas`` (a final ``e`` is dropped

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skills.analysis.text import STOPWORDS, tokens
 from skills.tools.index_schema import SCHEMA, UPSERT_DOC, UPSERT_FACT
+from skills.tools.sentence_vectors import SentenceVectors
 from skills.tools.vectors import DENSE_POOL, DenseStore, fuse_scores
 
 if TYPE_CHECKING:
@@ -149,6 +150,7 @@ class EvidenceIndex:
         self._conn = conn
         self._lock = threading.RLock()
         self._dense = DenseStore(conn, self._lock)
+        self._sentences = SentenceVectors(conn, self._lock)
         with self._tx():
             for stmt in SCHEMA:
                 conn.execute(stmt)
@@ -166,13 +168,40 @@ class EvidenceIndex:
         """The dense vectors of this index (empty until an embedder is configured)."""
         return self._dense
 
+    @property
+    def sentences(self) -> SentenceVectors:
+        """Sentence vectors by content hash (for the learned judge's head)."""
+        return self._sentences
+
+    def embed_sentences(self, *, batch: int = 256,
+                        on_batch: Callable[[int, int], None] | None = None) -> int:
+        """Store a vector for every sentence of every document that has none yet, for the
+        configured embedder (one transaction per batch). Returns how many."""
+        if self._dense.embedder is None:
+            return 0
+
+        def commit(write: Callable[[], int]) -> int:
+            with self._tx():
+                return write()
+
+        return self._sentences.fill(self._dense.embedder, batch=batch, commit=commit,
+                                    on_batch=on_batch)
+
+    def warm(self, *, limit: int = 20_000) -> int:
+        """Give the configured embedder the stored sentence vectors it can keep."""
+        if self._dense.embedder is None:
+            return 0
+        return self._sentences.warm(self._dense.embedder, limit=limit)
+
     def use_embedder(self, embedder: Embedder | None, *, fill: bool = False) -> int:
         """Rank with ``embedder`` too (``None``: BM25 only). ``fill`` embeds every document
         still without a vector for it; returns how many were embedded."""
         self._dense.configure(embedder)
         if not fill or embedder is None:
             return 0
-        return self.embed_missing()
+        added = self.embed_missing()
+        self.embed_sentences()
+        return added
 
     def embed_missing(self, *, batch: int = 256,
                       on_batch: Callable[[int, int], None] | None = None) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from skills.tools.sentence_vectors import SENTENCE_SCHEMA
 from skills.tools.vectors import VEC_SCHEMA
 
 __all__ = ["SCHEMA", "TOKENIZE", "UPSERT_DOC", "UPSERT_FACT"]
@@ -57,6 +58,7 @@ SCHEMA = (
         VALUES (new.rowid, new.subject, new.relation, new.object);
     END""",
     *VEC_SCHEMA,
+    *SENTENCE_SCHEMA,
 )
 
 # Unchanged rows are skipped so re-ingesting a corpus does not churn the FTS index.

@@ -90,6 +90,7 @@ class DenseStore:
         self.embedder: Embedder | None = None
         self._matrix: _Matrix | None = None
         self._queries: dict[str, Any] = {}
+        self._masks: dict[str, Any] = {}  # source -> row mask of the loaded matrix
 
     @property
     def model(self) -> str | None:
@@ -170,6 +171,7 @@ class DenseStore:
         mat = np.zeros((len(rows), dim), dtype=np.float32)
         for i, r in enumerate(rows):
             mat[i] = np.frombuffer(r[2], dtype="<f4")
+        self._masks = {}
         self._matrix = _Matrix(ids=ids, row={d: i for i, d in enumerate(ids)},
                                sources=np.array([str(r[1]) for r in rows]), mat=mat)
         return self._matrix
@@ -197,9 +199,19 @@ class DenseStore:
             return []
         sims = np.round(m.mat @ self._query(q), 6)
         if src is not None:
-            sims = np.where(m.sources == src, sims, -np.inf)
+            mask = self._masks.get(src)
+            if mask is None:
+                mask = self._masks[src] = m.sources == src
+            sims = np.where(mask, sims, -np.inf)
+        if n < len(sims):
+            # Only rows at least as good as the n-th best can be in the answer; keeping all
+            # of them (ties included) leaves the tie-break by doc_id to the stable sort.
+            kth = np.partition(-sims, n - 1)[n - 1]
+            cand = np.flatnonzero(-sims <= kth)
+        else:
+            cand = np.arange(len(sims))
         # Rows are in doc_id order, so a stable sort on -sim breaks ties by doc_id.
-        order = np.argsort(-sims, kind="stable")[:n]
+        order = cand[np.argsort(-sims[cand], kind="stable")][:n]
         return [m.ids[i] for i in order if np.isfinite(sims[i])]
 
     def sims(self, q: str, doc_ids: Sequence[str]) -> dict[str, float]:
