@@ -264,6 +264,9 @@ class _Bindings(Mapping[str, Binding]):
     def __contains__(self, name: object) -> bool:
         return name in self._table  # without importing the skill (Mapping's would)
 
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles as its table (the lock does not)
+        return (_Bindings, (self._table,))
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._table)
 

@@ -76,3 +76,18 @@ def test_the_profile_s_claim_lim_is_the_retrieval_skill_s() -> None:
     from skills.retrieve import CLAIM_LIM
 
     assert RUN_CONFIG["claim_lim"] == CLAIM_LIM  # written out there to keep imports light
+
+
+def test_default_bindings_import_a_skill_only_when_it_is_used() -> None:
+    probe = """
+import sys
+from fsm.bindings import DEFAULT_BINDINGS as b
+before = {m for m in sys.modules if m.startswith("skills.") and m.count(".") == 1}
+assert "retrieve" in b and "nope" not in b and len(b) == 5 and list(b)[0] == "parse_claim"
+assert "skills.retrieve" not in sys.modules
+assert b["retrieve"].skill.name == "retrieve" and b["retrieve"] is b["retrieve"]
+print(sorted(before), "skills.retrieve" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    assert out.strip().endswith("True") and "skills.parse_claim" not in out
