@@ -17,7 +17,6 @@ from collections.abc import Callable
 
 from state.errors import RevConflict
 from state.model import Revision, SessionState
-from state.postgres import PostgresStore
 
 PAGE = "A page every writer fetches ✓ " * 20
 
@@ -48,6 +47,8 @@ def _next(state: SessionState, rev: int, writer: str) -> SessionState:
 
 
 def race(url: str, sid: str, last: str, writer: str, go: str) -> None:
+    from state.postgres import PostgresStore  # here: the test imports this module too
+
     with PostgresStore(url) as store:
         _wait_for(go)
         while True:
@@ -65,6 +66,8 @@ def race(url: str, sid: str, last: str, writer: str, go: str) -> None:
 
 
 def own(url: str, sid: str, last: str, go: str) -> None:
+    from state.postgres import PostgresStore
+
     with PostgresStore(url) as store:
         _wait_for(go)
         state = SessionState(sid=sid, claim="own", fsm="PARSE_CLAIM")

@@ -26,7 +26,8 @@ def test_the_benchmark_writes_its_table(
 ) -> None:
     assert [c.id for c in demo_claims(25)] == list(range(25))
     out = tmp_path / "bench.json"
-    main(["--pg", pg_server.url, "--claims", "24", "--commits", "20", "--json", str(out)])
+    main(["--pg", pg_server.url, "--claims", "24", "--commits", "20", "--repeat", "2",
+          "--json", str(out)])
     report = json.loads(out.read_text())
     cases = [(r["suite"], r["case"]) for r in report["claims"]]
     assert cases == [("demo", "serial, SQLite"), ("demo", "Ray 2 workers, SQLite"),
@@ -34,5 +35,7 @@ def test_the_benchmark_writes_its_table(
     assert all(r["claims"] == 24 and r["claims_per_s"] > 0 for r in report["claims"])
     assert report["claims"][0]["speed_up"] == 1.0
     assert [c["writers"] for c in report["commits"]] == [1, 8]
+    assert all(len(r["runs"]) == 2 and r["claims_per_s"] == max(r["runs"])
+               for r in report["claims"])
     assert set(report["goals"]) == {"ray_2_workers_speed_up_ge_1.7",
                                     "pg_8_writers_ge_2000_commits_per_s"}

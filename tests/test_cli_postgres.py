@@ -76,6 +76,12 @@ def test_read_only_commands_do_not_create_a_store(pg_url: str) -> None:
 
 
 def test_an_unreachable_server_is_a_clean_error() -> None:
+    import importlib.util
+
+    from tests.components import missing
+
+    if importlib.util.find_spec("psycopg") is None:
+        missing("PostgreSQL", "psycopg is not installed (pip install -e '.[postgres]')")
     url = "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2"
     for args in (("show", "x"), ("fsck",), ("verify", "Paris is in France.")):
         res = run(*args, "--db", url, "--json")
