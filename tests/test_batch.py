@@ -201,3 +201,18 @@ def test_a_cluster_nobody_runs_is_a_clean_error(tmp_path: Path) -> None:
     assert res.exit_code == 2, res.output
     error = orjson.loads(res.output)["error"]
     assert error["code"] == "RAY_UNAVAILABLE" and f"127.0.0.1:{port}" in error["msg"]
+
+
+def test_the_progress_line_shows_rate_and_eta(capsys: pytest.CaptureFixture[str]) -> None:
+    from fsm.cli.batch import _Progress
+
+    _Progress(False)(5, 10, 1.0)
+    assert capsys.readouterr().err == ""  # not a terminal: nothing
+    bar = _Progress(True)
+    bar(5, 10, 2.0)
+    bar(6, 10, 2.1)  # within a tenth of a second of the last line: not redrawn
+    bar(10, 10, 4.0)
+    err = capsys.readouterr().err
+    assert "\r5/10 claims  2.5 claims/s  ETA 2s" in err and "6/10" not in err
+    assert "\r10/10 claims  2.5 claims/s  ETA 0s" in err and err.endswith("\n")
+    assert bar.finished == 10
