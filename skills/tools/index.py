@@ -14,11 +14,10 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Any
 
 from skills.analysis.text import STOPWORDS, tokens
+from skills.tools.documents import SOURCES, Document, Fact, Hit, Source
 from skills.tools.index_schema import SCHEMA, UPSERT_DOC, UPSERT_FACT
 from skills.tools.sentence_vectors import SentenceVectors
 from skills.tools.vectors import DENSE_POOL, DenseStore, fuse_scores
@@ -39,47 +38,10 @@ __all__ = [
     "query_terms",
 ]
 
-Source = Literal["wiki", "web", "news"]
-SOURCES: tuple[Source, ...] = ("wiki", "web", "news")
-
 TITLE_WEIGHT = 2.0
 """bm25 column weight of the title against 1.0 for the text: a hit in the title counts more."""
 SNIPPET_CHARS = 200
 _MAX_TERMS = 64  # bounds the OR-query a 500-character claim can produce
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Document(_Frozen):
-    """One indexed document (for the Climate-FEVER corpus, one Wikipedia sentence)."""
-
-    doc_id: str = Field(min_length=1)
-    title: str
-    text: str
-    source: Source = "wiki"
-
-
-class Fact(_Frozen):
-    """One knowledge-base triple."""
-
-    id: str = Field(min_length=1)
-    subject: str
-    relation: str
-    object: str
-    source: str = Field(default="kb", min_length=1)
-
-
-class Hit(_Frozen):
-    """One search result; ``score`` is ``-bm25`` rounded to 6 places (higher is better),
-    or, when the index has dense vectors, the reciprocal-rank fusion of BM25 and cosine."""
-
-    doc_id: str
-    title: str
-    source: Source
-    score: float
-    snippet: str
 
 
 def query_terms(q: str) -> list[str]:
