@@ -19,7 +19,7 @@ from fsm.bindings import DEFAULT_BINDINGS, Binding, make_bindings
 from fsm.driver import Driver, StepResult, ToolSession, ToolsFactory
 from fsm.limits import SessionLimits
 from fsm.machine import DEFAULT_MACHINE
-from fsm.profile import Profile, ProfileError, profile_of
+from fsm.profile import Profile, ProfileError
 from skills.context import Clock
 from skills.embed import Embedder
 from skills.tools.builtin import RETRIEVAL_RESOURCE, builtin_tools
@@ -34,7 +34,10 @@ from state.model import Revision, SessionState
 from state.open import locate, open_store
 from state.store import StateStore
 
-__all__ = ["DEMO_DOCS", "DEMO_KB", "FIXTURES", "Engine", "executor_factory", "seed_demo"]
+__all__ = [
+    "DEMO_DOCS", "DEMO_KB", "FIXTURES", "Engine", "ProfiledTools", "check_profile",
+    "executor_factory", "seed_demo",
+]
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 DEMO_DOCS = FIXTURES / "corpus" / "demo_docs.jsonl"
@@ -68,10 +71,8 @@ def executor_factory(
     limits = SessionLimits.build(rate_limits, concurrency)
 
     def make(state: SessionState, clock: Clock) -> ToolSession:
-        res = resources
-        if "profile" in state.config:  # the session's retrieval mode, for the search tools
-            res = {**(resources or {}),
-                   RETRIEVAL_RESOURCE: profile_of(state.config).retrieval}
+        mode = _retrieval(state)  # the session's retrieval mode, for the search tools
+        res = resources if mode is None else {**(resources or {}), RETRIEVAL_RESOURCE: mode}
         return Executor(registry, clock=clock, session_id=state.sid, policies=pols,
                         policy_state=state.policy, fallbacks=fallbacks, resources=res,
                         **limits.executor_kwargs(state))
@@ -107,6 +108,15 @@ def seed_demo(index: EvidenceIndex) -> int:
     return report.added
 
 
+def _retrieval(state: SessionState) -> str | None:
+    """The session's retrieval mode (``None``: a session from before profiles). Read
+    without re-validating: the profile was checked when the session started, and this
+    runs on every step."""
+    stored = state.config.get("profile")
+    mode = stored.get("retrieval") if isinstance(stored, Mapping) else None
+    return mode if mode in ("lexical", "hybrid") else None
+
+
 def _load_embedder(embedder: Embedder | None) -> Embedder:
     if embedder is not None:
         return embedder
@@ -134,7 +144,7 @@ def check_profile(profile: Profile) -> list[str]:
     return [learned.fallback] if learned.fallback else []
 
 
-class _ProfiledTools:
+class ProfiledTools:
     """Per-step tools that follow the session's profile: its retrieval mode reaches the
     search tools as a resource, and a hybrid session gets the embedder loaded (once)."""
 
@@ -152,7 +162,7 @@ class _ProfiledTools:
             self.index.warm()  # the judge's head reads sentence vectors from memory
 
     def __call__(self, state: SessionState, clock: Clock) -> ToolSession:
-        if "profile" in state.config and profile_of(state.config).retrieval == "hybrid":
+        if _retrieval(state) == "hybrid":
             self.ensure_dense()
         return self.inner(state, clock)
 
@@ -232,7 +242,7 @@ class Engine:
                 for name in names:
                     if name not in registry:
                         raise ToolDefinitionError(name, f"bound to {state} but not registered")
-            profiled = _ProfiledTools(tools or executor_factory(
+            profiled = ProfiledTools(tools or executor_factory(
                 registry, policies=policies, rate_limits=rate_limits, concurrency=concurrency,
                 resources=resources), index, embedder)
             if profile.retrieval == "hybrid":

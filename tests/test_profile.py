@@ -189,3 +189,45 @@ def test_the_record_carries_the_profile_and_replays(tmp_path: Path) -> None:
     assert header["config"]["profile"]["retrieval"] == "lexical"
     code, _, _ = cli("replay", str(rec), "--mode", "strict")
     assert code == 0
+
+
+def _hybrid_record(tmp_path: Path) -> Path:
+    rec = tmp_path / "h.jsonl"
+    code, _, _ = cli("verify", CLAIM, "--db", str(tmp_path / "p.db"), "--json",
+                     "--record", str(rec))
+    assert code == 0
+    lines = rec.read_text().splitlines()
+    header = orjson.loads(lines[0])
+    header["config"]["profile"]["retrieval"] = "hybrid"
+    rec.write_text("\n".join([orjson.dumps(header).decode(), *lines[1:]]) + "\n")
+    return rec
+
+
+def test_live_replay_of_a_hybrid_session_needs_the_extra(tmp_path: Path) -> None:
+    if semantic_available():
+        pytest.skip("the semantic extra is installed: hybrid can run here")
+    code, out, _ = cli("replay", str(_hybrid_record(tmp_path)), "--mode", "live", "--json")
+    assert code == 2 and "SEMANTIC_UNAVAILABLE" in orjson.dumps(out).decode()
+
+
+def test_live_replay_of_a_hybrid_session_retrieves_hybrid(tmp_path: Path) -> None:
+    if not semantic_available():
+        pytest.skip("the semantic extra is not installed")
+    rec = tmp_path / "h.jsonl"
+    code, _, _ = cli("verify", CLAIM, "--db", str(tmp_path / "p.db"), "--json",
+                     "--retrieval", "hybrid", "--record", str(rec))
+    assert code == 0
+    code, out, _ = cli("replay", str(rec), "--mode", "live", "--json")
+    assert code == 0, out
+    # The same record with its profile turned lexical retrieves differently live.
+    code, out, _ = cli("replay", str(_lexical(rec)), "--mode", "live", "--json")
+    assert code == 1
+
+
+def _lexical(rec: Path) -> Path:
+    lines = rec.read_text().splitlines()
+    header = orjson.loads(lines[0])
+    header["config"]["profile"]["retrieval"] = "lexical"
+    out = rec.with_name("l.jsonl")
+    out.write_text("\n".join([orjson.dumps(header).decode(), *lines[1:]]) + "\n")
+    return out

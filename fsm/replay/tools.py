@@ -12,7 +12,7 @@ import orjson
 
 from fsm.driver import ToolSession, ToolsFactory
 from fsm.replay.record import Record, Step
-from fsm.runtime import DEFAULT_FALLBACKS, executor_factory
+from fsm.runtime import DEFAULT_FALLBACKS, ProfiledTools, executor_factory
 from skills.context import Clock, ToolCall
 from skills.tools.builtin import builtin_tools
 from skills.tools.core import ToolError
@@ -169,6 +169,8 @@ def runtime_from_info(index: EvidenceIndex, info: Mapping[str, Any]) -> ToolsFac
         for src, dst in fallbacks.items():
             if dst not in registry or dst == src:
                 raise ValueError(f"fallbacks.{src}: {dst!r} is not a usable tool")
-        return executor_factory(registry, fallbacks=fallbacks, rate_limits=rate)
+        # A hybrid session retrieves with embeddings in a live replay too (loaded once).
+        return ProfiledTools(executor_factory(registry, fallbacks=fallbacks, rate_limits=rate),
+                             index, None)
     except (KeyError, TypeError, ValueError, AttributeError, ToolError) as exc:
         raise ValueError(f"tools: malformed runtime description ({exc})") from None
