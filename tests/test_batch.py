@@ -216,3 +216,26 @@ def test_the_progress_line_shows_rate_and_eta(capsys: pytest.CaptureFixture[str]
     assert "\r5/10 claims  2.5 claims/s  ETA 2s" in err and "6/10" not in err
     assert "\r10/10 claims  2.5 claims/s  ETA 0s" in err and err.endswith("\n")
     assert bar.finished == 10
+
+
+def test_a_dropped_connection_costs_one_claim_and_a_rerun_heals_it(
+    pg_url: str, tmp_path: Path
+) -> None:
+    import psycopg
+
+    from fsm.batch import verify_chunk, worker
+
+    items = [(c.id, c.claim) for c in read_claims(claims_file(tmp_path, 4))]
+    assert all(g["status"] == "done" for g in verify_chunk(pg_url, items[:1]))
+    with psycopg.connect(pg_url, autocommit=True) as admin:  # the server drops the others
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                      " WHERE pid <> pg_backend_pid() AND datname = current_database()")
+    got = verify_chunk(pg_url, items)
+    # The kept engine's connection is gone: its claim reports it, the engine is replaced.
+    assert got[0]["status"] == "error" and got[0]["error"]["code"] == "STORE_UNAVAILABLE"
+    assert [g["status"] for g in got[1:]] == ["done"] * 3
+    again = verify_chunk(pg_url, items)
+    assert all(g["fsm"] == "DONE" for g in again)
+    worker.close_idle(pg_url)
+    with open_store(pg_url) as store:
+        assert fsck(store).ok and len(store.sessions()) == 4

@@ -73,6 +73,10 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
     if workers == 0 and address is not None:
         fail("BAD_OPTION", "--ray joins a cluster, --workers 0 runs in-process: pick one",
              as_json=as_json)
+    if address is not None and not db.startswith(("postgresql://", "postgres://")):
+        click.echo("warning: --ray with a SQLite --db: workers on other machines would each "
+                   "write a file of their own; use a postgresql:// URL for a cluster",
+                   err=True)
     prof = profile_from(profile, as_json=as_json)
     try:
         claims = read_claims(claims_file)
