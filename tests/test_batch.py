@@ -199,7 +199,8 @@ def test_a_cluster_nobody_runs_is_a_clean_error(tmp_path: Path) -> None:
     src, db = claims_file(tmp_path, 3), str(tmp_path / "x.db")
     res = run("batch", str(src), "--db", db, "--ray", f"127.0.0.1:{port}", "--json")
     assert res.exit_code == 2, res.output
-    error = orjson.loads(res.output)["error"]
+    assert "use a postgresql:// URL for a cluster" in res.stderr  # a SQLite --db on a cluster
+    error = orjson.loads(res.stdout)["error"]
     assert error["code"] == "RAY_UNAVAILABLE" and f"127.0.0.1:{port}" in error["msg"]
 
 
