@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from fsm.bindings import DEFAULT_BINDINGS, Binding
-from fsm.errors import IllegalTransition, SessionFinished, UnknownSkill
+from fsm.errors import IllegalTransition, SessionFailed, SessionFinished, UnknownSkill
 from fsm.limits import (
     LIMIT_CODES,
     deadline_envelope,
@@ -151,10 +151,20 @@ class Driver:
                 return self.store.head(sid)
         return self.store.head(sid)
 
-    def rollback(self, sid: str, to: int) -> Revision:
-        """Rewind: commit a new head equal to revision ``to`` (history is kept)."""
+    def rollback(self, sid: str, to: int, *, reopen: bool = False) -> Revision:
+        """Rewind: commit a new head equal to revision ``to`` (history is kept).
+
+        The spent budget, rate buckets and deadline stay as they are at the head. A session
+        in the machine's failure state is rewound only with ``reopen=True``, which the
+        ``Rewind`` event records.
+        """
         head = self.store.head(sid)
-        rev = rewind_revision(self.store, sid, to, ts=iso(self.clock.now()))
+        failed = head.fsm == self.definition.failure
+        if failed and not reopen:
+            raise SessionFailed(f"session {sid} is {head.fsm}; rolling it back needs reopen "
+                                "(claimfsm rollback --reopen)", sid=sid, fsm=head.fsm)
+        rev = rewind_revision(self.store, sid, to, ts=iso(self.clock.now()),
+                              reopen=failed and reopen)
         return self.store.commit(rev, expected_rev=head.rev)
 
     def fork(self, sid: str, at: int, new_sid: str | None = None) -> Revision:

@@ -12,6 +12,7 @@ __all__ = [
     "ClaimFsmError",
     "IllegalTransition",
     "MachineDefinitionError",
+    "SessionFailed",
     "SessionFinished",
     "UnknownSkill",
 ]
@@ -54,3 +55,9 @@ class UnknownSkill(ClaimFsmError):
     """A state binds a skill that no registry knows."""
 
     code = "UNKNOWN_SKILL"
+
+
+class SessionFailed(ClaimFsmError):
+    """A rollback was asked of a failed session without reopening it explicitly."""
+
+    code = "SESSION_FAILED"

@@ -32,13 +32,21 @@ def tools_restored(store: StateStore, sid: str, head: Revision) -> SessionState:
     return head.state.restore_tools_from(entry_state(store, sid, head))
 
 
-def rewind_revision(store: StateStore, sid: str, to: int, *, ts: str) -> Revision:
+def rewind_revision(store: StateStore, sid: str, to: int, *, ts: str,
+                    reopen: bool = False) -> Revision:
     """The new head revision (not committed) whose state equals revision ``to``'s:
     ``rev = head + 1``, ``parent_rev = head``, ``skill = "rewind"``, no envelope and one
-    ``Rewind`` event. History before it is kept; commit it with ``expected_rev = head``.
+    ``Rewind`` event (``reopen: true`` when it reopens a failed session). History before
+    it is kept; commit it with ``expected_rev = head``.
+
+    ``state.runtime`` (spent tool calls, rate buckets, the deadline) is the head's, not
+    the target's: what a session spent stays spent, so a rewind can never refill a budget.
     """
     head = store.head(sid)
     target = store.get(sid, to)
+    event: dict[str, object] = {"type": "Rewind", "to": to}
+    if reopen:
+        event["reopen"] = True
     return Revision(
         sid=sid,
         rev=head.rev + 1,
@@ -46,7 +54,7 @@ def rewind_revision(store: StateStore, sid: str, to: int, *, ts: str) -> Revisio
         fsm=target.fsm,
         skill="rewind",
         envelope=None,
-        state=target.state,
+        state=target.state.model_copy(update={"runtime": head.state.runtime}),
         ts=ts,
-        events=[{"type": "Rewind", "to": to}],
+        events=[event],
     )

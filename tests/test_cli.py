@@ -62,6 +62,10 @@ def test_full_session_step_by_step_show_history_rollback_fork(db: str) -> None:
     head = as_json(run("show", sid, "--db", db, "--json"))
     first = as_json(run("show", sid, "--db", db, "--json", "--rev", "1"))
     assert isinstance(head, dict) and isinstance(first, dict)
+    # Everything comes back but what the session spent (runtime stays the head's).
+    spent = head["state"].pop("runtime")
+    assert spent["budget"]["calls"] > first["state"].pop("runtime").get("budget", {}).get(
+        "calls", 0)
     assert head["state"] == first["state"]
 
     forked = run("fork", sid, "--at", "2", "--db", db).output.strip()

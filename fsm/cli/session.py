@@ -150,13 +150,19 @@ def history(sid: str, db: str, as_json: bool) -> None:
 @click.command()
 @click.argument("sid")
 @click.option("--to", "to", type=int, required=True, help="Revision to rewind to.")
+@click.option("--reopen", is_flag=True,
+              help="Allow rolling back a FAILED session (recorded; the spent budget is kept).")
 @db_option
 @json_option
 @durability_option
-def rollback(sid: str, to: int, db: str, as_json: bool, durability: str) -> None:
-    """Rewind SID: a new revision equal to revision --to (history is kept)."""
+def rollback(sid: str, to: int, reopen: bool, db: str, as_json: bool, durability: str) -> None:
+    """Rewind SID: a new revision equal to revision --to (history is kept).
+
+    The session's spent tool calls, rate buckets and deadline are never given back. A
+    FAILED session is refused (SESSION_FAILED) unless --reopen.
+    """
     with engine(db, as_json, seed=False, durability=durability) as eng:
-        head = eng.driver.rollback(sid, to)
+        head = eng.driver.rollback(sid, to, reopen=reopen)
         if as_json:
             emit(revision_json(head, full=False))
         else:

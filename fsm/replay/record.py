@@ -124,6 +124,7 @@ class Rewind(_Line):
     rev: int
     to: int
     ts: Timestamp
+    reopen: bool = False
 
 
 class End(_Line):

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from fsm.bindings import DEFAULT_BINDINGS, Binding
 from fsm.driver import Driver, StepResult, ToolsFactory
+from fsm.errors import ClaimFsmError
 from fsm.machine import DEFAULT_MACHINE, MachineDef
 from fsm.replay.diff import first_diff
 from fsm.replay.record import Record, RecordError, Rewind, Step
@@ -173,8 +174,8 @@ def _run(
         clock.set(entry.ts)
         if isinstance(entry, Rewind):
             try:
-                driver.rollback(sid, entry.to)
-            except StoreError as exc:
+                driver.rollback(sid, entry.to, reopen=entry.reopen)
+            except (StoreError, ClaimFsmError) as exc:
                 divergence = divergence or _div(n, head, None, "COMMIT_MISMATCH", "to",
                                                 entry.to, exc.code)
                 break

@@ -163,7 +163,8 @@ def _entry_of(parent: Revision, rev: Revision, bindings: Mapping[str, Binding]) 
         to = next((e.get("to") for e in rev.events if e.get("type") == "Rewind"), None)
         if not isinstance(to, int):
             raise RecordError(f"revision {rev.rev}: rewind without a target", source=rev.sid)
-        return Rewind(head=parent.rev, rev=rev.rev, to=to, ts=rev.ts)
+        reopen = any(e.get("type") == "Rewind" and e.get("reopen") is True for e in rev.events)
+        return Rewind(head=parent.rev, rev=rev.rev, to=to, ts=rev.ts, reopen=reopen)
     binding = bindings.get(rev.skill or "")
     if binding is None or rev.envelope is None:
         raise RecordError(f"revision {rev.rev}: skill {rev.skill!r} has no binding to "
