@@ -22,6 +22,12 @@ from state.store import ChainCheck, CompactReport, StateStore
 __all__ = ["SQLiteStore"]
 
 
+def _taken(exc: sqlite3.IntegrityError) -> bool:
+    """Whether ``exc`` is a key already taken (the compare-and-set lost), not another
+    constraint."""
+    return "UNIQUE constraint failed" in str(exc)
+
+
 class SQLiteStore(SQLiteCore, StateStore):
     """Revision store in one SQLite file; safe across threads and processes.
 
@@ -55,7 +61,9 @@ class SQLiteStore(SQLiteCore, StateStore):
                 session = c.execute(
                     "INSERT INTO st_sessions (sid, head) VALUES (?, 0)", (sid,)
                 ).lastrowid
-            except sqlite3.IntegrityError:
+            except sqlite3.IntegrityError as exc:
+                if not _taken(exc):
+                    raise
                 raise RevConflict(f"session {sid!r} already exists", sid=sid) from None
             assert session is not None
             if blobs:
@@ -103,7 +111,9 @@ class SQLiteStore(SQLiteCore, StateStore):
                 c.executemany(INSERT_BLOB, blobs)
             try:
                 c.execute(INSERT_ROW, params)
-            except sqlite3.IntegrityError:
+            except sqlite3.IntegrityError as exc:
+                if not _taken(exc):
+                    raise
                 raise conflict(c) from None
 
         if blobs or self._group is not None:
