@@ -17,7 +17,13 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from fsm.bindings import DEFAULT_BINDINGS, Binding
-from fsm.errors import IllegalTransition, SessionFailed, SessionFinished, UnknownSkill
+from fsm.errors import (
+    IllegalTransition,
+    SessionFailed,
+    SessionFinished,
+    UnknownSkill,
+    check_claim,
+)
 from fsm.limits import (
     LIMIT_CODES,
     deadline_envelope,
@@ -118,7 +124,13 @@ class Driver:
     def start(
         self, claim: str, *, sid: str | None = None, config: Mapping[str, Any] | None = None
     ) -> Revision:
-        """Create a session at revision 0 in the initial state."""
+        """Create a session at revision 0 in the initial state.
+
+        Raises :class:`~fsm.errors.InputTooLarge` (nothing stored) for a claim over
+        :data:`skills.limits.MAX_CLAIM_CHARS` characters and :class:`~fsm.errors.BadInput`
+        for one that is not valid Unicode text (lone surrogates).
+        """
+        check_claim(claim)
         sid = sid or self.new_sid()
         initial = self.definition.initial
         now = self.clock.now()

@@ -9,12 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "BadInput",
     "ClaimFsmError",
     "IllegalTransition",
+    "InputTooLarge",
     "MachineDefinitionError",
     "SessionFailed",
     "SessionFinished",
     "UnknownSkill",
+    "check_claim",
 ]
 
 
@@ -61,3 +64,29 @@ class SessionFailed(ClaimFsmError):
     """A rollback was asked of a failed session without reopening it explicitly."""
 
     code = "SESSION_FAILED"
+
+
+class InputTooLarge(ClaimFsmError):
+    """An input over one of the documented limits (docs/limits.md)."""
+
+    code = "INPUT_TOO_LARGE"
+
+
+class BadInput(ClaimFsmError):
+    """An input that is not what the engine accepts (the message names the field)."""
+
+    code = "BAD_INPUT"
+
+
+def check_claim(claim: str) -> None:
+    """Refuse a claim the engine will not start a session for, before anything is stored."""
+    from skills.limits import MAX_CLAIM_CHARS
+
+    if len(claim) > MAX_CLAIM_CHARS:
+        raise InputTooLarge(f"claim: {len(claim)} characters, the limit is {MAX_CLAIM_CHARS}",
+                            field="claim", limit=MAX_CLAIM_CHARS)
+    try:
+        claim.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise BadInput(f"claim: not valid text at character {exc.start} "
+                       "(a lone surrogate: invalid UTF-8 on input?)", field="claim") from None

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skills.context import SkillContext
 from skills.envelope import Envelope, Rollback
+from skills.limits import MAX_INPUT_BYTES, MAX_INT, too_large
 
 __all__ = [
     "BaseIO",
@@ -41,7 +42,7 @@ class StRef(BaseIO):
     """``st``: which session, at which head revision, in which FSM state."""
 
     sid: str = Field(min_length=1)
-    rev: int = Field(ge=0)
+    rev: int = Field(ge=0, le=MAX_INT)
     fsm: str = Field(min_length=1)
 
 
@@ -60,6 +61,23 @@ def describe_validation_error(exc: ValidationError) -> str:
     return f"{loc}: {first.get('msg', 'invalid')}{more}"
 
 
+_TOO_LONG = {"string_too_long", "too_long"}
+
+
+def _refusal(exc: ValidationError) -> Envelope:
+    # A size limit from the input model is INPUT_TOO_LARGE, every other problem BAD_INPUT.
+    errors = exc.errors()
+    first = errors[0] if errors else None
+    if first is not None and first.get("type") in _TOO_LONG:
+        loc = ".".join(str(p) for p in first.get("loc", ())) or "(root)"
+        ctx = first.get("ctx") or {}
+        limit = ctx.get("max_length", "?")
+        unit = "characters" if first["type"] == "string_too_long" else "items"
+        return Envelope.error("INPUT_TOO_LARGE", f"{loc}: more than {limit} {unit}, "
+                              f"the limit is {limit}", rb="none")
+    return Envelope.error("BAD_INPUT", describe_validation_error(exc), rb="none")
+
+
 @dataclass(frozen=True)
 class Skill(Generic[InT, OutT]):
     """A named skill: models, the handler, and the rollback its errors ask for."""
@@ -73,16 +91,18 @@ class Skill(Generic[InT, OutT]):
 
     def parse(self, raw: bytes | str | Mapping[str, Any]) -> InT | Envelope:
         """Validate raw input; a ``BAD_INPUT`` envelope if it is malformed."""
+        if isinstance(raw, (bytes, str)) and len(raw) > MAX_INPUT_BYTES:
+            return too_large("(root)", len(raw), MAX_INPUT_BYTES, "bytes")
         try:
-            obj = orjson.loads(raw) if isinstance(raw, (bytes, str)) else dict(raw)
+            obj = orjson.loads(raw) if isinstance(raw, (bytes, str)) else raw
         except orjson.JSONDecodeError as exc:
             return Envelope.error("BAD_INPUT", f"(root): malformed JSON: {exc}", rb="none")
-        if not isinstance(obj, dict):
+        if not isinstance(obj, Mapping):
             return Envelope.error("BAD_INPUT", "(root): expected a JSON object", rb="none")
         try:
-            return self.input_model.model_validate(obj)
+            return self.input_model.model_validate(dict(obj))
         except ValidationError as exc:
-            return Envelope.error("BAD_INPUT", describe_validation_error(exc), rb="none")
+            return _refusal(exc)
 
     def run(self, raw: bytes | str | Mapping[str, Any] | InT, ctx: SkillContext) -> Envelope:
         """Parse (unless already a model), call the handler, never raise."""

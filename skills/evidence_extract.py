@@ -28,6 +28,7 @@ from pydantic import Field, ValidationError
 from skills.base import BaseIO, Skill, StRef
 from skills.context import SkillContext, ToolCaller
 from skills.envelope import Envelope
+from skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SENTENCE_CHARS, MAX_SUBCLAIMS
 from skills.stance.lexical import relevance
 from skills.tools.vectors import rrf
 
@@ -53,8 +54,8 @@ _MAX_RANK = 200  # the rank tool's candidate limit
 class Claim(BaseIO):
     """A subclaim: id and text."""
 
-    id: str = Field(min_length=1)
-    c: str = Field(min_length=1)
+    id: str = Field(min_length=1, max_length=64)
+    c: str = Field(min_length=1, max_length=MAX_CLAIM_CHARS)
 
 
 class Hit(BaseIO):
@@ -85,7 +86,7 @@ class EvidenceItem(BaseIO):
 
     id: str
     doc_id: str
-    text: str
+    text: str = Field(max_length=MAX_SENTENCE_CHARS)
     source: str
     score: float
     rank: float = 0.0
@@ -102,9 +103,9 @@ class Skipped(BaseIO):
 class Input(BaseIO):
     """Subclaims, their hits and facts, and the follow-up round counters."""
 
-    claims: list[Claim]
-    hits: list[Hit] = Field(default_factory=list)
-    facts: list[Fact] = Field(default_factory=list)
+    claims: list[Claim] = Field(max_length=MAX_SUBCLAIMS)
+    hits: list[Hit] = Field(default_factory=list, max_length=MAX_LIST)
+    facts: list[Fact] = Field(default_factory=list, max_length=MAX_LIST)
     round: int = Field(0, ge=0)
     max_rounds: int = Field(1, ge=0)
     docs_per_claim: int = Field(3, ge=1)

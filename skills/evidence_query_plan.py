@@ -21,6 +21,7 @@ from skills.analysis.text import stem, tokens, words
 from skills.base import BaseIO, Skill, StRef
 from skills.context import SkillContext
 from skills.envelope import Envelope
+from skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SUBCLAIMS
 
 __all__ = [
     "FIXED_HINTS",
@@ -55,8 +56,8 @@ _RANK = {"entity": 0, "content": 1, "generic": 1, "predicate": 2, "number": 3}
 class Claim(BaseIO):
     """One subclaim: ``{id, c}``."""
 
-    id: str = Field(min_length=1)
-    c: str
+    id: str = Field(min_length=1, max_length=64)
+    c: str = Field(max_length=MAX_CLAIM_CHARS)
 
 
 class Plan(BaseIO):
@@ -71,9 +72,9 @@ class Plan(BaseIO):
 class Input(BaseIO):
     """Subclaims, the session ref and optional disambiguation hints."""
 
-    claims: list[Claim]
+    claims: list[Claim] = Field(max_length=MAX_SUBCLAIMS)
     st: StRef
-    hints: list[str] | None = None
+    hints: list[str] | None = Field(None, max_length=MAX_LIST)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Input:

@@ -8,11 +8,14 @@ only); planning is the Evidence Query Planner's pure :func:`plan_claims` (seed 0
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from skills.analysis.split import split_claim
 from skills.base import BaseIO, Skill, StRef
 from skills.context import SkillContext
 from skills.envelope import Envelope
 from skills.evidence_query_plan import Claim, Plan, plan_claims
+from skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SUBCLAIMS, too_large
 
 __all__ = ["SKILL", "Input", "Output", "handler", "subclaims"]
 
@@ -20,9 +23,9 @@ __all__ = ["SKILL", "Input", "Output", "handler", "subclaims"]
 class Input(BaseIO):
     """The user's claim, the session ref and optional disambiguation hints."""
 
-    claim: str
+    claim: str = Field(max_length=MAX_CLAIM_CHARS)
     st: StRef
-    hints: list[str] | None = None
+    hints: list[str] | None = Field(None, max_length=MAX_LIST)
 
 
 class Output(BaseIO):
@@ -40,6 +43,8 @@ def subclaims(claim: str) -> list[Claim]:
 def handler(inp: Input, ctx: SkillContext) -> Envelope:
     """Split, plan, and move the session to RETRIEVAL."""
     claims = subclaims(inp.claim)
+    if len(claims) > MAX_SUBCLAIMS:
+        return too_large("claim", len(claims), MAX_SUBCLAIMS, "subclaims")
     if not claims:
         return Envelope.error(
             "NO_CLAIMS", "claim: empty, whitespace-only or without words", rb="state"

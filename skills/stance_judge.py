@@ -13,7 +13,7 @@ numpy is missing) the lexical judge does, and every judgment says why.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
@@ -21,6 +21,7 @@ from skills.base import BaseIO, Skill, StRef
 from skills.context import SkillContext
 from skills.envelope import Envelope
 from skills.evidence_extract import Claim, EvidenceItem
+from skills.limits import MAX_EVIDENCE_PER_CLAIM, MAX_SUBCLAIMS
 from skills.stance.combine import combine_stances
 from skills.stance.config import DEFAULT_CONFIG, PROFILES, Profile, StanceConfig
 from skills.stance.lexical import Label, sentence_stance
@@ -62,11 +63,15 @@ class Judgment(BaseIO):
     stances: list[StanceRecord] = Field(default_factory=list)
 
 
+Evidence = Annotated[list[EvidenceItem], Field(max_length=MAX_EVIDENCE_PER_CLAIM)]
+"""One subclaim's evidence sentences."""
+
+
 class Input(BaseIO):
     """Subclaims and their evidence (as produced by ``evidence_extract``)."""
 
-    claims: list[Claim]
-    evidence: dict[str, list[EvidenceItem]] = Field(default_factory=dict)
+    claims: list[Claim] = Field(max_length=MAX_SUBCLAIMS)
+    evidence: dict[str, Evidence] = Field(default_factory=dict, max_length=MAX_SUBCLAIMS)
     profile: Profile = "default"
     """Which calibrated thresholds to judge with (:data:`skills.stance.config.PROFILES`)."""
     stance_model: str | None = None

@@ -28,6 +28,7 @@ from skills.base import BaseIO, Skill, StRef
 from skills.context import SkillContext
 from skills.envelope import Envelope
 from skills.evidence_extract import Claim, EvidenceItem
+from skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SUBCLAIMS
 from skills.stance.combine import is_disputed
 from skills.stance.config import DEFAULT_CONFIG, PROFILES, Profile, StanceConfig
 from skills.stance_judge import Judgment, Learned, load_learned
@@ -49,13 +50,13 @@ class Verdict(BaseIO):
 class Input(BaseIO):
     """Subclaims (for order and completeness) and their judgments."""
 
-    claims: list[Claim] = Field(default_factory=list)
-    judgments: list[Judgment]
+    claims: list[Claim] = Field(default_factory=list, max_length=MAX_SUBCLAIMS)
+    judgments: list[Judgment] = Field(max_length=MAX_LIST)
     profile: Profile = "default"
     """The judge profile whose dispute thresholds apply (as in ``stance_judge``)."""
     stance_model: str | None = None
     """The learned model the judgments came from (as in ``stance_judge``)."""
-    claim: str | None = None
+    claim: str | None = Field(None, max_length=MAX_CLAIM_CHARS)
     """The whole claim's text: read by a model's claim-level verdict head only."""
     evidence: dict[str, list[EvidenceItem]] = Field(default_factory=dict)
     """Ranked evidence per subclaim: read by a model's claim-level verdict head only."""

@@ -10,6 +10,7 @@ from fsm.cli.common import json_option
 from fsm.machine import DEFAULT_MACHINE, mermaid
 from skills.context import SkillContext
 from skills.envelope import Envelope
+from skills.limits import MAX_INPUT_BYTES
 from skills.registry import all_skills
 
 __all__ = ["diagram", "skill"]
@@ -29,7 +30,8 @@ def skill(name: str, as_json: bool) -> None:
         env = Envelope.error("UNKNOWN_SKILL", f"name: no skill {name!r} "
                              f"(known: {', '.join(skills)})")
     else:
-        env = skills[name].run(sys.stdin.buffer.read(), SkillContext())
+        # Read one byte past the limit so an oversized input is refused without reading it all.
+        env = skills[name].run(sys.stdin.buffer.read(MAX_INPUT_BYTES + 1), SkillContext())
     click.echo(env.to_json().decode())
     sys.exit(0 if env.s == "ok" else 1)
 

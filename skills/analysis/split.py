@@ -172,8 +172,12 @@ def _split_sentence(sentence: str, prev_subject: list[str]) -> tuple[list[str], 
     start = 0
     k = 0
     while k < len(toks):
+        # Slice only at coordinators: slicing at every token made long claims quadratic.
+        if _bare(toks[k]) not in _COORDINATORS:
+            k += 1
+            continue
         left, right = toks[start:k], toks[k + 1 :]
-        if _bare(toks[k]) in _COORDINATORS and left and right and _complete_clause(left):
+        if left and right and _complete_clause(left):
             if subject and is_finite_verb(_bare(right[0]), None):
                 aux = _carry_aux(left, right[0])
                 clauses.append(left)

@@ -21,7 +21,6 @@ __all__ = ["NUMBER_WORDS", "Num", "NumberCheck", "compare_numbers", "find_number
 _NUM = re.compile(
     r"(?<![A-Za-z0-9.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(s\b)?(\s*(?:%|percent\b|per cent\b))?"
 )
-_NAME_BEFORE = re.compile(r"([A-Za-z]+)[ -]$")
 NUMBER_WORDS: dict[str, int] = {
     "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "dozen": 12,
@@ -49,10 +48,27 @@ class NumberCheck:
     unconfirmed: tuple[str, ...]
 
 
+# How far around a number its neighbours are looked for. Bounded windows keep the scan of
+# a text linear in its length, however many numbers it holds (a slice to the text's end
+# per number made one long document cost seconds).
+_WINDOW = 160
+
+
 def _context(text: str, end: int) -> frozenset[str]:
     # What a number counts is named right after it: "3 astronauts", "97% of scientists".
-    after = [w for w in words(text[end:]) if w.lower() not in STOPWORDS][:2]
+    after = [w for w in words(text[end:end + _WINDOW]) if w.lower() not in STOPWORDS][:2]
     return frozenset(term(w) for w in after if not w[0].isdigit())
+
+
+def _name_before(before: str) -> str | None:
+    # The word joined to a number by one space or hyphen ("Apollo 13", "Boeing-747").
+    if not before or before[-1] not in " -":
+        return None
+    head = before[:-1]
+    start = len(head)
+    while start > 0 and head[start - 1].isascii() and head[start - 1].isalpha():
+        start -= 1
+    return head[start:] or None
 
 
 def find_numbers(text: str) -> tuple[Num, ...]:
@@ -61,10 +77,11 @@ def find_numbers(text: str) -> tuple[Num, ...]:
     for m in _NUM.finditer(text):
         raw, decade, pct = m.group(1), m.group(2), m.group(3)
         value = float(raw.replace(",", ""))
-        prev = words(text[: m.start()])[-1:]
-        nxt = words(text[m.end():])[:1]
-        named = _NAME_BEFORE.search(text[: m.start()])
-        if not pct and not decade and raw.isdigit() and named and is_name(named.group(1)):
+        before = text[max(0, m.start() - _WINDOW): m.start()]
+        prev = words(before)[-1:]
+        nxt = words(text[m.end(): m.end() + _WINDOW])[:1]
+        named = _name_before(before)
+        if not pct and not decade and raw.isdigit() and named and is_name(named):
             kind = "name"
         elif pct:
             kind = "pct"
