@@ -27,6 +27,7 @@ __all__ = [
     "StoreUnavailable",
     "connect",
     "init_schema",
+    "insert_session",
     "redact",
     "retrying",
 ]
@@ -147,3 +148,20 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
     if row is None or row[0] != SCHEMA_VERSION:
         raise StoreError(f"st_ schema version {row and row[0]}, expected {SCHEMA_VERSION}")
     return True
+
+
+def insert_session(
+    conn: psycopg.Connection[Any], sid: str, head: int, rows: list[tuple[Any, ...]]
+) -> int | None:
+    """Insert session ``sid`` with its head and ``rows`` (``rev`` then the row values) in
+    one transaction; its number, or ``None`` if ``sid`` exists (a fork's target)."""
+    with conn.transaction():
+        found = conn.execute(
+            "INSERT INTO st_sessions (sid, head) VALUES (%s, %s)"
+            " ON CONFLICT (sid) DO NOTHING RETURNING id", (sid, head)).fetchone()
+        if found is None:
+            return None
+        with conn.cursor() as cur:
+            cur.executemany(f"INSERT INTO st_revisions ({_COLUMNS}) VALUES (%s, {_ROW_VALUES})",
+                            [(found[0], *row) for row in rows])
+        return int(found[0])

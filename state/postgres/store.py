@@ -25,6 +25,7 @@ from state.postgres.db import (
     ROWS,
     connect,
     init_schema,
+    insert_session,
     redact,
     retrying,
 )
@@ -249,17 +250,9 @@ class PostgresStore(StateStore):
             raise ChainBroken(str(exc), sid=sid) from exc
 
         def insert() -> int | None:
-            with self._lock, self._conn.transaction():
-                found = self._conn.execute(
-                    "INSERT INTO st_sessions (sid, head) VALUES (%s, %s)"
-                    " ON CONFLICT (sid) DO NOTHING RETURNING id", (new_sid, at)).fetchone()
-                if found is None:
-                    return None
-                with self._conn.cursor() as cur:
-                    cur.executemany(
-                        f"INSERT INTO st_revisions VALUES ({', '.join(['%s'] * 10)})",
-                        [(found[0], r[0], *packed(r)) for r in copies])
-                return int(found[0])
+            with self._lock:
+                return insert_session(self._conn, new_sid, at,
+                                      [(r[0], *packed(r)) for r in copies])
 
         target = retrying(insert)
         if target is None:
