@@ -122,9 +122,14 @@ class Driver:
     # -- sessions -------------------------------------------------------------------------
 
     def start(
-        self, claim: str, *, sid: str | None = None, config: Mapping[str, Any] | None = None
+        self, claim: str, *, sid: str | None = None, config: Mapping[str, Any] | None = None,
+        before_create: Callable[[Revision], None] | None = None,
     ) -> Revision:
         """Create a session at revision 0 in the initial state.
+
+        ``before_create`` sees revision 0 before it is stored: if it raises, nothing is
+        (``--record`` writes the record's header there, so a record file that cannot be
+        written leaves no session behind).
 
         Raises :class:`~fsm.errors.InputTooLarge` (nothing stored) for a claim over
         :data:`skills.limits.MAX_CLAIM_CHARS` characters and :class:`~fsm.errors.BadInput`
@@ -143,6 +148,8 @@ class Driver:
             "envelope": None, "state": state, "ts": iso(now),
             "events": [{"type": "SessionStarted"}],
         })
+        if before_create is not None:
+            before_create(first)
         return self.store.create(first)
 
     def run(self, sid: str, *, max_steps: int = 1000) -> Revision:

@@ -29,6 +29,8 @@ from state.model import SessionState
 
 __all__ = [
     "LIMIT_CODES",
+    "MAX_DEADLINE_S",
+    "MAX_TOOL_CALLS",
     "SessionConfigError",
     "SessionLimits",
     "SessionToolLimits",
@@ -50,12 +52,20 @@ class SessionConfigError(ClaimFsmError):
     code = "BAD_CONFIG"
 
 
-def _number(config: Mapping[str, Any], key: str) -> float | None:
+#: The largest deadline (about 31 years) and budget a session may set: beyond them a
+#: timestamp or a counter would overflow, and no real session needs more.
+MAX_DEADLINE_S = 1e9
+MAX_TOOL_CALLS = 10**9
+
+
+def _number(config: Mapping[str, Any], key: str, top: float = MAX_DEADLINE_S) -> float | None:
     value = config.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise SessionConfigError(f"config.{key}: expected a number > 0, got {value!r}")
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not 0 < value <= top):  # also refuses nan (every comparison is false)
+        raise SessionConfigError(f"config.{key}: expected a number in (0, {top:g}], "
+                                 f"got {value!r}")
     return float(value)
 
 
@@ -63,8 +73,9 @@ def _calls(config: Mapping[str, Any]) -> int | None:
     value = config.get("max_tool_calls")
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise SessionConfigError(f"config.max_tool_calls: expected an integer >= 0, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOOL_CALLS:
+        raise SessionConfigError(f"config.max_tool_calls: expected an integer in "
+                                 f"0..{MAX_TOOL_CALLS}, got {value!r}")
     return value
 
 
@@ -78,9 +89,10 @@ def _rates(config: Mapping[str, Any]) -> dict[str, RateLimit]:
         if not isinstance(spec, Mapping):
             raise SessionConfigError(f"{where}: expected {{capacity, per_seconds}}")
         cap, per = spec.get("capacity"), spec.get("per_seconds")
-        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+        if isinstance(cap, bool) or not isinstance(cap, int) or not 1 <= cap <= MAX_TOOL_CALLS:
             raise SessionConfigError(f"{where}.capacity: expected an integer >= 1, got {cap!r}")
-        if isinstance(per, bool) or not isinstance(per, (int, float)) or per <= 0:
+        if (isinstance(per, bool) or not isinstance(per, (int, float))
+                or not 0 < per <= MAX_DEADLINE_S):
             raise SessionConfigError(f"{where}.per_seconds: expected a number > 0, got {per!r}")
         out[str(tool)] = RateLimit(capacity=cap, per_seconds=float(per))
     return out

@@ -178,9 +178,12 @@ class Engine:
     profile: Profile = field(default_factory=Profile)
     warnings: tuple[str, ...] = ()
 
-    def start(self, claim: str, *, config: Mapping[str, Any] | None = None) -> Revision:
-        """Start a session with this engine's profile (``config`` may add limits etc.)."""
-        return self.driver.start(claim, config={**self.profile.config(), **(config or {})})
+    def start(self, claim: str, *, config: Mapping[str, Any] | None = None,
+              before_create: Callable[[Revision], None] | None = None) -> Revision:
+        """Start a session with this engine's profile (``config`` may add limits etc.;
+        ``before_create`` as in :meth:`~fsm.driver.Driver.start`)."""
+        return self.driver.start(claim, config={**self.profile.config(), **(config or {})},
+                                 before_create=before_create)
 
     @classmethod
     def open(
@@ -200,6 +203,7 @@ class Engine:
         resources: Mapping[str, Any] | None = None,
         profile: Profile | None = None,
         embedder: Embedder | None = None,
+        create: bool = True,
     ) -> Engine:
         """Open (or create) ``db`` (a SQLite file or a ``postgresql://`` URL); ``None``
         keeps everything in memory.
@@ -215,7 +219,8 @@ class Engine:
         started with :meth:`start`; a hybrid profile loads ``embedder`` (default: MiniLM
         from the semantic extra) and embeds documents that have no vector yet, once.
         Every session keeps its own profile in its config, so stepping it later in another
-        engine retrieves and judges the same way.
+        engine retrieves and judges the same way. ``create=False`` refuses a ``db`` that
+        is not already a claimfsm store (``UNKNOWN_DB``) instead of creating it.
         """
         profile = profile or Profile()
         warnings = tuple(check_profile(profile))
@@ -228,7 +233,7 @@ class Engine:
             index = EvidenceIndex.open(":memory:")
         else:
             where = locate(db)
-            store = open_store(db, durability=durability)
+            store = open_store(db, durability=durability, create=create)
             try:
                 index = EvidenceIndex.open(where.index or ":memory:")
             except BaseException:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -26,7 +25,7 @@ URL_SCHEMES = ("postgresql://", "postgres://")
 class NoStore(StoreError):
     """``--db`` names a store that does not exist, and the command only reads."""
 
-    code = "NO_DB"
+    code = "UNKNOWN_DB"
 
 
 @dataclass(frozen=True)
@@ -60,21 +59,21 @@ def open_store(
     *,
     durability: Literal["full", "normal", "group"] = "normal",
     create: bool = True,
+    readonly: bool = False,
 ) -> StateStore:
     """The session store ``db`` points to: :class:`~state.sqlite.SQLiteStore` for a file,
     :class:`~state.postgres.PostgresStore` for a URL (needs the ``postgres`` extra).
 
     With ``create=False`` a missing file, or a database without the store's tables, is
-    :class:`NoStore` instead of being created. ``durability`` applies to SQLite only; a
-    server's durability is its ``synchronous_commit`` setting.
+    :class:`NoStore` instead of being created; ``readonly=True`` (implies ``create=False``)
+    opens a SQLite file read-only, so a command that only reads can never alter it.
+    Another program's SQLite file is refused (``STORE_FOREIGN``) and a file that is not
+    SQLite too (``STORE_NOT_DATABASE``), never written into. ``durability`` applies to
+    SQLite only; a server's durability is its ``synchronous_commit`` setting.
     """
     where = locate(db)
     if not where.url:
-        if not create and not Path(where.store).is_file():
-            raise NoStore(f"--db: no such file: {where.store}", field="db")
-        from state.sqlite.store import SQLiteStore
-
-        return SQLiteStore(where.store, durability=durability)
+        return _open_sqlite(where.store, durability, create=create, readonly=readonly)
     try:
         from state.postgres import PostgresStore
     except ImportError as exc:
@@ -82,3 +81,23 @@ def open_store(
             f"--db: a postgresql:// URL needs psycopg: pip install 'claimfsm[postgres]' ({exc})",
             field="db") from exc
     return PostgresStore(where.store, create=create)
+
+
+def _open_sqlite(path: str, durability: Literal["full", "normal", "group"], *, create: bool,
+                 readonly: bool) -> StateStore:
+    import sqlite3
+
+    from state.sqlite.probe import ForeignStore, probe, store_error
+    from state.sqlite.store import SQLiteStore
+
+    kind = probe(path)
+    if kind == "foreign":
+        raise ForeignStore(f"--db: {path} is another program's SQLite database (no claimfsm "
+                           "tables); claimfsm will not write into it", field="db")
+    if kind != "claimfsm" and (readonly or not create):
+        what = "no such file" if kind == "missing" else "not a claimfsm database (empty)"
+        raise NoStore(f"--db: {what}: {path}", field="db")
+    try:
+        return SQLiteStore(path, durability=durability, readonly=readonly)
+    except sqlite3.Error as exc:
+        raise store_error(exc, path) from exc

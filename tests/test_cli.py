@@ -143,6 +143,7 @@ def test_ingest_reports_bad_lines_and_keeps_the_good_ones(db: str, tmp_path: Pat
 
 
 def test_unknown_session_is_a_clean_error(db: str) -> None:
+    assert run("start", "Water boils at 100 degrees.", "--db", db).exit_code == 0
     res = run("show", "nope", "--db", db)
     assert res.exit_code == 2 and "UNKNOWN_SESSION" in res.output
     res = run("show", "nope", "--db", db, "--json")
@@ -159,7 +160,7 @@ def test_console_script_runs_without_traceback(tmp_path: Path) -> None:
     proc = subprocess.run([str(exe), "show", "missing", "--db", str(tmp_path / "x.db")],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 2
-    assert "Traceback" not in proc.stderr and "UNKNOWN_SESSION" in proc.stderr
+    assert "Traceback" not in proc.stderr and "UNKNOWN_DB" in proc.stderr
 
 
 def test_demo_verifies_every_bundled_claim_as_expected(db: str) -> None:

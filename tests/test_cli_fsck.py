@@ -85,9 +85,9 @@ def test_fsck_and_compact_refuse_a_missing_file(tmp_path: Path) -> None:
     missing = str(tmp_path / "nope.db")
     for command in ("fsck", "compact"):
         code, out = cli(command, "--db", missing)
-        assert code == 2 and out.startswith("error: NO_DB: --db: no such file")
+        assert code == 2 and out.startswith("error: UNKNOWN_DB: --db: no such file")
         code, out = cli(command, "--db", missing, "--json")
-        assert code == 2 and orjson.loads(out)["error"]["code"] == "NO_DB"
+        assert code == 2 and orjson.loads(out)["error"]["code"] == "UNKNOWN_DB"
     assert not Path(missing).exists()
 
 

@@ -69,7 +69,7 @@ def test_the_index_parameter_names_the_evidence_file(pg_url: str, tmp_path: Path
 def test_read_only_commands_do_not_create_a_store(pg_url: str) -> None:
     for command in ("fsck", "compact"):
         res = run(command, "--db", pg_url, "--json")
-        assert res.exit_code == 2 and orjson.loads(res.output)["error"]["code"] == "NO_DB"
+        assert res.exit_code == 2 and orjson.loads(res.output)["error"]["code"] == "UNKNOWN_DB"
     res = run("verify", "Paris is in France.", "--db", pg_url, "--json")
     assert res.exit_code == 0  # a writing command creates the tables
     assert orjson.loads(run("fsck", "--db", pg_url, "--json").output)["ok"]

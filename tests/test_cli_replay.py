@@ -109,4 +109,8 @@ def test_replay_of_an_empty_folder_says_so(run: CliRunner, tmp_path: Path) -> No
 
 def test_export_of_an_unknown_session_is_a_clean_error(run: CliRunner, tmp_path: Path) -> None:
     code, _, err = invoke(run, "export", "nope", "--db", str(tmp_path / "e.db"))
+    assert code == 2 and err.startswith("error: UNKNOWN_DB:")  # and no file is made
+    assert not (tmp_path / "e.db").exists()
+    assert invoke(run, "start", "Water boils.", "--db", str(tmp_path / "e.db"))[0] == 0
+    code, _, err = invoke(run, "export", "nope", "--db", str(tmp_path / "e.db"))
     assert code == 2 and err.startswith("error: UNKNOWN_SESSION:")

@@ -29,9 +29,9 @@ _db = click.option(
 
 
 @contextmanager
-def _store(db: str, as_json: bool) -> Iterator[StateStore]:
+def _store(db: str, as_json: bool, *, readonly: bool = False) -> Iterator[StateStore]:
     try:
-        store = open_store(db, create=False)
+        store = open_store(db, create=False, readonly=readonly)
     except (StoreError, OSError) as exc:
         msg = str(exc)
         fail(getattr(exc, "code", "OPEN_FAILED"), msg if msg.startswith("--db") else f"--db: {msg}",
@@ -53,7 +53,7 @@ def fsck(db: str, as_json: bool) -> None:
 
     Exit 0 when every chain verifies, 1 when any link is broken.
     """
-    with _store(db, as_json) as store:
+    with _store(db, as_json, readonly=True) as store:
         report = fsck_store(store)
     if as_json:
         emit(report.model_dump(mode="json"))

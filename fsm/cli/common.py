@@ -6,11 +6,12 @@ Command modules (``fsm/cli/main.py`` and its siblings) import from here, never f
 from __future__ import annotations
 
 import functools
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 import orjson
@@ -139,12 +140,25 @@ def engine(db: str, as_json: bool, *, profile: Mapping[str, Any] | None = None,
     except (ClaimFsmError, StoreError, ToolError, OSError) as exc:
         fail(getattr(exc, "code", "OPEN_FAILED"), str(exc), as_json=as_json)
         raise  # unreachable: fail exits
+    except sqlite3.Error as exc:
+        _store_failure(exc, db, as_json)
     try:
         yield eng
     except (ClaimFsmError, StoreError, ToolError) as exc:
         fail(exc.code, str(exc), as_json=as_json)
+    except sqlite3.Error as exc:
+        _store_failure(exc, db, as_json)
     finally:
         eng.close()
+
+
+def _store_failure(exc: sqlite3.Error, db: str, as_json: bool) -> NoReturn:
+    # SQLite's own errors (a damaged file, a read-only one, a full disk) as STORE_* codes.
+    from state.sqlite.probe import store_error
+
+    err = store_error(exc, db)
+    fail(err.code, str(err), as_json=as_json)
+    raise AssertionError("unreachable: fail exits")
 
 
 @contextmanager
@@ -154,14 +168,18 @@ def store(db: str, as_json: bool) -> Iterator[StateStore]:
     from state.open import open_store
 
     try:
-        opened = open_store(db)
+        opened = open_store(db, readonly=True)
     except (StoreError, OSError) as exc:
         fail(getattr(exc, "code", "OPEN_FAILED"), str(exc), as_json=as_json)
         raise  # unreachable: fail exits
+    except sqlite3.Error as exc:
+        _store_failure(exc, db, as_json)
     try:
         yield opened
     except (ClaimFsmError, StoreError) as exc:
         fail(exc.code, str(exc), as_json=as_json)
+    except sqlite3.Error as exc:
+        _store_failure(exc, db, as_json)
     finally:
         opened.close()
 

@@ -12,6 +12,9 @@ A new command is a module in this package plus one line in :data:`COMMANDS`.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
+from typing import Any
 
 import click
 
@@ -42,7 +45,22 @@ COMMANDS: dict[str, str] = {
 
 
 class LazyGroup(click.Group):
-    """A click group that imports a command's module only when that command is used."""
+    """A click group that imports a command's module only when that command is used, and
+    the last line of defence against a traceback: an error no command expected becomes
+    ``error: INTERNAL: ...`` and exit 2 (``CLAIMFSM_DEBUG=1`` shows the traceback)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort,
+                SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            if os.environ.get("CLAIMFSM_DEBUG") == "1":
+                raise
+            click.echo(f"error: INTERNAL: {type(exc).__name__}: {exc} (a bug: please report "
+                       "it with the command; CLAIMFSM_DEBUG=1 shows where)", err=True)
+            sys.exit(2)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*COMMANDS, *self.commands})

@@ -71,10 +71,16 @@ def with_recorder(
     return both
 
 
-def start_record(rec: Recorder | None, eng: Engine, first: Revision) -> None:
-    """Write the header once the session exists."""
-    if rec is not None:
+def start_record(rec: Recorder | None, eng: Engine) -> Callable[[Revision], None] | None:
+    """The hook that writes the header before revision 0 is stored (``before_create``), so
+    a record that cannot be written leaves no session behind."""
+    if rec is None:
+        return None
+
+    def header(first: Revision) -> None:
         rec.header(first, engine_tools(eng))
+
+    return header
 
 
 def recorder_for_session(path: str, eng: Engine, sid: str, as_json: bool) -> Recorder:
@@ -224,7 +230,7 @@ def export(sid: str, output: str | None, db: str) -> None:
 
     Only committed steps are stored, so an export holds no uncommitted step.
     """
-    with engine(db, False, seed=False) as eng:
+    with engine(db, False, seed=False, create=False) as eng:
         record = export_record(eng.store, sid, tools=engine_tools(eng),
                                bindings=eng.driver.bindings)
     data = record.to_bytes()

@@ -47,8 +47,8 @@ def verify(claim: str, db: str, as_json: bool, durability: str, record: str | No
     rec = replay.open_recorder(record, as_json)
     hook = replay.with_recorder(None if as_json else print_step, rec)
     with engine(db, as_json, on_step=hook, durability=durability, profile=profile) as eng:
-        head = eng.start(claim, config=limits_config(deadline, max_tool_calls))
-        replay.start_record(rec, eng, head)
+        head = eng.start(claim, config=limits_config(deadline, max_tool_calls),
+                         before_create=replay.start_record(rec, eng))
         if not as_json:
             click.echo(revision_line(head))
         head = eng.driver.run(head.sid)
@@ -80,8 +80,8 @@ def start(claim: str, db: str, as_json: bool, durability: str, record: str | Non
 
     rec = replay.open_recorder(record, as_json)
     with engine(db, as_json, durability=durability, profile=profile) as eng:
-        head = eng.start(claim, config=limits_config(deadline, max_tool_calls))
-        replay.start_record(rec, eng, head)
+        head = eng.start(claim, config=limits_config(deadline, max_tool_calls),
+                         before_create=replay.start_record(rec, eng))
         if as_json:
             emit(revision_json(head, full=False))
         else:
@@ -96,7 +96,7 @@ def start(claim: str, db: str, as_json: bool, durability: str, record: str | Non
 @record_option
 def step(sid: str, db: str, as_json: bool, durability: str, record: str | None) -> None:
     """Fire one transition of session SID (exit 1 if the step failed)."""
-    with engine(db, as_json, durability=durability) as eng:
+    with engine(db, as_json, durability=durability, create=False) as eng:
         if record is not None:
             from fsm.cli import replay
 
@@ -161,7 +161,7 @@ def rollback(sid: str, to: int, reopen: bool, db: str, as_json: bool, durability
     The session's spent tool calls, rate buckets and deadline are never given back. A
     FAILED session is refused (SESSION_FAILED) unless --reopen.
     """
-    with engine(db, as_json, seed=False, durability=durability) as eng:
+    with engine(db, as_json, seed=False, durability=durability, create=False) as eng:
         head = eng.driver.rollback(sid, to, reopen=reopen)
         if as_json:
             emit(revision_json(head, full=False))
@@ -177,7 +177,7 @@ def rollback(sid: str, to: int, reopen: bool, db: str, as_json: bool, durability
 @durability_option
 def fork(sid: str, at: int, db: str, as_json: bool, durability: str) -> None:
     """Fork SID at revision --at into a new session; prints the new id."""
-    with engine(db, as_json, seed=False, durability=durability) as eng:
+    with engine(db, as_json, seed=False, durability=durability, create=False) as eng:
         head = eng.driver.fork(sid, at)
         if as_json:
             emit(revision_json(head, full=False))

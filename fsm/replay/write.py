@@ -4,6 +4,7 @@ stored session, which rebuilds the same lines from its revisions.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Mapping
 from pathlib import Path
@@ -127,8 +128,9 @@ class Recorder:
             raise RecordWriteError(f"{self.path}: {exc.strerror or exc}") from None
 
     def close(self) -> None:
-        """Close the file."""
-        self._fh.close()
+        """Close the file (a failure to flush was already reported by the write)."""
+        with contextlib.suppress(OSError):
+            self._fh.close()
 
     def __enter__(self) -> Recorder:
         return self

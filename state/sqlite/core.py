@@ -21,6 +21,7 @@ from state.sqlite.db import (
     Durability,
     GroupCommitter,
     connect,
+    connect_readonly,
     init_schema,
     is_busy,
     retrying,
@@ -58,6 +59,7 @@ class SQLiteCore:
         cache_size: int = 1024,
         busy_timeout: float = 30.0,
         group_window: float = 0.0,
+        readonly: bool = False,
     ) -> None:
         if durability not in DURABILITY_MODES:
             raise ValueError(f"durability must be one of {DURABILITY_MODES}, got {durability!r}")
@@ -68,12 +70,17 @@ class SQLiteCore:
         self.snapshot_every = snapshot_every
         self._budget = busy_timeout
         self._lock = threading.RLock()
-        self._conn = connect(self.path, durability, busy_timeout)
-        try:
-            init_schema(self._conn, busy_timeout)
-        except BaseException:
-            self._conn.close()
-            raise
+        self.readonly = readonly
+        if readonly:
+            # For commands that only read: SQLite itself refuses every write.
+            self._conn = connect_readonly(self.path, busy_timeout)
+        else:
+            self._conn = connect(self.path, durability, busy_timeout)
+            try:
+                init_schema(self._conn, busy_timeout)
+            except BaseException:
+                self._conn.close()
+                raise
         self._ids: dict[str, int] = {}
         self._entries: Lru[tuple[str, int], Entry] = Lru(cache_size)
         self._blobs: Lru[str, bytes] = Lru(max(64, cache_size // 4))

@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from state.errors import StoreError
@@ -24,6 +25,7 @@ __all__ = [
     "GroupCommitter",
     "StoreBusy",
     "connect",
+    "connect_readonly",
     "init_schema",
     "is_busy",
     "retrying",
@@ -139,6 +141,15 @@ def connect(path: str, durability: Durability, budget: float) -> sqlite3.Connect
     except BaseException:
         conn.close()
         raise
+    return conn
+
+
+def connect_readonly(path: str, budget: float) -> sqlite3.Connection:
+    """A read-only connection (``mode=ro``): it can never create or change the file."""
+    uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, timeout=min(budget, 5.0), isolation_level=None,
+                           check_same_thread=False, cached_statements=256)
+    conn.execute(f"PRAGMA busy_timeout={int(min(budget, 5.0) * 1000)}")
     return conn
 
 
