@@ -62,6 +62,13 @@ def test_bad_input_is_refused_by_line_before_anything_runs(tmp_path: Path) -> No
     for part in ("line 2: not valid JSON", "line 3: field 'claim' is missing",
                  "line 4: id 1 already used on line 1", "line 5: unknown field 'x'"):
         assert part in error["msg"]
+    from skills.limits import MAX_CLAIM_CHARS
+
+    huge = tmp_path / "huge.jsonl"
+    huge.write_text(json.dumps({"id": "h", "claim": "x" * (MAX_CLAIM_CHARS + 1)}) + "\n")
+    res = run("batch", str(huge), "--db", str(db), "--workers", "0", "--json")
+    assert res.exit_code == 2
+    assert "line 1: INPUT_TOO_LARGE: claim:" in orjson.loads(res.stdout)["error"]["msg"]
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     res = run("batch", str(empty), "--db", str(db), "--workers", "0")
@@ -240,3 +247,16 @@ def test_a_dropped_connection_costs_one_claim_and_a_rerun_heals_it(
     worker.close_idle(pg_url)
     with open_store(pg_url) as store:
         assert fsck(store).ok and len(store.sessions()) == 4
+
+
+def test_a_claim_the_engine_refuses_is_one_error_line(tmp_path: Path) -> None:
+    from fsm.batch import verify_chunk, worker
+    from skills.limits import MAX_CLAIM_CHARS
+
+    db = str(tmp_path / "refuse.db")
+    got = verify_chunk(db, [("big", "x" * (MAX_CLAIM_CHARS + 1)), ("ok", DEMO[0])])
+    worker.close_idle(db)
+    assert got[0]["status"] == "error" and got[0]["error"]["code"] == "INPUT_TOO_LARGE"
+    assert got[1]["status"] == "done" and got[1]["fsm"] == "DONE"
+    with open_store(db) as store:
+        assert list(store.sessions()) == [got[1]["sid"]]  # nothing stored for the refused

@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 from pydantic import BaseModel, ConfigDict
 
-from fsm.errors import ClaimFsmError
+from fsm.errors import ClaimFsmError, check_claim
 
 __all__ = ["BatchClaim", "BatchInputError", "read_claims", "session_id"]
 
@@ -61,12 +61,17 @@ def _problem(line: int, value: object) -> str | None:
         return f"line {line}: field 'id' must be a non-empty string or an integer"
     if not isinstance(value["claim"], str) or not value["claim"].strip():
         return f"line {line}: field 'claim' must be a non-empty string"
+    try:
+        check_claim(value["claim"])  # what the driver would refuse, refused up front
+    except ClaimFsmError as exc:
+        return f"line {line}: {exc.code}: {exc.msg}"
     return None
 
 
 def read_claims(path: Path) -> list[BatchClaim]:
     """Every claim of ``path`` in file order; :class:`BatchInputError` naming the bad
-    lines (bad JSON, a missing or mistyped field, an id used twice) or an empty file.
+    lines (bad JSON, a missing or mistyped field, a claim over the size limit, an id
+    used twice) or an empty file.
     """
     try:
         data = path.read_bytes()

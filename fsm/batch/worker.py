@@ -17,6 +17,7 @@ from typing import Any
 
 from fsm.batch.claims import BatchClaim
 from fsm.driver import StepResult
+from fsm.errors import ClaimFsmError
 from fsm.profile import Profile
 from fsm.runtime import Engine
 from state.errors import RevConflict, StoreError, UnknownSession
@@ -138,6 +139,10 @@ def _one(db: str, profile: dict[str, Any] | None, item: BatchClaim) -> dict[str,
         line = runner.run(item)
     except StoreError as exc:
         runner.close()  # its connection may be the broken part: the next claim reopens
+        return {"id": item.id, "sid": item.sid, "verdict": None, "rev": None, "fsm": None,
+                "status": "error", "error": {"code": exc.code, "msg": exc.msg}}
+    except ClaimFsmError as exc:  # a claim the engine refuses (read_claims checks first)
+        _give(db, profile, runner)
         return {"id": item.id, "sid": item.sid, "verdict": None, "rev": None, "fsm": None,
                 "status": "error", "error": {"code": exc.code, "msg": exc.msg}}
     _give(db, profile, runner)
