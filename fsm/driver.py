@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from fsm.bindings import DEFAULT_BINDINGS, Binding
 from fsm.errors import (
     IllegalTransition,
+    MachineMismatch,
     SessionFailed,
     SessionFinished,
     UnknownSkill,
@@ -200,6 +201,11 @@ class Driver:
         sid, state, fsm = head.sid, head.state, head.fsm
         if fsm in self._finals:
             raise SessionFinished(f"session {sid} is in final state {fsm}", sid=sid, fsm=fsm)
+        if fsm not in self._specs:
+            raise MachineMismatch(
+                f"session {sid} is in state {fsm}, which machine {self.definition.name!r} does "
+                "not have (was it started by another machine? drive it with that one)",
+                sid=sid, fsm=fsm)
         now = self.clock.now()
         ts = iso(now)
         # Past the session's deadline: run nothing. (No runtime, no deadline.)

@@ -14,6 +14,7 @@ __all__ = [
     "IllegalTransition",
     "InputTooLarge",
     "MachineDefinitionError",
+    "MachineMismatch",
     "SessionFailed",
     "SessionFinished",
     "UnknownSkill",
@@ -46,6 +47,12 @@ class IllegalTransition(ClaimFsmError):
     """A move the machine does not allow from its current state."""
 
     code = "ILLEGAL_TRANSITION"
+
+
+class MachineMismatch(ClaimFsmError):
+    """The session is in a state the driver's machine does not define."""
+
+    code = "MACHINE_MISMATCH"
 
 
 class SessionFinished(ClaimFsmError):

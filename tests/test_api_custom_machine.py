@@ -215,3 +215,16 @@ def test_two_different_skills_may_not_share_a_name() -> None:
     with pytest.raises(MachineDefinitionError, match="two different skills are named 'dup'"):
         define_machine("d", states={"A": one, "B": two, "END": None},
                        transitions=linear(["A", "B"], end="END"))
+
+
+def test_claimfsm_step_on_a_custom_machine_session_is_a_clean_error(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from fsm.cli.main import main
+
+    db = tmp_path / "c.db"
+    with SQLiteStore(db) as store:
+        sid = PIPELINE.driver(store, clock=FixedClock()).start("batch 7").sid
+    res = CliRunner().invoke(main, ["step", sid, "--db", str(db), "--json"])
+    assert res.exit_code == 2 and not isinstance(res.exception, KeyError)
+    assert '"code": "MACHINE_MISMATCH"' in res.output and "FETCH" in res.output

@@ -54,8 +54,10 @@ class Divergence(_Frozen):
 
     ``kind``: ``INPUT_MISMATCH`` (the skill got another input), ``ENVELOPE_MISMATCH``,
     ``UNRECORDED_TOOL_CALL``, ``MISSING_TOOL_CALL``,
-    ``COMMIT_MISMATCH`` (same envelope, different commit or next state) or
-    ``SESSION_ENDED`` (the replay reached a final state with record lines left).
+    ``COMMIT_MISMATCH`` (same envelope, different commit or next state),
+    ``SESSION_ENDED`` (the replay reached a final state with record lines left) or
+    ``END_MISMATCH`` (every step matched but the closing line's state, revision or
+    verdict is not the replayed session's).
     """
 
     step: int
@@ -146,6 +148,9 @@ def replay_record(
 
 def _check_fits(record: Record, machine: MachineDef) -> None:
     header = record.header
+    if not record.entries:
+        raise RecordError("the record has no steps: nothing to replay", line=2,
+                          source=record.source)
     if header.machine != machine.name:
         raise RecordError(f"machine: the record is of {header.machine!r}, this replay runs "
                           f"{machine.name!r}", line=1, source=record.source)
@@ -197,6 +202,15 @@ def _run(
     head = store.head(sid)
     expected = _expected(record, machine.initial)
     actual = Outcome(fsm=head.fsm, rev=head.rev, verdict=_verdict(head), steps=steps)
+    if divergence is None and record.end is not None:
+        # The closing line is a claim about the session too: check it, never trust it.
+        n = len(record.entries) + 1
+        for path, exp, act in (("end.fsm", expected.fsm, actual.fsm),
+                               ("end.rev", expected.rev, actual.rev),
+                               ("end.verdict", expected.verdict, actual.verdict)):
+            if exp != act:
+                divergence = _div(n, head, None, "END_MISMATCH", path, exp, act)
+                break
     return ReplayReport(source=record.source, mode=mode, sid=sid, steps=steps,
                         ok=divergence is None, divergence=divergence, expected=expected,
                         actual=actual, verdict_changed=expected.verdict != actual.verdict)

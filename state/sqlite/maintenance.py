@@ -81,6 +81,8 @@ def verify_rows(
 
     if not rows:
         return broken(0, "REV_GAP", "the session has no revisions")
+    # A long sid is stored as a blob reference (a fork re-stamps it verbatim): either form.
+    stamped = (sid, codec.externalize(sid, {}))
     for expected, row in enumerate(rows):
         rev, parent_rev, kind, _fsm, _skill, _ts, body, extra, stored = row
         if rev != expected:
@@ -92,7 +94,7 @@ def verify_rows(
             extra_value = orjson.loads(extra)
         except (ValueError, TypeError) as exc:  # CodecError and JSONDecodeError included
             return broken(rev, "UNDECODABLE", str(exc))
-        if decoder.enc[_SID_INDEX] != sid:
+        if decoder.enc[_SID_INDEX] not in stamped:
             return broken(rev, "SID_MISMATCH", "state is stamped with another sid")
         refs = [r for i in decoder.changed for r in codec.iter_refs(decoder.enc[i])]
         refs.extend(codec.iter_refs(extra_value))
