@@ -80,7 +80,7 @@ def open_store(
         raise StoreError(
             f"--db: a postgresql:// URL needs psycopg: pip install 'claimfsm[postgres]' ({exc})",
             field="db") from exc
-    return PostgresStore(where.store, create=create)
+    return PostgresStore(where.store, create=create and not readonly)
 
 
 def _open_sqlite(path: str, durability: Literal["full", "normal", "group"], *, create: bool,

@@ -67,9 +67,16 @@ def test_the_index_parameter_names_the_evidence_file(pg_url: str, tmp_path: Path
 
 
 def test_read_only_commands_do_not_create_a_store(pg_url: str) -> None:
-    for command in ("fsck", "compact"):
-        res = run(command, "--db", pg_url, "--json")
-        assert res.exit_code == 2 and orjson.loads(res.output)["error"]["code"] == "UNKNOWN_DB"
+    import psycopg
+
+    for args in (("fsck",), ("compact",), ("show", "x"), ("history", "x"), ("step", "x")):
+        res = run(*args, "--db", pg_url, "--json")
+        assert res.exit_code == 2, (args, res.output)
+        assert orjson.loads(res.stdout)["error"]["code"] == "UNKNOWN_DB", args
+    with psycopg.connect(pg_url) as conn:  # no st_ table was created in the schema
+        tables = conn.execute("SELECT count(*) FROM information_schema.tables"
+                              " WHERE table_schema = current_schema()").fetchone()
+    assert tables == (0,)
     res = run("verify", "Paris is in France.", "--db", pg_url, "--json")
     assert res.exit_code == 0  # a writing command creates the tables
     assert orjson.loads(run("fsck", "--db", pg_url, "--json").output)["ok"]
