@@ -13,6 +13,7 @@ from skills.envelope import Envelope
 
 __all__ = [
     "MAX_CLAIM_CHARS",
+    "MAX_DOC_BYTES",
     "MAX_EVIDENCE_PER_CLAIM",
     "MAX_INPUT_BYTES",
     "MAX_INT",
@@ -39,6 +40,10 @@ MAX_LIST = 1_000
 
 MAX_INPUT_BYTES = 8 * 1024 * 1024
 """A skill's raw JSON input (``claimfsm skill`` reads at most this much plus one byte)."""
+
+MAX_DOC_BYTES = 1024 * 1024
+"""One ingested document (``claimfsm ingest --max-doc-bytes``); a JSONL line may be 64 KiB
+longer for its other fields and JSON escapes."""
 
 MAX_INT = 2**53
 """Integers in a skill's input (revision numbers, counts): what every JSON reader keeps

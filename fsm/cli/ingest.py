@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from fsm.cli.common import db_option, emit, engine, fail, json_option
+from skills.limits import MAX_DOC_BYTES
 from skills.tools.index import SOURCES, EvidenceIndex, Source
 from state.open import locate
 
@@ -54,6 +55,10 @@ def _embed(index: EvidenceIndex, embed: bool | None, shown: bool, as_json: bool)
     return done
 
 
+# Errors of the file or the index, not of one line: the command fails on them.
+_FATAL = frozenset({"UNREADABLE", "INDEX_ERROR"})
+
+
 @click.command()
 @click.argument("path", metavar="FILE|FOLDER",
                 type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path))
@@ -69,10 +74,15 @@ def _embed(index: EvidenceIndex, embed: bool | None, shown: bool, as_json: bool)
 @click.option("--embed/--no-embed", "embed", default=None,
               help="Store sentence embeddings for hybrid retrieval (needs the 'semantic' "
               "extra). Default: when the extra is installed.")
+@click.option("--max-doc-bytes", type=click.IntRange(min=1, max=2**31), default=MAX_DOC_BYTES,
+              show_default=True, metavar="N",
+              help="Largest document accepted; a longer one is reported and skipped, a "
+              "line longer than N + 64 KiB ends the reading (nothing reads without bound).")
 @db_option
 @json_option
 def ingest(path: Path, source: str | None, kb: bool, id_field: str, title_field: str | None,
-           text_field: str, embed: bool | None, db: str, as_json: bool) -> None:
+           text_field: str, embed: bool | None, max_doc_bytes: int, db: str,
+           as_json: bool) -> None:
     """Add documents to the evidence index: a JSONL file ({"id", "title" or "article",
     "text"} per line, e.g. the Climate-FEVER corpus.jsonl as it is) or a FOLDER of .txt/.md
     files (one document per file, id = its path in the folder).
@@ -95,14 +105,21 @@ def ingest(path: Path, source: str | None, kb: bool, id_field: str, title_field:
         if path.is_dir():
             with _bar(f"ingest {path.name}/", 1, shown) as progress:
                 report = ingest_folder(eng.index, path, source=_source(source),
-                                       on_progress=progress)
+                                       on_progress=progress, max_doc_bytes=max_doc_bytes)
         else:
             with _bar(f"ingest {path.name}", path.stat().st_size, shown) as progress:
                 if kb:
-                    report = ingest_facts(eng.index, path, on_progress=progress)
+                    report = ingest_facts(eng.index, path, on_progress=progress,
+                                          max_doc_bytes=max_doc_bytes)
                 else:
                     report = ingest_documents(eng.index, path, source=_source(source),
-                                              on_progress=progress, fields=fields)
+                                              on_progress=progress, fields=fields,
+                                              max_doc_bytes=max_doc_bytes)
+        broken = next((e for e in report.errors if e.code in _FATAL), None)
+        if broken is not None:
+            # The file or the index failed, not a line: that is not "skipped", it is an error.
+            fail("STORE_IO" if broken.code == "INDEX_ERROR" else broken.code, broken.msg,
+                 as_json=as_json)
         embedded = 0 if kb else _embed(eng.index, embed, shown, as_json)
         errors: list[dict[str, Any]] = [{"line": e.line, "msg": e.msg} for e in report.errors]
         if as_json:

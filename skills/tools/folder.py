@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from skills.limits import MAX_DOC_BYTES
 from skills.tools.index import Document, EvidenceIndex, Source
 from skills.tools.ingest import IngestError, IngestReport, ProgressCallback
 
@@ -35,7 +36,8 @@ def _title(path: Path, text: str) -> str:
     return re.sub(r"[_-]+", " ", path.stem).strip() or path.name
 
 
-def read_folder(folder: str | Path) -> Iterator[tuple[str, Document | IngestError]]:
+def read_folder(folder: str | Path, *, max_doc_bytes: int = MAX_DOC_BYTES,
+                ) -> Iterator[tuple[str, Document | IngestError]]:
     """``(relative path, Document | IngestError)`` for every document file under
     ``folder`` (recursively, sorted)."""
     root = Path(folder)
@@ -44,6 +46,11 @@ def read_folder(folder: str | Path) -> Iterator[tuple[str, Document | IngestErro
     for path in files:
         rel = path.relative_to(root).as_posix()
         try:
+            if path.stat().st_size > max_doc_bytes:
+                yield rel, IngestError(line=0, code="INPUT_TOO_LARGE", field=rel,
+                                       msg=f"{rel}: {path.stat().st_size} bytes, the limit is "
+                                       f"{max_doc_bytes} (--max-doc-bytes)")
+                continue
             text = path.read_bytes().decode("utf-8")
         except OSError as exc:
             yield rel, IngestError(line=0, code="UNREADABLE", field=rel,
@@ -62,10 +69,11 @@ def read_folder(folder: str | Path) -> Iterator[tuple[str, Document | IngestErro
 def ingest_folder(
     index: EvidenceIndex, folder: str | Path, *, source: Source | None = None,
     batch: int = 100, on_progress: ProgressCallback | None = None,
+    max_doc_bytes: int = MAX_DOC_BYTES,
 ) -> IngestReport:
     """Load every document file of ``folder`` into ``index`` (``source`` default ``wiki``),
     ``batch`` files per transaction; ``on_progress(files_done, files_total)``."""
-    items = list(read_folder(folder))
+    items = list(read_folder(folder, max_doc_bytes=max_doc_bytes))
     errors = [rec for _, rec in items if isinstance(rec, IngestError)]
     docs = [rec for _, rec in items if isinstance(rec, Document)]
     added = unchanged = 0

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 import orjson
 from pydantic import BaseModel, ConfigDict
 
+from skills.limits import MAX_DOC_BYTES
 from skills.tools.index import SOURCES, Document, EvidenceIndex, Fact, Source
 
 __all__ = [
@@ -50,7 +51,7 @@ class IngestError(BaseModel):
     """One refused line. ``line`` is 1-based (0: the file itself could not be read).
 
     Codes: ``BAD_JSON``, ``NOT_OBJECT``, ``MISSING_FIELD``, ``WRONG_TYPE``,
-    ``EMPTY_FIELD``, ``UNREADABLE``, ``INDEX_ERROR``.
+    ``EMPTY_FIELD``, ``UNREADABLE``, ``INDEX_ERROR``, ``INPUT_TOO_LARGE``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -181,9 +182,11 @@ def _parse_fact(n: int, raw: bytes) -> Fact | IngestError:
 
 
 def _records(
-    path: str | Path, parse: Callable[[int, bytes], T | IngestError]
+    path: str | Path, parse: Callable[[int, bytes], T | IngestError], max_line: int
 ) -> Iterator[tuple[int, int, T | IngestError]]:
-    """``(line, bytes_read, record)`` for every non-blank line."""
+    """``(line, bytes_read, record)`` for every non-blank line. A line longer than
+    ``max_line`` bytes is reported and ends the reading: nothing reads without bound (a
+    file with no newline at all, like ``/dev/zero``, costs ``max_line`` bytes)."""
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed by the with below, after the yield
     except OSError as exc:
@@ -192,8 +195,16 @@ def _records(
         return
     with handle:
         pos = 0
-        for n, raw in enumerate(handle, start=1):
+        n = 0
+        while raw := handle.readline(max_line + 1):
+            n += 1
             pos += len(raw)
+            if len(raw) > max_line:
+                yield n, pos, IngestError(
+                    line=n, code="INPUT_TOO_LARGE",
+                    msg=f"line {n}: more than {max_line} bytes (raise --max-doc-bytes); "
+                    "the rest of the file is not read")
+                return
             if raw.strip():
                 yield n, pos, parse(n, raw)
 
@@ -202,13 +213,13 @@ def read_documents(
     path: str | Path, *, source: Source | None = None
 ) -> Iterator[tuple[int, Document | IngestError]]:
     """``(line, Document | IngestError)`` for each non-blank line of a documents file."""
-    for n, _, rec in _records(path, _parse_document(source)):
+    for n, _, rec in _records(path, _parse_document(source), MAX_DOC_BYTES + _LINE_SLACK):
         yield n, rec
 
 
 def read_facts(path: str | Path) -> Iterator[tuple[int, Fact | IngestError]]:
     """``(line, Fact | IngestError)`` for each non-blank line of a facts file."""
-    for n, _, rec in _records(path, _parse_fact):
+    for n, _, rec in _records(path, _parse_fact, MAX_DOC_BYTES + _LINE_SLACK):
         yield n, rec
 
 
@@ -217,7 +228,7 @@ def read_corpus(
 ) -> Iterator[tuple[int, Document | IngestError]]:
     """``(line, Document | IngestError)`` for a Climate-FEVER ``corpus.jsonl``: ``doc_id`` is
     the corpus id (``"Article:12"``), ``title`` the article."""
-    for n, _, rec in _records(path, _parse_corpus(source)):
+    for n, _, rec in _records(path, _parse_corpus(source), MAX_DOC_BYTES + _LINE_SLACK):
         yield n, rec
 
 
@@ -229,6 +240,10 @@ def read_corpus_sentences(path: str | Path, *, source: Source = "wiki") -> Itera
             yield rec
 
 
+# A JSONL line holds the text plus its id, title, source and JSON escaping.
+_LINE_SLACK = 64 * 1024
+
+
 def _ingest(
     path: str | Path,
     parse: Callable[[int, bytes], T | IngestError],
@@ -236,6 +251,7 @@ def _ingest(
     *,
     batch: int,
     on_progress: ProgressCallback | None,
+    max_doc_bytes: int = MAX_DOC_BYTES,
 ) -> IngestReport:
     try:
         total = os.path.getsize(path)
@@ -258,10 +274,15 @@ def _ingest(
 
     try:
         pos = 0
-        for n, read, rec in _records(path, parse):
+        for n, read, rec in _records(path, parse, max_doc_bytes + _LINE_SLACK):
             pos = read
             if n:
                 lines += 1  # line 0 reports an unreadable file, not a line
+            text = getattr(rec, "text", None)
+            if isinstance(text, str) and len(text) > max_doc_bytes:
+                rec = IngestError(line=n, code="INPUT_TOO_LARGE", field="text",
+                                  msg=f"text: {len(text)} characters, the limit is "
+                                  f"{max_doc_bytes} (--max-doc-bytes)")
             if isinstance(rec, IngestError):
                 errors.append(rec)
                 continue
@@ -283,13 +304,15 @@ def ingest_documents(
     batch: int = 500,
     on_progress: ProgressCallback | None = None,
     fields: FieldMap | None = None,
+    max_doc_bytes: int = MAX_DOC_BYTES,
 ) -> IngestReport:
     """Load a documents JSONL file into ``index`` in batches of ``batch`` (one transaction
     each), tagging every document with ``source`` (``None``: each line's own ``source``
     field, else ``wiki``); ``fields`` names the id, title and text fields."""
     return _ingest(path, _parse_document(source, fields),
                    lambda docs: index.upsert_documents(docs, source=source),
-                   batch=batch, on_progress=on_progress)
+                   batch=batch, on_progress=on_progress,
+                   max_doc_bytes=max_doc_bytes)
 
 
 def ingest_facts(
@@ -298,10 +321,12 @@ def ingest_facts(
     *,
     batch: int = 500,
     on_progress: ProgressCallback | None = None,
+    max_doc_bytes: int = MAX_DOC_BYTES,
 ) -> IngestReport:
     """Load a facts JSONL file into ``index`` in batches."""
     return _ingest(path, _parse_fact, lambda facts: (index.add_facts(facts), 0), batch=batch,
-                   on_progress=on_progress)
+                   on_progress=on_progress,
+                   max_doc_bytes=max_doc_bytes)
 
 
 def ingest_corpus(
@@ -311,8 +336,10 @@ def ingest_corpus(
     source: Source = "wiki",
     batch: int = 500,
     on_progress: ProgressCallback | None = None,
+    max_doc_bytes: int = MAX_DOC_BYTES,
 ) -> IngestReport:
     """Load a Climate-FEVER ``corpus.jsonl`` into ``index`` (one document per sentence)."""
     return _ingest(path, _parse_corpus(source),
                    lambda docs: index.upsert_documents(docs, source=source),
-                   batch=batch, on_progress=on_progress)
+                   batch=batch, on_progress=on_progress,
+                   max_doc_bytes=max_doc_bytes)
