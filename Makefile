@@ -8,7 +8,7 @@ DATA ?= ../shared/data/climate-fever
 # The learned stance judge, trained from $(DATA) by `make train` (untracked).
 MODEL ?= .cache/stance.npz
 
-.PHONY: install demo test lint bench bench-batch bench-quick eval semantic train clean docs
+.PHONY: install demo test lint fuzz bench bench-batch bench-quick eval semantic train clean docs
 
 install: $(STAMP)
 
@@ -24,6 +24,10 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest
+
+# 10,000 fuzzed inputs per skill and 1,000 per CLI target (make test runs a few dozen).
+fuzz: install
+	CLAIMFSM_FUZZ=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py
 
 lint: install
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_layers.py
