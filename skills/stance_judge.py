@@ -123,8 +123,11 @@ def load_learned(path: str) -> Learned:
 
     try:
         model, feat, reason = stance_learned.load(path)
-    except ModelError as exc:
-        return Learned(error=(exc.code, exc.msg))
+    except ModelError:
+        # One answer for a missing, unreadable or foreign file: a skill input must not
+        # tell its caller which files exist (the CLI, on the user's own paths, says more).
+        return Learned(error=("MODEL_UNAVAILABLE", "stance_model: no usable claimfsm model "
+                              "at this path (missing, unreadable or another format)"))
     return Learned(fallback=reason) if feat is None else Learned(model=model, featurizer=feat)
 
 

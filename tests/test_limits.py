@@ -109,3 +109,19 @@ def test_a_long_letter_run_before_a_number_is_still_read() -> None:
     # The run that made one document cost 36 s: now each number looks a bounded way back.
     nums = find_numbers("x" * 200_000 + " 5 engines")
     assert [(n.text, n.kind) for n in nums] == [("5", "num")]
+
+
+def test_claimfsm_skill_evidence_extract_runs_with_the_demo_tools() -> None:
+    raw = orjson.dumps({"claims": [{"id": "s1", "c": "Water boils at 100 degrees Celsius."}],
+                        "hits": [{"for": "s1", "doc_id": "water-boiling", "title": "Water"}],
+                        "st": {"sid": "s", "rev": 3, "fsm": "EXTRACT"}})
+    res = CliRunner().invoke(main, ["skill", "evidence_extract"], input=raw)
+    out = orjson.loads(res.output)
+    assert res.exit_code == 0 and out["s"] == "ok"
+    assert out["d"]["evidence"]["s1"][0]["doc_id"] == "water-boiling"
+
+
+@pytest.mark.parametrize("claim", ["東京は日本の首都です。", "القاهرة هي عاصمة مصر"])
+def test_claims_in_other_scripts_are_planned_not_refused(claim: str) -> None:
+    out = run("parse_claim", {"claim": claim, "st": ST})
+    assert out["s"] == "ok", out

@@ -156,7 +156,20 @@ def test_missing_model_is_an_error_envelope(tmp_path: Path) -> None:
                       "stance_model": str(tmp_path / "gone.npz"),
                       "st": {"sid": "t", "rev": 3, "fsm": "VERIFY"}}, SkillContext())
     assert env.s == "error" and env.e is not None
-    assert env.e.code == "MODEL_NOT_FOUND" and "stance_model" in env.e.msg
+    assert env.e.code == "MODEL_UNAVAILABLE" and "stance_model" in env.e.msg
+
+
+def test_a_skill_input_does_not_tell_which_files_exist(tmp_path: Path) -> None:
+    present = tmp_path / "present.npz"
+    present.write_bytes(b"not a model")
+    answers = []
+    for path in (tmp_path / "absent.npz", present, tmp_path):
+        env = VERIFY.run({"claims": [{"id": "s1", "c": CLAIM}], "evidence": {},
+                          "stance_model": str(path),
+                          "st": {"sid": "t", "rev": 3, "fsm": "VERIFY"}}, SkillContext())
+        assert env.e is not None
+        answers.append((env.e.code, env.e.msg))
+    assert len(set(answers)) == 1
 
 
 def test_unavailable_embedder_falls_back_to_the_lexical_judge(

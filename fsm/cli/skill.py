@@ -24,6 +24,8 @@ def skill(name: str, as_json: bool) -> None:
 
     Exit 0 when s is ok, 1 otherwise. NAME: parse_claim, evidence_query_plan,
     tool_request_compose, retrieve, evidence_extract, stance_judge, verdict_aggregate.
+    The skills that call tools (retrieve, evidence_extract) get the built-in tools over the
+    bundled demo corpus, in memory.
     """
     skills = all_skills()
     if name not in skills:
@@ -31,9 +33,29 @@ def skill(name: str, as_json: bool) -> None:
                              f"(known: {', '.join(skills)})")
     else:
         # Read one byte past the limit so an oversized input is refused without reading it all.
-        env = skills[name].run(sys.stdin.buffer.read(MAX_INPUT_BYTES + 1), SkillContext())
+        raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        if name in _WITH_TOOLS:
+            env = _run_with_tools(name, raw)
+        else:
+            env = skills[name].run(raw, SkillContext())
     click.echo(env.to_json().decode())
     sys.exit(0 if env.s == "ok" else 1)
+
+
+# Skills whose handler calls tools, and the state whose tool session they run in.
+_WITH_TOOLS = {"retrieve": "RETRIEVAL", "evidence_extract": "EXTRACT"}
+
+
+def _run_with_tools(name: str, raw: bytes) -> Envelope:
+    from fsm.runtime import Engine
+    from state.model import SessionState
+
+    with Engine.open(None) as eng:
+        assert eng.driver.tools is not None
+        clock = SkillContext().clock
+        state = SessionState(sid="skill", claim="-", fsm=_WITH_TOOLS[name])
+        tools = eng.driver.tools(state, clock)
+        return all_skills()[name].run(raw, SkillContext(clock=clock, tools=tools))
 
 
 @click.command()

@@ -48,14 +48,22 @@ NEGATIONS: frozenset[str] = frozenset(
 )
 
 
+# Words of any script, for text with no ASCII word at all (a claim in Japanese or
+# Arabic); text with ASCII words keeps the ASCII tokens the judge was tuned on.
+_ANY_WORD = re.compile(r"[^\W_]+(?:[.,'][^\W_]+)*")
+
+
 def words(text: str) -> list[str]:
     """Word tokens in their original case (numbers keep inner dots and commas)."""
-    return _WORD.findall(text)
+    found: list[str] = _WORD.findall(text)
+    if not found and not text.isascii():
+        found = _ANY_WORD.findall(text)
+    return found
 
 
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens."""
-    return [w.lower() for w in _WORD.findall(text)]
+    return [w.lower() for w in words(text)]
 
 
 @lru_cache(maxsize=1 << 16)
