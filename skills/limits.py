@@ -23,7 +23,7 @@ __all__ = [
     "too_large",
 ]
 
-MAX_CLAIM_CHARS = 2_000
+MAX_CLAIM_CHARS = 1_000
 """A claim (and each subclaim), in characters. Real claims are a sentence or two."""
 
 MAX_SUBCLAIMS = 16
@@ -38,7 +38,7 @@ MAX_EVIDENCE_PER_CLAIM = 200
 MAX_LIST = 1_000
 """Any other list in a skill's input (plans, requests, hits, facts, judgments)."""
 
-MAX_INPUT_BYTES = 8 * 1024 * 1024
+MAX_INPUT_BYTES = 512 * 1024
 """A skill's raw JSON input (``claimfsm skill`` reads at most this much plus one byte)."""
 
 MAX_DOC_BYTES = 1024 * 1024

@@ -30,6 +30,7 @@ from skills.registry import all_skills
 FUZZ = os.environ.get("CLAIMFSM_FUZZ") == "1"
 SKILL_EXAMPLES = 10_000 if FUZZ else 150
 CLI_EXAMPLES = 1_000 if FUZZ else 40
+CLI_COMMAND_EXAMPLES = 1_000 if FUZZ else 12
 SLOW = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
         HealthCheck.data_too_large]
 
@@ -107,9 +108,9 @@ hostile = st.one_of(st.text(st.characters(codec="utf-8"), max_size=40),
                                      "--json", "--rev", "--to", "--at", "", "\x00", "../x"]))
 
 
-@settings(max_examples=CLI_EXAMPLES, deadline=None, suppress_health_check=SLOW)
-@given(cmd=st.sampled_from(COMMANDS), args=st.lists(hostile, max_size=4),
-       file_bytes=st.none() | st.binary(max_size=64))
+@pytest.mark.parametrize("cmd", COMMANDS)
+@settings(max_examples=CLI_COMMAND_EXAMPLES, deadline=None, suppress_health_check=SLOW)
+@given(args=st.lists(hostile, max_size=4), file_bytes=st.none() | st.binary(max_size=64))
 def test_cli_commands_with_hostile_arguments_and_files(
         seeded: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory, cmd: str,
         args: list[str], file_bytes: bytes | None) -> None:

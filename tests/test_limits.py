@@ -39,7 +39,7 @@ def test_a_claim_over_the_limit_is_refused_naming_field_and_limit() -> None:
 
 
 def test_subclaim_fan_out_is_capped() -> None:
-    claim = " and ".join(f"NASA landed on planet {i} in 19{i:02d}" for i in range(40))
+    claim = " and ".join(f"NASA landed on planet {i} in 19{i:02d}" for i in range(24))
     assert len(claim) <= MAX_CLAIM_CHARS and len(split_claim(claim)) > MAX_SUBCLAIMS
     out = run("parse_claim", {"claim": claim, "st": ST})
     e = out["e"]
