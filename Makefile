@@ -8,7 +8,7 @@ DATA ?= ../shared/data/climate-fever
 # The learned stance judge, trained from $(DATA) by `make train` (untracked).
 MODEL ?= .cache/stance.npz
 
-.PHONY: install demo test lint fuzz bench-scaling bench bench-batch bench-quick eval semantic train clean docs
+.PHONY: install demo test lint fuzz stress bench-scaling bench bench-batch bench-quick eval semantic train clean docs
 
 install: $(STAMP)
 
@@ -28,6 +28,11 @@ test: install
 # 10,000 fuzzed inputs per skill and 1,000 per CLI target (make test runs a few dozen).
 fuzz: install
 	CLAIMFSM_FUZZ=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py
+
+# The store under abuse, scaled up: 300 SIGKILLs of a writer, 3,000 racing commits.
+stress: install
+	CLAIMFSM_STRESS=1 $(BIN)/python -m pytest -q -p no:cacheprovider -s \
+		tests/test_store_crash.py tests/test_store_concurrency.py
 
 # How each skill's time grows with its input (1x vs 8x) and the largest input within limits.
 bench-scaling: install

@@ -20,6 +20,7 @@ __all__ = [
     "MAX_LIST",
     "MAX_SENTENCE_CHARS",
     "MAX_SUBCLAIMS",
+    "MAX_TOOL_RESULT_BYTES",
     "too_large",
 ]
 
@@ -44,6 +45,9 @@ MAX_INPUT_BYTES = 512 * 1024
 MAX_DOC_BYTES = 1024 * 1024
 """One ingested document (``claimfsm ingest --max-doc-bytes``); a JSONL line may be 64 KiB
 longer for its other fields and JSON escapes."""
+
+MAX_TOOL_RESULT_BYTES = 4 * 1024 * 1024
+"""One tool call's result as JSON (a fetched page of the largest ingestible document fits)."""
 
 MAX_INT = 2**53
 """Integers in a skill's input (revision numbers, counts): what every JSON reader keeps

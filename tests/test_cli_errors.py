@@ -129,3 +129,11 @@ def test_an_unexpected_error_is_one_line_not_a_traceback(
     monkeypatch.setattr("fsm.cli.skill.mermaid", boom)
     res = invoke("diagram")
     assert res.exit_code == 2 and "error: INTERNAL: RuntimeError: surprise" in res.output
+
+
+@pytest.mark.parametrize("cmd", [["show", "\udcff\udcfe"], ["verify", "caf\udce9 is hot"],
+                                 ["history", "x\ud800"]])
+def test_text_arguments_must_be_valid_utf8(cmd: list[str], tmp_path: Path) -> None:
+    res = invoke(*cmd, "--db", str(tmp_path / "u.db"))
+    assert res.exit_code == 2 and "BAD_INPUT" in res.output and "UTF-8" in res.output
+    assert not (tmp_path / "u.db").exists()

@@ -17,7 +17,7 @@ from tests.store_worker import revision
 
 ROOT = Path(__file__).resolve().parent.parent
 
-LAST = 300
+LAST = 3000 if os.environ.get("CLAIMFSM_STRESS") == "1" else 300
 RACERS = 3
 OWNERS = 4
 MODES = ("normal", "full", "group")
@@ -71,3 +71,5 @@ def test_processes_share_one_file(tmp_path: Path) -> None:
             assert history[rev].state.memory == {"writer": writer}
         for i in range(OWNERS):
             assert store.head(f"own{i}").state.rounds == LAST
+    print(f"\n{RACERS + OWNERS} processes, {report.revisions} revisions, {conflicts} "
+          "REV_CONFLICTs, none lost or doubled, fsck clean")

@@ -354,3 +354,16 @@ def test_context_gives_the_handler_session_and_resources() -> None:
         "search", {"q": "x"})
     assert missing.code == "MISSING_RESOURCE"
     assert missing.message == "resource 'corpus' is not available"
+
+
+def test_a_result_over_the_size_limit_is_refused() -> None:
+    from skills.limits import MAX_TOOL_RESULT_BYTES
+
+    def huge(params: SearchParams, *, context: ToolContext) -> ToolResult[Hits]:
+        return ToolResult.ok(Hits(hits=["x" * 1024] * (MAX_TOOL_RESULT_BYTES // 1024 + 1),
+                                  via="huge"))
+
+    ex = Executor(ToolRegistry([tool("search", huge)]), clock=FixedClock())
+    call = ex.call("search", {"q": "moon"}, key="s1")
+    assert not call.ok and call.code == "INPUT_TOO_LARGE"
+    assert str(MAX_TOOL_RESULT_BYTES) in call.message

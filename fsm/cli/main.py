@@ -49,6 +49,19 @@ class LazyGroup(click.Group):
     the last line of defence against a traceback: an error no command expected becomes
     ``error: INTERNAL: ...`` and exit 2 (``CLAIMFSM_DEBUG=1`` shows the traceback)."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # Text arguments (claims, sids) must be valid UTF-8: invalid bytes arrive as lone
+        # surrogates that no store or JSON document can hold. Existing paths may keep them.
+        for n, arg in enumerate(args, start=1):
+            try:
+                arg.encode("utf-8")
+            except UnicodeEncodeError:
+                if not os.path.exists(arg):
+                    click.echo(f"error: BAD_INPUT: argument {n} is not valid UTF-8 text",
+                               err=True)
+                    sys.exit(2)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)

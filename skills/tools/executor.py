@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from skills.base import describe_validation_error
 from skills.context import Clock, IdSource, ToolCall
+from skills.limits import MAX_TOOL_RESULT_BYTES
 from skills.tools.core import (
     BudgetTracker,
     Tool,
@@ -258,6 +259,11 @@ class Executor:
             result = tool.handler(params, context=context)
             value = self._validated(tool, result)
             dumped: dict[str, Any] = value.model_dump(mode="json")
+            size = len(orjson.dumps(dumped))
+            if size > MAX_TOOL_RESULT_BYTES:
+                # Checked before the policies see the call: a refused result changes nothing.
+                raise _Failure("INPUT_TOO_LARGE", f"{tool.name}: result of {size} bytes, the "
+                               f"limit is {MAX_TOOL_RESULT_BYTES}")
             self._commit_policies(tool, params, value)
             return dumped
         except Exception as exc:
