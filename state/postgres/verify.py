@@ -14,8 +14,8 @@ import orjson
 import psycopg
 
 from state import codec
-from state.codec import STATE_FIELDS, CodecError
-from state.sqlite.decode import ChainDecoder
+from state.codec import CodecError
+from state.sqlite.maintenance import walk_chain
 from state.sqlite.rows import Row
 from state.store import ChainCheck
 
@@ -23,7 +23,6 @@ __all__ = ["BlobLookup", "prune_blobs", "verify_rows"]
 
 #: digest (hex) -> the stored ``(z, data)``, or ``None`` when there is no such blob.
 BlobLookup = Callable[[str], "tuple[int, bytes] | None"]
-_SID_INDEX = STATE_FIELDS.index("sid")
 
 
 def _blob_problem(
@@ -57,41 +56,7 @@ def verify_rows(
     sid: str, head: int, rows: list[Row], lookup: BlobLookup, checked: set[str]
 ) -> ChainCheck:
     """Walk a session's rows and report the first broken link (codes as in fsck)."""
-    decoder = ChainDecoder(sid)
-
-    def broken(rev: int | None, problem: str, detail: str) -> ChainCheck:
-        return ChainCheck(sid=sid, revisions=len(rows), rev=rev, problem=problem, detail=detail)
-
-    if not rows:
-        return broken(0, "REV_GAP", "the session has no revisions")
-    # A long sid is stored as a blob reference (a fork re-stamps it verbatim): either form.
-    stamped = (sid, codec.externalize(sid, {}))
-    for expected, row in enumerate(rows):
-        rev, parent_rev, kind, _fsm, _skill, _ts, body, extra, stored = row
-        if rev != expected:
-            return broken(expected, "REV_GAP", f"revision {expected} is missing (next is {rev})")
-        if parent_rev != (None if rev == 0 else rev - 1):
-            return broken(rev, "MISSING_PARENT", f"parent_rev is {parent_rev}")
-        try:
-            decoder.feed(kind, body)
-            extra_value = orjson.loads(extra)
-        except (ValueError, TypeError) as exc:
-            return broken(rev, "UNDECODABLE", str(exc))
-        if decoder.enc[_SID_INDEX] not in stamped:
-            return broken(rev, "SID_MISMATCH", "state is stamped with another sid")
-        refs = [r for i in decoder.changed for r in codec.iter_refs(decoder.enc[i])]
-        refs.extend(codec.iter_refs(extra_value))
-        blob = _blob_problem(lookup, refs, checked)
-        if blob is not None:
-            return broken(rev, *blob)
-        digest = decoder.hash_of(row)
-        if digest != stored:
-            return broken(rev, "HASH_MISMATCH", "stored hash differs from the recomputed one")
-        decoder.advance(digest)
-    if head != len(rows) - 1:
-        return broken(head, "HEAD_MISMATCH",
-                      f"head is {head} but the last revision is {len(rows) - 1}")
-    return ChainCheck(sid=sid, revisions=len(rows))
+    return walk_chain(sid, head, rows, lambda refs: _blob_problem(lookup, refs, checked))
 
 
 def prune_blobs(conn: psycopg.Connection[Any]) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import orjson
 
@@ -24,6 +24,7 @@ __all__ = [
     "read_rows",
     "restamp_rows",
     "verify_rows",
+    "walk_chain",
 ]
 
 SELECT_ROWS = (
@@ -74,6 +75,14 @@ def verify_rows(
     conn: sqlite3.Connection, sid: str, head: int, rows: list[Row], checked: set[str]
 ) -> ChainCheck:
     """Walk a session's rows and report the first broken link (see ``docs/storage.md``)."""
+    return walk_chain(sid, head, rows, lambda refs: _blob_problem(conn, refs, checked))
+
+
+def walk_chain(sid: str, head: int, rows: list[Row],
+               blob_problem: Callable[[list[tuple[str, str]]], tuple[str, str] | None],
+               ) -> ChainCheck:
+    """The chain check of every backend over its rows; ``blob_problem(refs)`` says what
+    is wrong with the blobs a row references (``None``: nothing)."""
     decoder = ChainDecoder(sid)
 
     def broken(rev: int | None, problem: str, detail: str) -> ChainCheck:
@@ -98,7 +107,7 @@ def verify_rows(
             return broken(rev, "SID_MISMATCH", "state is stamped with another sid")
         refs = [r for i in decoder.changed for r in codec.iter_refs(decoder.enc[i])]
         refs.extend(codec.iter_refs(extra_value))
-        blob = _blob_problem(conn, refs, checked)
+        blob = blob_problem(refs)
         if blob is not None:
             return broken(rev, *blob)
         digest = decoder.hash_of(row)
