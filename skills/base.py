@@ -64,6 +64,21 @@ def describe_validation_error(exc: ValidationError) -> str:
 _TOO_LONG = {"string_too_long", "too_long"}
 
 
+def _huge_int(value: Any, path: str) -> str | None:
+    # An integer a skill may echo or increment must stay serialisable: the first one out
+    # of range, by its path. One walk over input already bounded by MAX_INPUT_BYTES.
+    stack = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if type(item) is int and not -MAX_INT <= item <= MAX_INT:
+            return where
+        if isinstance(item, Mapping):
+            stack.extend((v, f"{where}.{k}" if where else str(k)) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, f"{where}.{i}" if where else str(i)) for i, v in enumerate(item))
+    return None
+
+
 def _refusal(exc: ValidationError) -> Envelope:
     # A size limit from the input model is INPUT_TOO_LARGE, every other problem BAD_INPUT.
     errors = exc.errors()
@@ -99,6 +114,10 @@ class Skill(Generic[InT, OutT]):
             return Envelope.error("BAD_INPUT", f"(root): malformed JSON: {exc}", rb="none")
         if not isinstance(obj, Mapping):
             return Envelope.error("BAD_INPUT", "(root): expected a JSON object", rb="none")
+        where = _huge_int(obj, "")
+        if where is not None:
+            return Envelope.error("BAD_INPUT", f"{where or '(root)'}: an integer beyond "
+                                  f"+-{MAX_INT} (the range every envelope can hold)", rb="none")
         try:
             return self.input_model.model_validate(dict(obj))
         except ValidationError as exc:

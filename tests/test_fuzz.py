@@ -102,7 +102,8 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 
 READING = ("show", "history", "export", "fsck")
-COMMANDS = (*READING, "step", "rollback", "fork", "compact", "start", "verify")
+COMMANDS = (*READING, "step", "rollback", "fork", "compact", "start", "verify", "ingest",
+            "replay", "diagram")
 hostile = st.one_of(st.text(st.characters(codec="utf-8"), max_size=40),
                     st.sampled_from(["-1", "nan", "inf", "1e309", "99999999999999999999",
                                      "--json", "--rev", "--to", "--at", "", "\x00", "../x"]))

@@ -60,6 +60,14 @@ def test_a_revision_beyond_the_integer_range_is_bad_input_not_a_crash() -> None:
     assert isinstance(e, dict) and e["code"] == "BAD_INPUT" and e["msg"].startswith("st.rev")
 
 
+@pytest.mark.parametrize("name", sorted(all_skills()))
+def test_an_integer_beyond_the_envelope_range_anywhere_is_bad_input(name: str) -> None:
+    out = run(name, b'{"claims": [{"id": "s1", "c": "x"}], "round": 18446744073709551615, '
+                    b'"st": {"sid": "s", "rev": 1, "fsm": "VERIFY"}}')
+    e = out["e"]
+    assert isinstance(e, dict) and e["code"] == "BAD_INPUT" and e["msg"].startswith("round")
+
+
 def test_raw_input_over_the_byte_limit_is_refused_before_parsing() -> None:
     out = run("parse_claim", b" " * (MAX_INPUT_BYTES + 1))
     e = out["e"]
