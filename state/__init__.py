@@ -4,6 +4,7 @@ Imports neither ``fsm`` nor ``skills``. The reusable store test suite lives in
 :mod:`state.contract` (it needs pytest, so it is not imported here).
 """
 
+from state.catalog import SessionSummary, SummaryPage, SummaryQuery
 from state.errors import RevConflict, StoreError, UnknownRevision, UnknownSession
 from state.fsck import FsckProblem, FsckReport, fsck
 from state.memory import MemoryStore
@@ -27,9 +28,12 @@ __all__ = [
     "Revision",
     "SQLiteStore",
     "SessionState",
+    "SessionSummary",
     "StateStore",
     "StoreBusy",
     "StoreError",
+    "SummaryPage",
+    "SummaryQuery",
     "UnknownRevision",
     "UnknownSession",
     "entry_state",

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 import pytest
 
+from state.contract_catalog import CatalogContract
 from state.errors import RevConflict, UnknownRevision, UnknownSession
 from state.model import RetryState, Revision, SessionState
 from state.store import StateStore
@@ -84,7 +85,7 @@ def _dump(revisions: Any) -> bytes:
     return orjson.dumps([r.model_dump(mode="json") for r in revisions])
 
 
-class StoreContract:
+class StoreContract(CatalogContract):
     """Behaviour every :class:`StateStore` backend must show."""
 
     @pytest.fixture

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from state.catalog import SummaryPage, SummaryQuery, scan_summaries
 from state.model import Revision
 
 __all__ = ["ChainCheck", "CompactReport", "StateStore"]
@@ -81,6 +82,12 @@ class StateStore(ABC):
     @abstractmethod
     def sessions(self) -> Sequence[str]:
         """Every session id, in creation order."""
+
+    def summaries(self, query: SummaryQuery) -> SummaryPage:
+        """One page of session summaries (claim, state, verdict, revisions, last update),
+        newest first, filtered and keyset-paged by ``query``. This default reads every
+        listed session's head; backends with an index answer from it."""
+        return scan_summaries(self, query)
 
     @abstractmethod
     def fork(self, sid: str, at: int, new_sid: str) -> Revision:

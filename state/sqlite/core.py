@@ -82,6 +82,7 @@ class SQLiteCore:
                 self._conn.close()
                 raise
         self._ids: dict[str, int] = {}
+        self._catalog_complete = False  # every session in st_catalog (checked once)
         self._entries: Lru[tuple[str, int], Entry] = Lru(cache_size)
         self._blobs: Lru[str, bytes] = Lru(max(64, cache_size // 4))
         self._known: Lru[str, bool] = Lru(65536)

@@ -53,6 +53,9 @@ _SCHEMA = (
     # The head moves with every row inserted, inside the INSERT's own statement: a commit
     # is then one statement (its key is the compare-and-set) and one transaction. Files
     # written before the trigger existed get it on their first writable open.
+    # The catalog (claim, verdict label) of session listings: state/sqlite/catalog.py.
+    "CREATE TABLE IF NOT EXISTS st_catalog ("
+    " id INTEGER PRIMARY KEY, claim TEXT NOT NULL, verdict TEXT)",
     f"CREATE TRIGGER IF NOT EXISTS {HEAD_TRIGGER} AFTER INSERT ON st_revisions BEGIN"
     " UPDATE st_sessions SET head = NEW.k & 4294967295"
     " WHERE id = NEW.k >> 32 AND head < NEW.k & 4294967295; END",
@@ -166,12 +169,13 @@ def init_schema(conn: sqlite3.Connection, budget: float) -> None:
 
     try:
         row = conn.execute(
-            "SELECT value, (SELECT count(*) FROM sqlite_master WHERE type='trigger'"
-            f" AND name='{HEAD_TRIGGER}') FROM st_meta WHERE key='schema'"
+            "SELECT value, (SELECT count(*) FROM sqlite_master WHERE"
+            f" (type='trigger' AND name='{HEAD_TRIGGER}') OR (type='table' AND"
+            " name='st_catalog')) FROM st_meta WHERE key='schema'"
         ).fetchone()
     except sqlite3.OperationalError:
         row = None  # a new file: no st_ tables yet
-    if row == (SCHEMA_VERSION, 1):
+    if row == (SCHEMA_VERSION, 2):
         return
     transaction(conn, create, budget)
 

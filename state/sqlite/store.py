@@ -11,8 +11,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 
+from state.catalog import SummaryPage, SummaryQuery, verdict_label
 from state.errors import RevConflict, UnknownRevision, UnknownSession
 from state.model import Revision
+from state.sqlite.catalog import ADD_SESSION, SET_VERDICT, list_page, missing_ids
 from state.sqlite.core import INSERT_BLOB, INSERT_ROW, SQLiteCore
 from state.sqlite.db import ChainBroken
 from state.sqlite.maintenance import compact_rows, prune_blobs, read_rows, restamp_rows, verify_rows
@@ -55,6 +57,7 @@ class SQLiteStore(SQLiteCore, StateStore):
         blobs = self._new_blobs(encoded)
 
         params = packed(encoded.row)
+        label = verdict_label(first.state.verdict)
 
         def insert(c: sqlite3.Connection) -> int:
             try:  # sid is UNIQUE: the insert itself says whether the session exists
@@ -69,6 +72,7 @@ class SQLiteStore(SQLiteCore, StateStore):
             if blobs:
                 c.executemany(INSERT_BLOB, blobs)
             c.execute(INSERT_ROW, ((session << 32), *params))
+            c.execute(ADD_SESSION, (session, first.state.claim, label))
             return session
 
         self._ids[sid] = self._write(insert)
@@ -95,6 +99,10 @@ class SQLiteStore(SQLiteCore, StateStore):
         encoded = encode_revision(revision, parent, self.snapshot_every)
         blobs = self._new_blobs(encoded)
         params = ((session << 32) + revision.rev, *packed(encoded.row))
+        # The catalog follows the verdict in the same transaction; most steps leave the
+        # verdict object as it was, so this is one identity test per commit.
+        old, new = parent.revision.state.verdict, revision.state.verdict
+        relabel = old is not new and verdict_label(old) != verdict_label(new)
 
         def conflict(c: sqlite3.Connection) -> RevConflict | UnknownSession:
             row = c.execute("SELECT head FROM st_sessions WHERE id=?", (session,)).fetchone()
@@ -115,8 +123,10 @@ class SQLiteStore(SQLiteCore, StateStore):
                 if not _taken(exc):
                     raise
                 raise conflict(c) from None
+            if relabel:
+                c.execute(SET_VERDICT, (verdict_label(new), session))
 
-        if blobs or self._group is not None:
+        if blobs or relabel or self._group is not None:
             self._write(insert)  # blobs and row in one transaction
         else:
             self._write_one(insert)  # one statement: its own transaction
@@ -146,12 +156,32 @@ class SQLiteStore(SQLiteCore, StateStore):
         rows = self._read(lambda c: c.execute("SELECT sid FROM st_sessions ORDER BY id").fetchall())
         return [sid for (sid,) in rows]
 
+    def summaries(self, query: SummaryQuery) -> SummaryPage:
+        """A page of session summaries from the catalog (one indexed query)."""
+        if not self._catalog_complete:
+            self._fill_catalog()
+        return self._read(lambda c: list_page(c, query, self.head, self._catalog_complete))
+
+    def _fill_catalog(self) -> None:
+        # Sessions of a file written before the catalog: read each head once and add it.
+        missing = self._read(missing_ids)
+        if missing and self.readonly:
+            return  # listed from their heads, page by page
+        rows = []
+        for session, name in missing:
+            head = self.head(name)
+            rows.append((session, head.state.claim, verdict_label(head.state.verdict)))
+        if rows:
+            self._write(lambda c: c.executemany(ADD_SESSION, rows))
+        self._catalog_complete = True
+
     def fork(self, sid: str, at: int, new_sid: str) -> Revision:
         """Copy revisions ``0..at`` to ``new_sid``: rows re-stamped and re-hashed, blobs shared."""
         session, head = self._session(sid)
         if not 0 <= at <= head:
             raise UnknownRevision(f"session {sid!r} has no revision {at}", sid=sid, rev=at)
         rows = self._read(lambda c: read_rows(c, session, 0, at))
+        fork_point = self.get(sid, at)
         try:
             copies = restamp_rows(rows, sid, new_sid)
         except (ValueError, TypeError) as exc:
@@ -165,6 +195,8 @@ class SQLiteStore(SQLiteCore, StateStore):
             ).lastrowid
             assert target is not None
             c.executemany(INSERT_ROW, [((target << 32) + r[0], *packed(r)) for r in copies])
+            c.execute(ADD_SESSION, (target, fork_point.state.claim,
+                                    verdict_label(fork_point.state.verdict)))
             return target
 
         self._ids[new_sid] = self._write(insert)

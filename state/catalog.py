@@ -1,0 +1,115 @@
+"""The session catalog: one summary line per session (claim, state, verdict, revisions,
+last update), listed newest first with keyset paging and filters.
+
+This is what a sessions page or a script that lists sessions reads. Backends with an
+index of their own (SQLite) answer from it without decoding revisions; the generic
+:func:`scan_summaries` here reads each session's head and serves the memory store and any
+backend without one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from state.model import Revision
+    from state.store import StateStore
+
+__all__ = [
+    "MAX_PAGE",
+    "SessionSummary",
+    "SummaryPage",
+    "SummaryQuery",
+    "matches",
+    "scan_summaries",
+    "summary_of",
+    "verdict_label",
+]
+
+#: The largest page a listing returns.
+MAX_PAGE = 500
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SummaryQuery(_Frozen):
+    """Which sessions to list: newest first, ``limit`` at a time, strictly older than
+    ``before`` (the ``next`` cursor of the previous page). ``q`` matches claim text
+    (case-insensitive substring); ``fsm`` and ``verdict`` match exactly (``verdict="none"``
+    lists sessions without one)."""
+
+    limit: int = Field(default=50, ge=1, le=MAX_PAGE)
+    before: int | None = Field(default=None, ge=0)
+    q: str | None = Field(default=None, max_length=1000)
+    fsm: str | None = Field(default=None, max_length=64)
+    verdict: str | None = Field(default=None, max_length=64)
+
+
+class SessionSummary(_Frozen):
+    """One session at its head. ``seq`` is its position in creation order (the paging key)."""
+
+    seq: int
+    sid: str
+    claim: str
+    fsm: str
+    verdict: str | None
+    revisions: int
+    updated: str
+
+
+class SummaryPage(_Frozen):
+    """A page of summaries and the cursor of the next one (``None``: this was the last)."""
+
+    items: list[SessionSummary]
+    next: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The page as JSON data."""
+        return self.model_dump(mode="json")
+
+
+def verdict_label(verdict: dict[str, Any] | None) -> str | None:
+    """The verdict's label (``SUPPORTS``...), or ``None`` when the session has none."""
+    if not verdict:
+        return None
+    label = verdict.get("label")
+    return label if isinstance(label, str) else None
+
+
+def summary_of(seq: int, head: Revision) -> SessionSummary:
+    """The summary of a session from its head revision."""
+    return SessionSummary(seq=seq, sid=head.sid, claim=head.state.claim, fsm=head.fsm,
+                          verdict=verdict_label(head.state.verdict), revisions=head.rev + 1,
+                          updated=head.ts)
+
+
+def matches(query: SummaryQuery, summary: SessionSummary) -> bool:
+    """Whether ``summary`` passes the query's filters (not its paging)."""
+    if query.fsm is not None and summary.fsm != query.fsm:
+        return False
+    if query.verdict is not None:
+        wanted = None if query.verdict == "none" else query.verdict
+        if summary.verdict != wanted:
+            return False
+    return not query.q or query.q.casefold() in summary.claim.casefold()
+
+
+def scan_summaries(store: StateStore, query: SummaryQuery) -> SummaryPage:
+    """The generic listing: walk sessions newest first, reading each head (fine for the
+    memory store; a backend with many sessions should answer from an index)."""
+    sids = list(store.sessions())
+    start = len(sids) if query.before is None else min(query.before, len(sids))
+    items: list[SessionSummary] = []
+    seq = start
+    while seq > 0 and len(items) <= query.limit:
+        seq -= 1
+        summary = summary_of(seq, store.head(sids[seq]))
+        if matches(query, summary):
+            items.append(summary)
+    more = len(items) > query.limit
+    items = items[: query.limit]
+    return SummaryPage(items=items, next=items[-1].seq if more else None)

@@ -1,0 +1,55 @@
+"""The SQLite catalog on files written before it existed, and its one-query pages."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from state.catalog import SummaryQuery
+from state.contract import make_revision, make_state
+from state.sqlite.store import SQLiteStore
+
+
+def _old_file(db: Path) -> None:
+    with SQLiteStore(db) as store:
+        for i in range(3):
+            store.create(make_revision(f"s{i}", 0, make_state(f"s{i}", claim=f"claim {i}")))
+    conn = sqlite3.connect(db)
+    conn.execute("DROP TABLE st_catalog")  # as a file from before the catalog
+    conn.commit()
+    conn.close()
+
+
+def test_old_file_listed_read_only_without_writing(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    _old_file(db)
+    with SQLiteStore(db, readonly=True) as store:
+        page = store.summaries(SummaryQuery(q="claim 1"))
+        assert [s.sid for s in page.items] == ["s1"]
+    conn = sqlite3.connect(db)
+    found = conn.execute("SELECT count(*) FROM sqlite_master WHERE name='st_catalog'")
+    assert found.fetchone()[0] == 0
+
+
+def test_old_file_gets_its_catalog_on_a_writable_open(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    _old_file(db)
+    with SQLiteStore(db) as store:
+        assert [s.claim for s in store.summaries(SummaryQuery()).items] == [
+            "claim 2", "claim 1", "claim 0"]
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT id, claim FROM st_catalog ORDER BY id").fetchall() == [
+        (1, "claim 0"), (2, "claim 1"), (3, "claim 2")]
+
+
+def test_a_page_reads_only_its_rows(tmp_path: Path) -> None:
+    # Keyset paging: the query plan seeks by session id, it does not sort the table.
+    with SQLiteStore(tmp_path / "x.db") as store:
+        store.create(make_revision("a", 0))
+        store.summaries(SummaryQuery())
+        plan = store._read(lambda c: c.execute(
+            "EXPLAIN QUERY PLAN SELECT s.id FROM st_sessions s JOIN st_revisions r"
+            " ON r.k = (s.id << 32) | s.head LEFT JOIN st_catalog c ON c.id = s.id"
+            " WHERE s.id < 10 ORDER BY s.id DESC").fetchall())
+    text = " ".join(str(row[-1]) for row in plan)
+    assert "USE TEMP B-TREE" not in text and "SEARCH s USING INTEGER PRIMARY KEY" in text
