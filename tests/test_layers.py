@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("fsm", "skills", "state")
-FSM_TOOLS = ("cli", "replay", "testing", "eval", "bench", "batch")
+FSM_TOOLS = ("cli", "replay", "testing", "eval", "bench", "batch", "ui")
 
 # part -> the parts it may import (besides itself).
 ALLOWED: dict[str, set[str]] = {
@@ -27,9 +27,10 @@ ALLOWED: dict[str, set[str]] = {
     "fsm.eval": {"fsm.core", "skills", "skills.analysis", "state"},
     "fsm.bench": {"fsm.core", "fsm.replay", "fsm.testing", "skills", "skills.analysis", "state"},
     "fsm.batch": {"fsm.core", "skills", "skills.analysis", "state"},
+    "fsm.ui": {"fsm.core", "fsm.replay", "skills", "skills.analysis", "state"},
     "fsm.cli": {
         "fsm.core", "fsm.replay", "fsm.testing", "fsm.eval", "fsm.bench", "fsm.batch",
-        "skills", "skills.analysis", "state",
+        "fsm.ui", "skills", "skills.analysis", "state",
     },
 }
 

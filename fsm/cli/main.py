@@ -41,6 +41,8 @@ COMMANDS: dict[str, str] = {
     "fsck": "fsm.cli.bench:fsck",
     "compact": "fsm.cli.bench:compact",
     "batch": "fsm.cli.batch:batch",
+    "ui": "fsm.cli.ui:ui",
+    "report": "fsm.cli.ui:report",
 }
 
 

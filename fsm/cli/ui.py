@@ -1,0 +1,99 @@
+"""``claimfsm ui`` (the web inspector and its HTTP API) and ``claimfsm report`` (one
+session as a self-contained HTML file)."""
+
+from __future__ import annotations
+
+import ipaddress
+import sys
+from pathlib import Path
+
+import click
+
+from fsm.cli.common import db_option, fail, store
+
+__all__ = ["report", "ui"]
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@click.command()
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to bind. Anything but loopback needs --allow-remote.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on (0: any free port).")
+@click.option("--allow-remote", is_flag=True,
+              help="Allow binding a non-loopback address. The UI has no authentication: "
+              "anyone who reaches the port can drive sessions (docs/ui.md: put a proxy "
+              "with authentication in front).")
+@click.option("--records", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              default=None, help="Folder of record files the replay page offers "
+              "(default: the bundled fixtures/sessions).")
+def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None) -> None:
+    """Serve the web inspector for the sessions in --db: list and search sessions, see a
+    session's diagram, timeline, revisions, diffs and verdict, step/run/roll back/fork it,
+    and replay records. The JSON API is under /api/v1 (OpenAPI at /api/v1/openapi.json).
+
+    Binds 127.0.0.1 by default. There is no authentication in this version.
+    """
+    try:
+        import uvicorn
+
+        from fsm.ui.app import create_app
+        from fsm.ui.service import Service
+    except ImportError as exc:
+        fail("UI_UNAVAILABLE", f"the ui extra is not installed ({exc.name}): "
+             "pip install 'claimfsm[ui]'", as_json=False)
+        return
+    if not _loopback(host):
+        if not allow_remote:
+            fail("BAD_INPUT", f"--host {host} is not a loopback address; the UI has no "
+                 "authentication: pass --allow-remote to bind it anyway", as_json=False)
+        click.echo(f"warning: binding {host}: anyone who reaches port {port} can read and "
+                   "drive every session (no authentication)", err=True)
+    from fsm.cli.common import engine
+
+    with engine(db, False) as eng:
+        service = Service(eng, records) if records is not None else Service(eng)
+        app = create_app(service, db_label=db)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                access_log=False)
+        server = uvicorn.Server(config)
+        click.echo(f"claimfsm ui: {db} at http://{host}:{port}/ (Ctrl-C stops it)", err=True)
+        server.run()
+    if not server.started:
+        sys.exit(2)
+
+
+@click.command()
+@click.argument("sid")
+@db_option
+@click.option("--html", "html", required=True, type=click.Path(dir_okay=False),
+              help="Write the report to this file (one self-contained HTML file).")
+def report(sid: str, db: str, html: str) -> None:
+    """Write session SID as one HTML file that opens offline: the state diagram with the
+    executed path, the timeline, every revision's state, envelope and events, and the
+    verdict with its evidence. For a bug report or a review."""
+    from datetime import UTC, datetime
+
+    from fsm.machine import DEFAULT_MACHINE
+    from fsm.ui.report import render_report
+
+    with store(db, False) as opened:
+        revisions = list(opened.history(sid))
+        if not revisions:
+            opened.head(sid)
+    text = render_report(DEFAULT_MACHINE, revisions,
+                         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
+    try:
+        Path(html).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        fail("REPORT_WRITE_FAILED", f"--html {html}: {exc.strerror or exc}", as_json=False)
+    click.echo(f"{html}: session {sid}, {len(revisions)} revisions")

@@ -1,0 +1,137 @@
+"""The ASGI application: the inspector's pages and the ``/api/v1`` API over one
+:class:`~fsm.ui.service.Service`, with the engine's error codes as HTTP statuses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from fsm.errors import ClaimFsmError
+from fsm.ui.api import JSON, api_routes, query_of, read_upload
+from fsm.ui.html import e, page
+from fsm.ui.openapi import openapi
+from fsm.ui.pages import document_page, panels, replay_page, session_page, sessions_page
+from fsm.ui.replaying import replay_bytes
+from fsm.ui.service import Service
+from state.errors import StoreError
+
+__all__ = ["STATUS", "create_app", "status_of"]
+
+#: HTTP status of each error code (anything else is a 500).
+STATUS: dict[str, int] = {
+    "UNKNOWN_SESSION": 404, "UNKNOWN_REVISION": 404, "NOT_FOUND": 404,
+    "REV_CONFLICT": 409, "SESSION_FINISHED": 409, "SESSION_FAILED": 409,
+    "ILLEGAL_TRANSITION": 409, "MACHINE_MISMATCH": 409,
+    "INPUT_TOO_LARGE": 413,
+    "BAD_INPUT": 422, "BAD_RECORD": 422, "BAD_PROFILE": 422, "MODEL_UNAVAILABLE": 422,
+    "SEMANTIC_UNAVAILABLE": 422,
+    "STORE_BUSY": 503,
+}
+
+
+def status_of(code: str) -> int:
+    """The HTTP status for an error code."""
+    return STATUS.get(code, 500)
+
+
+def _error_response(request: Request, code: str, msg: str, field: Any = None) -> Response:
+    status = status_of(code)
+    if request.url.path.startswith("/api/"):
+        err: dict[str, Any] = {"code": code, "msg": msg}
+        if field:
+            err["field"] = str(field)
+        return JSON({"error": err}, status_code=status)
+    body = (f'<h1>{status}</h1><p class="msg err" id="error"><code>{e(code)}</code>: {e(msg)}'
+            '</p><p><a href="/">back to the sessions</a></p>')
+    return HTMLResponse(page(code, body), status_code=status)
+
+
+def create_app(service: Service, *, db_label: str = "") -> Starlette:
+    """The web app over ``service`` (``db_label`` is shown on the sessions page)."""
+
+    async def on_error(request: Request, exc: Exception) -> Response:
+        if isinstance(exc, ClaimFsmError | StoreError):
+            return _error_response(request, exc.code, exc.msg, exc.context.get("field"))
+        # Never a traceback on the wire: the code says it is a bug, the type says where.
+        return _error_response(request, "INTERNAL", f"{type(exc).__name__}: {exc}")
+
+    handlers: dict[Any, Any] = {ClaimFsmError: on_error, StoreError: on_error,
+                                Exception: on_error}
+
+    async def home(request: Request) -> Response:
+        query = query_of(request)
+        result = await run_in_threadpool(lambda: service.sessions(query))
+        names = service.engine.driver.definition.names
+        return HTMLResponse(sessions_page(result, query, names, db_label))
+
+    async def session(request: Request) -> Response:
+        sid = str(request.path_params["sid"])
+        revs = await run_in_threadpool(lambda: service.history(sid))
+        return HTMLResponse(session_page(service.engine.driver.definition, revs))
+
+    async def session_panels(request: Request) -> Response:
+        sid = str(request.path_params["sid"])
+        revs = await run_in_threadpool(lambda: service.history(sid))
+        return HTMLResponse(panels(service.engine.driver.definition, revs))
+
+    async def document(request: Request) -> Response:
+        doc_id = str(request.path_params["doc_id"])
+        doc = await run_in_threadpool(lambda: service.document(doc_id))
+        if doc is None:
+            return _error_response(request, "NOT_FOUND", f"doc_id: no document {doc_id!r}")
+        return HTMLResponse(document_page(doc))
+
+    async def replay_form(request: Request) -> Response:
+        return HTMLResponse(replay_page(service.record_names()))
+
+    async def replay_run(request: Request) -> Response:
+        names = service.record_names()
+        try:
+            data, fields = await read_upload(request)
+            if data is None:
+                name = fields.get("name") or ""
+                if not name:
+                    return HTMLResponse(replay_page(names, error={
+                        "code": "BAD_INPUT", "msg": "file: pick a record or upload one"}),
+                        status_code=422)
+                data, source = service.record_bytes(name)
+            else:
+                source = fields.get("source", "upload")
+            mode = fields.get("mode") or "strict"
+            payload = data
+            result = await run_in_threadpool(lambda: replay_bytes(payload, source, mode))
+        except ClaimFsmError as exc:
+            return HTMLResponse(replay_page(names, error=exc.to_dict()),
+                                status_code=status_of(exc.code))
+        return HTMLResponse(replay_page(names, result))
+
+    async def spec(request: Request) -> Response:
+        return JSONResponse(openapi())
+
+    routes = [
+        Route("/", home, methods=["GET"]),
+        Route("/sessions/{sid}", session, methods=["GET"]),
+        Route("/sessions/{sid}/panels", session_panels, methods=["GET"]),
+        Route("/documents/{doc_id}", document, methods=["GET"]),
+        Route("/replay", replay_form, methods=["GET"]),
+        Route("/replay", replay_run, methods=["POST"]),
+        Route("/api/v1/openapi.json", spec, methods=["GET"]),
+        *api_routes(service),
+    ]
+    app = Starlette(routes=routes, exception_handlers=handlers)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        status = getattr(exc, "status_code", 404)
+        if status == 405:
+            return _error_response(request, "METHOD_NOT_ALLOWED",
+                                   f"{request.method} is not allowed on {request.url.path}")
+        return _error_response(request, "NOT_FOUND", f"no route {request.url.path}")
+
+    app.add_exception_handler(404, not_found)
+    app.add_exception_handler(405, not_found)
+    return app

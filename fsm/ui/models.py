@@ -1,0 +1,56 @@
+"""The HTTP API's request bodies: validated where they enter (unknown fields refused,
+bounds checked), so a bad request is a 422 naming its field."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["ForkRequest", "ReplayRequest", "RollbackRequest", "RunRequest", "StartRequest",
+           "StepRequest"]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class StartRequest(_Body):
+    """Start a session for ``claim``; the profile fields default to the config file's."""
+
+    claim: str = Field(min_length=1)
+    retrieval: Literal["lexical", "hybrid"] | None = None
+    judge: Literal["lexical", "learned"] | None = None
+    stance_model: str | None = None
+
+
+class StepRequest(_Body):
+    """Fire one transition; with ``expected_rev``, only if the head is still that revision."""
+
+    expected_rev: int | None = Field(default=None, ge=0)
+
+
+class RunRequest(StepRequest):
+    """Step until a final state (at most ``max_steps``)."""
+
+    max_steps: int = Field(default=1000, ge=1, le=10_000)
+
+
+class RollbackRequest(StepRequest):
+    """Rewind to revision ``to`` (``reopen`` a FAILED session)."""
+
+    to: int = Field(ge=0)
+    reopen: bool = False
+
+
+class ForkRequest(_Body):
+    """Fork at revision ``at`` into a new session."""
+
+    at: int = Field(ge=0)
+
+
+class ReplayRequest(_Body):
+    """Replay an offered record (``GET /api/v1/records``) by name."""
+
+    name: str = Field(min_length=1)
+    mode: Literal["strict", "tools", "live"] = "strict"

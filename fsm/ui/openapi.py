@@ -1,0 +1,134 @@
+"""The OpenAPI document of ``/api/v1``, built from the request models and a table of
+routes (a test checks the table and the app's routes agree); docs/ui.md's API reference
+is generated from it (``python -m fsm.ui.openapi --markdown``)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from fsm.ui.models import (
+    ForkRequest,
+    ReplayRequest,
+    RollbackRequest,
+    RunRequest,
+    StartRequest,
+    StepRequest,
+)
+from state.catalog import SummaryPage
+
+__all__ = ["ENDPOINTS", "markdown", "openapi"]
+
+_SID = {"name": "sid", "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _q(name: str, kind: str, text: str, required: bool = False) -> dict[str, Any]:
+    return {"name": name, "in": "query", "required": required, "schema": {"type": kind},
+            "description": text}
+
+
+# (method, path, summary, parameters, request model, success status, success description)
+ENDPOINTS: list[tuple[str, str, str, list[dict[str, Any]], Any, int, str]] = [
+    ("get", "/api/v1/sessions", "List sessions, newest first (keyset paging)",
+     [_q("q", "string", "claim text contains (case-insensitive)"),
+      _q("fsm", "string", "state is"), _q("verdict", "string", "verdict is (none: no verdict)"),
+      _q("limit", "integer", "page size, 1-500 (50)"),
+      _q("before", "integer", "the previous page's `next`")], None, 200,
+     "`{items: [{seq, sid, claim, fsm, verdict, revisions, updated}], next}`"),
+    ("post", "/api/v1/sessions", "Start a session (revision 0)", [], StartRequest, 201,
+     "the revision as `claimfsm start --json`"),
+    ("get", "/api/v1/sessions/{sid}", "A session: summary, verdict and head", [_SID], None,
+     200, "`{summary, verdict, head}`"),
+    ("get", "/api/v1/sessions/{sid}/head", "The head revision (brief=1: sid, rev, fsm, ts)",
+     [_SID, _q("brief", "string", "any value: only sid, rev, fsm and ts")], None, 200,
+     "the revision as `claimfsm show --json`"),
+    ("get", "/api/v1/sessions/{sid}/history", "Revisions, oldest first (paged)",
+     [_SID, _q("offset", "integer", "first revision (0)"),
+      _q("limit", "integer", "1-1000 (100)")], None, 200,
+     "`{items, total, next_offset}`, items as `claimfsm history --json`"),
+    ("get", "/api/v1/sessions/{sid}/revisions/{rev}", "One revision with its state",
+     [_SID, {"name": "rev", "in": "path", "required": True, "schema": {"type": "integer"}}],
+     None, 200, "the revision as `claimfsm show --rev N --json`"),
+    ("get", "/api/v1/sessions/{sid}/diff", "Field-level diff of two revisions",
+     [_SID, _q("a", "integer", "from revision", True), _q("b", "integer", "to revision", True)],
+     None, 200, "`{sid, a, b, changes: [{path, op, before, after}]}`"),
+    ("post", "/api/v1/sessions/{sid}/step", "Fire one transition", [_SID], StepRequest, 200,
+     "as `claimfsm step --json`: `{sid, before, after, skill, committed, rev, envelope}`"),
+    ("post", "/api/v1/sessions/{sid}/run", "Step to the end", [_SID], RunRequest, 200,
+     "as `claimfsm verify --json`: `{sid, verdict, rev, fsm, subclaims}`"),
+    ("post", "/api/v1/sessions/{sid}/rollback", "Rewind to a revision (a new head)", [_SID],
+     RollbackRequest, 200, "the new head as `claimfsm rollback --json`"),
+    ("post", "/api/v1/sessions/{sid}/fork", "Fork at a revision into a new session", [_SID],
+     ForkRequest, 201, "the new session's head as `claimfsm fork --json`"),
+    ("get", "/api/v1/sessions/{sid}/report", "The self-contained HTML report", [_SID], None,
+     200, "text/html, as `claimfsm report SID --html FILE`"),
+    ("get", "/api/v1/records", "Record files offered for replay", [], None, 200,
+     "`{records: [name]}`"),
+    ("post", "/api/v1/replay", "Replay an offered record (JSON) or an uploaded one "
+     "(multipart: file, mode)", [], ReplayRequest, 200, "as `claimfsm replay --json`"),
+    ("get", "/api/v1/documents/{doc_id}", "A document of the evidence index",
+     [{"name": "doc_id", "in": "path", "required": True, "schema": {"type": "string"}}], None,
+     200, "`{doc_id, title, text, source}`"),
+    ("get", "/api/v1/machine", "The machine definition", [], None, 200,
+     "`{name, initial, failure, states, transitions}`"),
+    ("get", "/api/v1/openapi.json", "This document", [], None, 200, "OpenAPI 3.1"),
+]
+
+_ERRORS = {
+    "404": "UNKNOWN_SESSION, UNKNOWN_REVISION, NOT_FOUND",
+    "409": "REV_CONFLICT (the head moved: `expected_rev`), SESSION_FINISHED, SESSION_FAILED, "
+           "ILLEGAL_TRANSITION",
+    "413": "INPUT_TOO_LARGE",
+    "422": "BAD_INPUT (the message and `field` name the field), BAD_RECORD, BAD_PROFILE",
+}
+
+
+def openapi() -> dict[str, Any]:
+    """The OpenAPI 3.1 document."""
+    error = {"type": "object", "required": ["error"], "properties": {"error": {
+        "type": "object", "required": ["code", "msg"], "properties": {
+            "code": {"type": "string"}, "msg": {"type": "string"},
+            "field": {"type": "string"}}}}}
+    schemas: dict[str, Any] = {"Error": error, "SummaryPage": SummaryPage.model_json_schema(
+        ref_template="#/components/schemas/{model}")}
+    schemas.update(schemas["SummaryPage"].pop("$defs", {}))
+    paths: dict[str, Any] = {}
+    for method, path, summary, params, model, status, desc in ENDPOINTS:
+        op: dict[str, Any] = {"summary": summary, "parameters": params,
+                              "responses": {str(status): {"description": desc}}}
+        if model is not None:
+            schemas[model.__name__] = model.model_json_schema()
+            op["requestBody"] = {"required": False, "content": {"application/json": {
+                "schema": {"$ref": f"#/components/schemas/{model.__name__}"}}}}
+        for code, text in _ERRORS.items():
+            op["responses"][code] = {"description": text, "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/Error"}}}}
+        paths.setdefault(path, {})[method] = op
+    return {"openapi": "3.1.0",
+            "info": {"title": "claimfsm", "version": "1",
+                     "description": "Drive and inspect claim-verification sessions. No "
+                                    "authentication: bind to loopback or put a proxy in front."},
+            "paths": paths, "components": {"schemas": schemas}}
+
+
+def markdown() -> str:
+    """The API reference of docs/ui.md, generated from :func:`openapi`."""
+    lines = ["| method | path | what | success |", "|---|---|---|---|"]
+    for method, path, summary, _params, model, status, desc in ENDPOINTS:
+        body = f" (body: `{model.__name__}`)" if model is not None else ""
+        lines.append(f"| {method.upper()} | `{path}` | {summary}{body} | {status}: {desc} |")
+    lines += ["", "Request bodies (unknown fields are refused with 422):", ""]
+    for _m, _p, _s, _params, model, _st, _d in ENDPOINTS:
+        if model is None or f"- `{model.__name__}`" in "\n".join(lines):
+            continue
+        fields = ", ".join(f"`{name}`" + ("" if f.is_required() else " (optional)")
+                           for name, f in model.model_fields.items())
+        lines.append(f"- `{model.__name__}`: {fields}. {model.__doc__ or ''}".rstrip())
+    lines += ["", "Errors: `{\"error\": {\"code\", \"msg\", \"field\"}}` with these statuses:", ""]
+    lines += [f"- {code}: {text}" for code, text in _ERRORS.items()]
+    lines.append("- 500: INTERNAL (a bug; never a traceback), 503: STORE_BUSY")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover - a docs helper
+    sys.stdout.write(markdown() if "--markdown" in sys.argv else "")

@@ -1,0 +1,166 @@
+"""The web inspector's pages, rendered on the server (the session page's script only
+fetches fragments and JSON from the same server)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from fsm.machine import MachineDef
+from fsm.replay.runner import ReplayReport
+from fsm.ui.html import e, json_html, page
+from fsm.ui.panels import diagram_panel, timeline, verdict_panel
+from fsm.ui.static import SESSION_JS, SESSIONS_JS
+from state.catalog import SummaryPage, SummaryQuery
+from state.model import Revision
+
+__all__ = ["document_page", "panels", "replay_page", "session_page", "sessions_page"]
+
+_VERDICTS = ("SUPPORTS", "REFUTES", "NOT_ENOUGH_INFO", "DISPUTED", "none")
+
+
+def _select(name: str, options: Sequence[str], chosen: str | None, blank: str) -> str:
+    opts = [f'<option value="">{e(blank)}</option>']
+    opts += [f'<option value="{e(o)}"{" selected" if o == chosen else ""}>{e(o)}</option>'
+             for o in options]
+    return f'<select name="{name}">{"".join(opts)}</select>'
+
+
+def sessions_page(result: SummaryPage, query: SummaryQuery, states: Sequence[str],
+                  db: str) -> str:
+    """Every session with claim, state, verdict, revisions and last update; search,
+    filters, keyset paging, and a form that starts a session."""
+    rows = []
+    for s in result.items:
+        verdict = (f'<span class="badge {e(s.verdict)}">{e(s.verdict)}</span>'
+                   if s.verdict else "")
+        rows.append(f'<tr class="session" data-sid="{e(s.sid)}"><td><a href="/sessions/'
+                    f'{quote(s.sid, safe="")}"><code>{e(s.sid)}</code></a></td>'
+                    f"<td>{e(s.claim)}</td><td><span class=\"badge {e(s.fsm)}\">{e(s.fsm)}"
+                    f"</span></td><td>{verdict}</td><td>{s.revisions}</td>"
+                    f'<td class="muted">{e(s.updated)}</td></tr>')
+    keep = {k: v for k, v in (("q", query.q), ("fsm", query.fsm), ("verdict", query.verdict),
+                              ("limit", query.limit if query.limit != 50 else None))
+            if v}
+    nav = []
+    if query.before is not None:
+        nav.append(f'<a class="button" href="/?{e(urlencode(keep))}">first page</a>')
+    if result.next is not None:
+        nav.append(f'<a class="button" id="next" href="/?'
+                   f'{e(urlencode({**keep, "before": result.next}))}">next page →</a>')
+    body = (
+        f'<h1>Sessions <span class="muted">{e(db)}</span></h1>'
+        '<div class="card"><form id="start" class="inline">'
+        '<input name="claim" size="70" placeholder="A claim to verify" required>'
+        '<select name="retrieval"><option value="">default profile</option>'
+        '<option value="lexical">lexical retrieval</option>'
+        '<option value="hybrid">hybrid retrieval</option></select>'
+        '<button class="primary" type="submit">Start session</button>'
+        '<span id="msg" class="msg"></span></form></div>'
+        '<form class="inline card" method="get" action="/" id="filters">'
+        f'<input name="q" value="{e(query.q or "")}" placeholder="search claim text">'
+        f'{_select("fsm", states, query.fsm, "any state")}'
+        f'{_select("verdict", _VERDICTS, query.verdict, "any verdict")}'
+        '<button type="submit">Filter</button></form>'
+        '<table id="sessions"><thead><tr><th>session</th><th>claim</th><th>state</th>'
+        "<th>verdict</th><th>revisions</th><th>last update</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+        + ('<p class="muted">No sessions match.</p>' if not rows else "")
+        + f'<p class="inline">{" ".join(nav)}</p>'
+    )
+    return page("Sessions", body, script=SESSIONS_JS)
+
+
+def panels(definition: MachineDef, revisions: Sequence[Revision]) -> str:
+    """What changes as revisions land: diagram, verdict and timeline (a fragment)."""
+    head = revisions[-1]
+    return (f'<div class="grid"><div class="card"><h2>State diagram</h2>'
+            f"{diagram_panel(definition, revisions)}</div>"
+            f'<div class="card"><h2>Verdict</h2>{verdict_panel(head)}</div></div>'
+            f'<div class="card"><h2>Timeline <span class="muted">{len(revisions)} revisions, '
+            f'head {head.rev} in <span id="head-fsm">{e(head.fsm)}</span></span></h2>'
+            f"{timeline(revisions, actions=True)}</div>")
+
+
+def session_page(definition: MachineDef, revisions: Sequence[Revision]) -> str:
+    """A session: diagram, verdict, timeline, revision detail, diff, and the controls."""
+    head = revisions[-1]
+    options = "".join(f'<option value="{r.rev}">{r.rev}</option>' for r in revisions)
+    last = "".join(f'<option value="{r.rev}"{" selected" if r.rev == head.rev else ""}>'
+                   f"{r.rev}</option>" for r in revisions)
+    body = (
+        f'<div id="session" data-sid="{e(head.sid)}" data-rev="{head.rev}" '
+        f'data-fsm="{e(head.fsm)}"><h1>Session <code>{e(head.sid)}</code></h1>'
+        f'<p><b>Claim:</b> {e(head.state.claim)}</p>'
+        '<div class="card inline"><button id="step" class="primary">Step</button> '
+        '<button id="run">Run to the end</button> '
+        f'<a class="button" href="/api/v1/sessions/{quote(head.sid, safe="")}/report" '
+        'download>HTML report</a> <span id="msg" class="msg"></span></div>'
+        f'<div id="live">{panels(definition, revisions)}</div>'
+        '<div class="grid"><div class="card"><h2>Compare two revisions</h2>'
+        f'<form id="diff" class="inline">from <select name="a">{options}</select> to '
+        f'<select name="b">{last}</select><button type="submit">Diff</button></form>'
+        '<div id="diff-out"></div></div>'
+        '<div class="card" id="detail"><p class="muted">Select a revision in the timeline '
+        "to see its state, envelope and events.</p></div></div></div>"
+    )
+    return page(f"Session {head.sid}", body, script=SESSION_JS)
+
+
+def document_page(doc: dict[str, Any]) -> str:
+    """A source document of the evidence index."""
+    body = (f'<h1>{e(doc.get("title") or doc["doc_id"])}</h1><p class="muted">document '
+            f'<code>{e(doc["doc_id"])}</code>, source {e(doc.get("source"))}</p>'
+            f'<div class="card" id="document-text">{e(doc.get("text"))}</div>')
+    return page(str(doc["doc_id"]), body)
+
+
+def replay_page(names: Sequence[str], result: dict[str, Any] | None = None,
+                error: dict[str, Any] | None = None) -> str:
+    """Pick or upload a record, replay it (strict/tools), see the first divergence."""
+    picks = "".join(f'<option value="{e(n)}">{e(n)}</option>' for n in names)
+    body = [
+        "<h1>Replay a record</h1>",
+        '<form class="card inline" method="post" action="/replay" enctype="multipart/form-data"'
+        ' id="replay-form">'
+        f'<select name="name"><option value="">pick a record…</option>{picks}</select>'
+        ' or upload <input type="file" name="file" accept=".jsonl">'
+        '<select name="mode"><option value="strict">strict</option>'
+        '<option value="tools">tools</option></select>'
+        '<button class="primary" type="submit">Replay</button></form>',
+    ]
+    if error is not None:
+        body.append(f'<p class="msg err" id="replay-error">{e(error["code"])}: '
+                    f"{e(error['msg'])}</p>")
+    if result is not None:
+        body.append(_replay_result(result))
+    return page("Replay", "".join(body))
+
+
+def _replay_result(result: dict[str, Any]) -> str:
+    report: ReplayReport = result["report"]
+    d = report.divergence
+    head = (f'<p id="replay-status"><b>{e(report.source)}</b> ({e(report.mode)}): '
+            + ('<span class="badge ok">replayed clean</span>' if report.ok else
+               '<span class="badge error">DIVERGED</span>')
+            + f" · {report.steps} steps · verdict {e(report.expected.verdict or '-')} → "
+            f"{e(report.actual.verdict or '-')}</p>")
+    rows = []
+    for line in result["lines"]:
+        hit = d is not None and line["line"] == d.line
+        rows.append(f'<tr class="{"diverged" if hit else ""}" data-line="{line["line"]}">'
+                    f"<td>{line['line']}</td><td>{e(line['t'])}</td><td>{e(line['rev'])}</td>"
+                    f"<td>{e(line['move'])}</td><td>{e(line['skill'] or '-')}</td>"
+                    f"<td>{e(line['status'])}</td></tr>")
+    out = [head, '<table id="replay-lines"><tr><th>line</th><th>kind</th><th>rev</th>'
+           "<th>move</th><th>skill</th><th>envelope</th></tr>" + "".join(rows) + "</table>"]
+    if d is not None:
+        out.append(
+            f'<div class="card" id="divergence"><h2>First divergence: {e(d.kind)} at step '
+            f"{d.step} (line {d.line}), {e(d.state)}</h2><p>path <code>{e(d.path)}</code></p>"
+            f"<p>expected <code>{e(result['expected'])}</code><br>actual "
+            f"<code>{e(result['actual'])}</code></p>"
+            f"<h3>The recorded line, the diverging value marked</h3>"
+            f"<pre>{json_html(result['line_json'], result['highlight'])}</pre></div>")
+    return "".join(out)

@@ -1,0 +1,43 @@
+"""``claimfsm report SID --html FILE``: one self-contained HTML file (styles and the
+diagram inlined, no script, no link to load) with the diagram, the timeline, every
+revision's state, envelope and events, and the verdict with its evidence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fsm.machine import MachineDef
+from fsm.ui.html import e, page, pretty
+from fsm.ui.panels import diagram_panel, timeline, verdict_panel
+from fsm.views import revision_json
+from state.model import Revision
+
+__all__ = ["render_report"]
+
+
+def render_report(definition: MachineDef, revisions: Sequence[Revision], *,
+                  generated: str = "") -> str:
+    """The report of one session (``revisions`` oldest first)."""
+    head = revisions[-1]
+    details = []
+    for rev in revisions:
+        data = revision_json(rev)
+        details.append(
+            f'<details class="card" id="revision-{rev.rev}"><summary><b>Revision {rev.rev}</b>'
+            f" {e(rev.fsm)} <span class=\"muted\">{e(rev.skill or '')} {e(rev.ts)}</span>"
+            f"</summary><h3>Envelope</h3><pre>{e(pretty(data['envelope']))}</pre>"
+            f"<h3>Events</h3><pre>{e(pretty(data['events']))}</pre>"
+            f"<h3>State</h3><pre>{e(pretty(data['state']))}</pre></details>")
+    body = (
+        f"<h1>Session <code>{e(head.sid)}</code></h1>"
+        f"<p><b>Claim:</b> {e(head.state.claim)}</p>"
+        f'<p class="muted">head revision {head.rev} in {e(head.fsm)}; '
+        f"{len(revisions)} revisions{'; report written ' + e(generated) if generated else ''}"
+        "</p>"
+        f'<div class="grid"><div class="card"><h2>State diagram</h2>'
+        f"{diagram_panel(definition, revisions)}</div>"
+        f'<div class="card"><h2>Verdict</h2>{verdict_panel(head, links=False)}</div></div>'
+        f'<div class="card"><h2>Timeline</h2>{timeline(revisions, actions=False)}</div>'
+        f"<h2>Every revision</h2>{''.join(details)}"
+    )
+    return page(f"Report {head.sid}", body, nav=False)

@@ -1,0 +1,169 @@
+"""What the UI and its HTTP API do to sessions: the CLI's operations over one engine.
+
+Every call takes the engine's lock: the web server runs handlers on worker threads and an
+engine (its store connection, its evidence index) is used by one of them at a time.
+Contract errors propagate as the engine raises them (:class:`~fsm.errors.ClaimFsmError`,
+:class:`~state.errors.StoreError`); the web layer maps their codes to HTTP statuses.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+from fsm.driver import StepResult
+from fsm.errors import BadInput
+from fsm.profile import resolve_profile
+from fsm.runtime import FIXTURES, Engine, check_profile
+from fsm.ui.diff import Change, diff_values
+from fsm.views import revision_json
+from state.catalog import SummaryPage, SummaryQuery
+from state.errors import RevConflict
+from state.model import Revision
+
+__all__ = ["RECORDS", "Service", "step_json"]
+
+T = TypeVar("T")
+
+#: Record files offered for replay when no other folder is given.
+RECORDS = FIXTURES / "sessions"
+
+
+def step_json(result: StepResult) -> dict[str, Any]:
+    """A step as ``claimfsm step --json`` prints it."""
+    return {"sid": result.sid, "before": result.before, "after": result.after,
+            "skill": result.skill, "committed": result.committed,
+            "rev": result.revision.rev if result.revision else None,
+            "envelope": result.envelope.to_dict()}
+
+
+@dataclass
+class Service:
+    """Session operations over ``engine``; ``records`` is the folder of record files the
+    replay page offers."""
+
+    engine: Engine
+    records: Path = RECORDS
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    @classmethod
+    def open(cls, db: str | None, *, records: Path | None = None, **kw: Any) -> Service:
+        """Open ``db`` (a SQLite file, a ``postgresql://`` URL, ``None`` for memory)."""
+        return cls(Engine.open(db, **kw), records or RECORDS)
+
+    def close(self) -> None:
+        """Close the engine."""
+        with self.lock:
+            self.engine.close()
+
+    def _locked(self, fn: Callable[[], T]) -> T:
+        with self.lock:
+            return fn()
+
+    # -- reading --------------------------------------------------------------------
+
+    def sessions(self, query: SummaryQuery) -> SummaryPage:
+        """A page of session summaries."""
+        return self._locked(lambda: self.engine.store.summaries(query))
+
+    def head(self, sid: str) -> Revision:
+        """The session's newest revision."""
+        return self._locked(lambda: self.engine.store.head(sid))
+
+    def revision(self, sid: str, rev: int) -> Revision:
+        """One revision."""
+        return self._locked(lambda: self.engine.store.get(sid, rev))
+
+    def history(self, sid: str) -> list[Revision]:
+        """Every revision, oldest first."""
+        return self._locked(lambda: list(self.engine.store.history(sid)))
+
+    def diff(self, sid: str, a: int, b: int) -> list[Change]:
+        """What changed from revision ``a`` to revision ``b`` (state, envelope, events)."""
+        def run() -> list[Change]:
+            ra, rb = self.engine.store.get(sid, a), self.engine.store.get(sid, b)
+            return diff_values(revision_json(ra), revision_json(rb))
+
+        return self._locked(run)
+
+    def document(self, doc_id: str) -> dict[str, Any] | None:
+        """An indexed document (what an evidence sentence links to)."""
+        doc = self._locked(lambda: self.engine.index.get_document(doc_id))
+        return None if doc is None else doc.model_dump()
+
+    # -- driving --------------------------------------------------------------------
+
+    def start(self, claim: str, options: Mapping[str, Any] | None = None) -> Revision:
+        """A new session for ``claim``; ``options`` (retrieval, judge, stance_model) over
+        the config file over the engine's profile, as the CLI's ``start``."""
+        opts = {k: v for k, v in (options or {}).items() if v is not None}
+
+        def run() -> Revision:
+            if not opts:
+                return self.engine.start(claim)
+            if "stance_model" in opts:
+                opts["stance_model"] = Path(opts["stance_model"])
+            profile = resolve_profile(opts)
+            check_profile(profile)
+            if profile.retrieval == "hybrid":
+                cast(Any, self.engine.driver.tools).ensure_dense()
+            return self.engine.start(claim, config=profile.config())
+
+        return self._locked(run)
+
+    def _expect(self, sid: str, expected_rev: int | None) -> None:
+        # The page acts on the revision it shows; if the CLI (or another tab) moved the
+        # session meanwhile, the action is refused rather than applied to another head.
+        if expected_rev is None:
+            return
+        head = self.engine.store.head(sid)
+        if head.rev != expected_rev:
+            raise RevConflict(f"head is {head.rev}, not {expected_rev}: the session moved; "
+                              "reload it", sid=sid, head=head.rev, expected=expected_rev)
+
+    def step(self, sid: str, expected_rev: int | None = None) -> StepResult:
+        """Fire one transition."""
+        def run() -> StepResult:
+            self._expect(sid, expected_rev)
+            return self.engine.driver.step(sid)
+
+        return self._locked(run)
+
+    def run(self, sid: str, expected_rev: int | None = None, max_steps: int = 1000) -> Revision:
+        """Step until a final state or a step that cannot commit."""
+        def go() -> Revision:
+            self._expect(sid, expected_rev)
+            return self.engine.driver.run(sid, max_steps=max_steps)
+
+        return self._locked(go)
+
+    def rollback(self, sid: str, to: int, *, reopen: bool = False,
+                 expected_rev: int | None = None) -> Revision:
+        """Rewind to revision ``to`` (a new revision; history kept)."""
+        def run() -> Revision:
+            self._expect(sid, expected_rev)
+            return self.engine.driver.rollback(sid, to, reopen=reopen)
+
+        return self._locked(run)
+
+    def fork(self, sid: str, at: int) -> Revision:
+        """A new session whose history is ``sid``'s up to revision ``at``."""
+        return self._locked(lambda: self.engine.driver.fork(sid, at))
+
+    # -- replay ---------------------------------------------------------------------
+
+    def record_names(self) -> list[str]:
+        """Record files offered for replay (relative to :attr:`records`)."""
+        if not self.records.is_dir():
+            return []
+        return sorted(str(p.relative_to(self.records)) for p in self.records.rglob("*.jsonl"))
+
+    def record_bytes(self, name: str) -> tuple[bytes, str]:
+        """The bytes of an offered record (never a path outside the folder)."""
+        if name not in self.record_names():
+            raise BadInput(f"name: no record {name!r} is offered (see /api/v1/records)",
+                           field="name")
+        return (self.records / name).read_bytes(), name
