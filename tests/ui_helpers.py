@@ -1,0 +1,49 @@
+"""Shared set-up of the UI tests: a demo-seeded store, the app over it, a live server."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+__all__ = ["free_port", "make_service", "serve"]
+
+
+def make_service(db: Path, **kw: Any) -> Any:
+    """A :class:`fsm.ui.service.Service` over a fresh demo-seeded SQLite file."""
+    from fsm.ui.service import Service
+
+    return Service.open(str(db), **kw)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextmanager
+def serve(app: Any) -> Iterator[str]:
+    """Run ``app`` under uvicorn on a free loopback port in a thread; yields its URL."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                           log_level="warning", access_log=False))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the UI server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
