@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 pytest.importorskip("starlette")
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from fsm.ui.app import create_app  # noqa: E402
-from fsm.ui.openapi import openapi  # noqa: E402
-from fsm.runtime import FIXTURES  # noqa: E402
-from tests.ui_helpers import make_service  # noqa: E402
+from fsm.runtime import FIXTURES
+from fsm.ui.app import create_app
+from fsm.ui.openapi import openapi
+from tests.ui_helpers import make_service
 
 CLAIM = "NASA landed on the Moon in 1969."
 

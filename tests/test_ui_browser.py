@@ -72,16 +72,20 @@ def shot(browser: Any, tmp_path: Path, name: str) -> None:
 
 
 def until(browser: Any, check: Any) -> Any:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(browser, WAIT).until(lambda d: check(d))
+    # The live page swaps its panels as revisions land: an element found a moment ago
+    # may be gone, which only means "look again".
+    return WebDriverWait(browser, WAIT, ignored_exceptions=(
+        StaleElementReferenceException,)).until(lambda d: check(d))
 
 
 def rows(browser: Any) -> list[str]:
-    from selenium.webdriver.common.by import By
-
-    return [r.get_attribute("data-rev") for r in browser.find_elements(By.CSS_SELECTOR,
-                                                                       "tr.rev")]
+    """The timeline's revision numbers, read in one script call (never a stale element)."""
+    found: list[str] = browser.execute_script(
+        "return Array.from(document.querySelectorAll('tr.rev'), r => r.dataset.rev)")
+    return found
 
 
 def test_sessions_page_and_a_session(browser: Any, site: Any, tmp_path: Path) -> None:
@@ -124,10 +128,10 @@ def test_start_step_run_from_the_page(browser: Any, site: Any, tmp_path: Path) -
     assert rows(browser) == ["0"]
     browser.find_element(By.ID, "step").click()
     until(browser, lambda d: rows(d) == ["0", "1"])
-    assert "PARSE_CLAIM → RETRIEVAL" in browser.find_element(By.ID, "rev-1").text
+    until(browser, lambda d: "PARSE_CLAIM → RETRIEVAL" in d.find_element(By.ID, "rev-1").text)
     browser.find_element(By.ID, "run").click()
     until(browser, lambda d: d.find_element(By.ID, "head-fsm").text == "DONE")
-    assert browser.find_element(By.ID, "verdict-label").text
+    until(browser, lambda d: d.find_element(By.ID, "verdict-label").text)
     shot(browser, tmp_path, "driven")
 
 
@@ -139,8 +143,8 @@ def test_rollback_and_fork_from_the_page(browser: Any, site: Any, tmp_path: Path
     before = rows(browser)
     browser.find_element(By.CSS_SELECTOR, 'button[data-rollback="1"]').click()
     until(browser, lambda d: len(rows(d)) == len(before) + 1)
-    last = browser.find_element(By.ID, f"rev-{len(before)}").text
-    assert "rewind to 1" in last and browser.find_element(By.ID, "head-fsm").text == "RETRIEVAL"
+    until(browser, lambda d: "rewind to 1" in d.find_element(By.ID, f"rev-{len(before)}").text)
+    until(browser, lambda d: d.find_element(By.ID, "head-fsm").text == "RETRIEVAL")
     assert "rolled back" in browser.find_element(By.ID, "msg").text
     browser.find_element(By.CSS_SELECTOR, 'button[data-fork="2"]').click()
     until(browser, lambda d: sids[1] not in d.current_url and rows(d) == ["0", "1", "2"])
@@ -158,7 +162,7 @@ def test_page_follows_steps_made_from_the_cli(browser: Any, site: Any, tmp_path:
         eng.driver.step(sid)
         eng.driver.step(sid)
     until(browser, lambda d: rows(d) == ["0", "1", "2"])
-    assert browser.find_element(By.ID, "head-fsm").text == "RETRIEVAL"
+    until(browser, lambda d: d.find_element(By.ID, "head-fsm").text == "RETRIEVAL")
     shot(browser, tmp_path, "live")
 
 

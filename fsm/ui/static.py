@@ -66,16 +66,22 @@ async function call(path, body) {
   if (!r.ok) { say(data.error.code + ': ' + data.error.msg, true); return null; }
   return data;
 }
+let busy = false;
 async function refresh() {
-  const r = await fetch('/sessions/' + encodeURIComponent(sid) + '/panels');
-  if (!r.ok) return;
-  const html = await r.text();
-  const live = document.getElementById('live');
-  live.innerHTML = html;
-  head = parseInt(live.querySelector('[data-head]').dataset.head, 10);
-  root.dataset.rev = head;
-  bind();
-  if (selected !== null) mark(selected);
+  if (busy) return;  // one refresh at a time; the poll catches anything it missed
+  busy = true;
+  try {
+    const r = await fetch('/sessions/' + encodeURIComponent(sid) + '/panels');
+    if (!r.ok) return;
+    const html = await r.text();
+    const live = document.getElementById('live');
+    live.innerHTML = html;
+    head = parseInt(live.querySelector('[data-head]').dataset.head, 10);
+    root.dataset.rev = head;
+    root.dataset.fsm = document.getElementById('head-fsm').textContent;
+    bind();
+    if (selected !== null) mark(selected);
+  } finally { busy = false; }
 }
 function mark(rev) {
   document.querySelectorAll('tr.rev').forEach(tr =>
