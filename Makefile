@@ -8,7 +8,7 @@ DATA ?= ../shared/data/climate-fever
 # The learned stance judge, trained from $(DATA) by `make train` (untracked).
 MODEL ?= .cache/stance.npz
 
-.PHONY: install demo test lint fuzz stress bench-scaling bench bench-batch bench-quick eval semantic train clean docs
+.PHONY: install demo test lint fuzz stress bench-scaling bench bench-batch bench-ui bench-quick eval semantic train clean docs
 
 install: $(STAMP)
 
@@ -52,6 +52,10 @@ bench-batch: install
 	RAY_USAGE_STATS_ENABLED=0 $(BIN)/python -m tests.pg $(BIN)/python -m fsm.batch.bench \
 		--data $(DATA) --json bench-batch.json
 
+# claimfsm ui on 100,000 sessions: page times over HTTP, a 100-revision session in Chromium.
+bench-ui: install
+	$(BIN)/python -m fsm.ui.bench --json bench-ui.json
+
 bench-quick: install
 	$(BIN)/claimfsm bench --quick
 
@@ -85,6 +89,10 @@ train: install semantic
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache demo.db bench.json
 
+# cli.md from --help, the UI's API reference from its OpenAPI document, and the UI
+# screenshots from the browser tests (they need Debian's chromium and chromium-driver).
 docs: install
 	$(BIN)/python -m fsm.cli.docs > docs/cli.md
 	$(BIN)/claimfsm diagram > /dev/null
+	$(BIN)/python -m fsm.ui.docs docs/ui.md
+	CLAIMFSM_SCREENSHOTS=docs/ui $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_ui_browser.py

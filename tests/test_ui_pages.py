@@ -169,3 +169,13 @@ def test_replay_page_marks_the_divergence(client: TestClient) -> None:
     assert broken.status_code == 422 and "BAD_RECORD" in broken.text
     none: Any = client.post("/replay", data={"mode": "strict"}, files={"file": ("", b"")})
     assert none.status_code == 422
+
+
+def test_docs_ui_matches_the_api_and_its_pictures_exist() -> None:
+    from fsm.ui.docs import with_reference
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    text = (docs / "ui.md").read_text()
+    assert text == with_reference(text), "regenerate: python -m fsm.ui.docs docs/ui.md"
+    for picture in re.findall(r"\]\((ui/[\w-]+\.png)\)", text):
+        assert (docs / picture).stat().st_size > 10_000, picture

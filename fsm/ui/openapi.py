@@ -1,10 +1,9 @@
 """The OpenAPI document of ``/api/v1``, built from the request models and a table of
 routes (a test checks the table and the app's routes agree); docs/ui.md's API reference
-is generated from it (``python -m fsm.ui.openapi --markdown``)."""
+is generated from it (:mod:`fsm.ui.docs`)."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from fsm.ui.models import (
@@ -123,12 +122,10 @@ def markdown() -> str:
             continue
         fields = ", ".join(f"`{name}`" + ("" if f.is_required() else " (optional)")
                            for name, f in model.model_fields.items())
-        lines.append(f"- `{model.__name__}`: {fields}. {model.__doc__ or ''}".rstrip())
+        doc = (model.__doc__ or "").replace("``", "`")
+        lines.append(f"- `{model.__name__}`: {fields}. {doc}".rstrip())
     lines += ["", "Errors: `{\"error\": {\"code\", \"msg\", \"field\"}}` with these statuses:", ""]
     lines += [f"- {code}: {text}" for code, text in _ERRORS.items()]
     lines.append("- 500: INTERNAL (a bug; never a traceback), 503: STORE_BUSY")
     return "\n".join(lines) + "\n"
 
-
-if __name__ == "__main__":  # pragma: no cover - a docs helper
-    sys.stdout.write(markdown() if "--markdown" in sys.argv else "")

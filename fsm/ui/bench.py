@@ -1,0 +1,155 @@
+"""``make bench-ui``: how fast the inspector serves a large store.
+
+Builds (once, cached under ``.cache/``) a SQLite store of 100,000 sessions — every
+hundredth run to a verdict, the rest started — plus one session of 100 revisions, serves
+it with uvicorn on loopback, and measures over real HTTP: the sessions page's first page
+and pages deep into the keyset (median of repeated requests), a filtered page, and the API
+listing. With selenium and Debian's chromium it also measures the session page of 100
+revisions loaded and rendered in headless Chromium (navigation start to the load event,
+plus the time until the timeline is in the DOM). Prints a table; ``--json FILE`` writes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from state.catalog import SummaryQuery
+
+__all__ = ["build_store", "main"]
+
+CLAIMS = ("NASA landed on the Moon in 1969.", "The Eiffel Tower is in Berlin.",
+          "Honey never spoils.", "Water boils at 100 degrees Celsius at sea level.")
+
+
+def build_store(db: Path, sessions: int) -> str:
+    """Create ``db`` with ``sessions`` sessions and one of 100 revisions; returns its sid."""
+    from fsm.runtime import Engine
+
+    with Engine.open(str(db)) as eng:
+        have = len(eng.store.sessions())
+        for n in range(have, sessions):
+            head = eng.start(f"{CLAIMS[n % len(CLAIMS)]} (#{n})")
+            if n % 100 == 0:
+                eng.driver.run(head.sid)
+            if n and n % 10_000 == 0:
+                print(f"  {n:,} sessions", file=sys.stderr)
+        page = eng.store.summaries(SummaryQuery(q="long session", limit=1))
+        if page.items:
+            return page.items[0].sid
+        head = eng.driver.run(eng.start("A long session: glaciers are melting.").sid)
+        while head.rev < 99:
+            back = eng.driver.rollback(head.sid, max(1, head.rev % 7), reopen=True)
+            head = eng.driver.run(back.sid) if back.rev < 99 else back
+        return head.sid
+
+
+def _get(url: str) -> float:
+    start = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=30) as r:
+        r.read()
+    return (time.perf_counter() - start) * 1000
+
+
+def _median(url: str, n: int = 15) -> float:
+    _get(url)  # warm
+    return statistics.median(_get(url) for _ in range(n))
+
+
+def _chromium(url: str) -> dict[str, float] | None:
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.options import Options
+        from selenium.webdriver.chrome.service import Service as DriverService
+    except ImportError:
+        return None
+    if chromium is None or driver_path is None:
+        return None
+    os.environ.setdefault("SE_OFFLINE", "true")
+    options = Options()
+    options.binary_location = chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--window-size=1400,1000"):
+        options.add_argument(flag)
+    browser = webdriver.Chrome(service=DriverService(driver_path), options=options)
+    try:
+        loads, rendered = [], []
+        for _ in range(6):
+            browser.get(url)
+            t: dict[str, float] = browser.execute_script(
+                "const n = performance.getEntriesByType('navigation')[0];"
+                "return {load: n.loadEventEnd, dom: n.domContentLoadedEventEnd};")
+            loads.append(t["load"])
+            rendered.append(t["dom"])
+        return {"load_ms": statistics.median(loads[1:]),
+                "dom_ms": statistics.median(rendered[1:])}
+    finally:
+        browser.quit()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build the store if needed, serve it, measure, print."""
+    p = argparse.ArgumentParser(prog="python -m fsm.ui.bench", description=__doc__)
+    p.add_argument("--sessions", type=int, default=100_000)
+    p.add_argument("--db", type=Path, default=Path(".cache/ui-bench.db"))
+    p.add_argument("--json", type=Path, default=None)
+    args = p.parse_args(argv)
+    args.db.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    long_sid = build_store(args.db, args.sessions)
+    built = time.perf_counter() - t0
+    import uvicorn
+
+    from fsm.ui.app import create_app
+    from fsm.ui.service import Service
+
+    service = Service.open(str(args.db))
+    server = uvicorn.Server(uvicorn.Config(create_app(service), host="127.0.0.1", port=0,
+                                           log_level="warning", access_log=False))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    deep = service.sessions(SummaryQuery(before=args.sessions // 2, limit=1)).items[0].seq
+    out: dict[str, Any] = {
+        "sessions": len(service.engine.store.sessions()), "build_s": round(built, 1),
+        "first_page_ms": _median(f"{base}/"),
+        "deep_page_ms": _median(f"{base}/?before={deep}"),
+        "last_page_ms": _median(f"{base}/?before=60"),
+        "api_page_ms": _median(f"{base}/api/v1/sessions?before={deep}"),
+        "filter_done_ms": _median(f"{base}/?fsm=DONE&before={deep}"),
+        "search_ms": _median(f"{base}/?q=%23777"),
+        "session_100_server_ms": _median(f"{base}/sessions/{long_sid}"),
+        "session_revisions": service.head(long_sid).rev + 1,
+    }
+    browser = _chromium(f"{base}/sessions/{long_sid}")
+    if browser is not None:
+        out["session_100_chromium_load_ms"] = browser["load_ms"]
+        out["session_100_chromium_dom_ms"] = browser["dom_ms"]
+    server.should_exit = True
+    thread.join(10)
+    service.close()
+    for key, value in out.items():
+        print(f"{key:<32} {value:>10.1f}" if isinstance(value, float) else
+              f"{key:<32} {value:>10}")
+    if args.json is not None:
+        args.json.write_bytes(orjson.dumps(out, option=orjson.OPT_INDENT_2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
