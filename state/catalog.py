@@ -22,6 +22,7 @@ __all__ = [
     "SessionSummary",
     "SummaryPage",
     "SummaryQuery",
+    "like_pattern",
     "matches",
     "scan_summaries",
     "summary_of",
@@ -78,6 +79,12 @@ def verdict_label(verdict: dict[str, Any] | None) -> str | None:
         return None
     label = verdict.get("label")
     return label if isinstance(label, str) else None
+
+
+def like_pattern(text: str) -> str:
+    """A SQL ``LIKE ... ESCAPE '\\'`` pattern matching ``text`` anywhere, literally."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
 
 
 def summary_of(seq: int, head: Revision) -> SessionSummary:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from state.catalog import SummaryQuery
 from state.contract import make_revision, make_state
@@ -53,3 +54,22 @@ def test_a_page_reads_only_its_rows(tmp_path: Path) -> None:
             " WHERE s.id < 10 ORDER BY s.id DESC").fetchall())
     text = " ".join(str(row[-1]) for row in plan)
     assert "USE TEMP B-TREE" not in text and "SEARCH s USING INTEGER PRIMARY KEY" in text
+
+
+def test_postgres_database_from_before_the_catalog(pg_server: Any) -> None:
+    import psycopg
+
+    from state.postgres import PostgresStore
+
+    url = pg_server.new_schema()
+    with PostgresStore(url) as store:
+        for i in range(3):
+            store.create(make_revision(f"s{i}", 0, make_state(f"s{i}", claim=f"claim {i}\x00")))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP TABLE st_catalog")
+    with PostgresStore(url, create=False) as store:  # read-only: listed from the heads
+        assert [s.sid for s in store.summaries(SummaryQuery(q="claim 1")).items] == ["s1"]
+    with PostgresStore(url) as store:  # writable: the catalog is made and filled
+        assert [s.claim for s in store.summaries(SummaryQuery()).items] == [
+            "claim 2\ufffd", "claim 1\ufffd", "claim 0\ufffd"]
+        assert [s.sid for s in store.summaries(SummaryQuery(q="CLAIM 0")).items] == ["s0"]

@@ -20,6 +20,8 @@ from state.errors import RevConflict, StoreError
 __all__ = [
     "COMMIT",
     "COMMIT_BLOBS",
+    "COMMIT_BLOBS_LABEL",
+    "COMMIT_LABEL",
     "CREATE",
     "CREATE_BLOBS",
     "ROWS",
@@ -48,6 +50,9 @@ _SCHEMA = (
     " PRIMARY KEY (session, rev))",
     "CREATE TABLE IF NOT EXISTS st_blobs (h bytea PRIMARY KEY, z smallint NOT NULL,"
     " data bytea NOT NULL)",
+    # The listing's catalog (state/postgres/catalog.py): claim and verdict label.
+    "CREATE TABLE IF NOT EXISTS st_catalog (id bigint PRIMARY KEY, claim text NOT NULL,"
+    " verdict text)",
 )
 # Any fixed number: it serialises concurrent schema creation by several workers.
 _SCHEMA_LOCK = 0x636C61696D66736D
@@ -68,14 +73,24 @@ _INSERT = (
     f"INSERT INTO st_revisions ({_COLUMNS}) SELECT s.id, {_ROW_VALUES} FROM s RETURNING session"
 )
 
+# The catalog moves with the session in the same statement: its row at creation, its
+# verdict label by the commit that changes it.
+_LIST = "c AS (INSERT INTO st_catalog (id, claim, verdict) SELECT id, %s, %s FROM s), "
+_LABEL = "v AS (UPDATE st_catalog SET verdict = %s WHERE id = (SELECT id FROM s)), "
+
 #: head, session, expected, row values -> one row (``session``) if the CAS won.
 COMMIT = "WITH " + _CAS.removesuffix(", ") + " " + _INSERT
 #: head, session, expected, hashes, zs, datas, row values.
 COMMIT_BLOBS = "WITH " + _CAS + _BLOBS.removesuffix(", ") + " " + _INSERT
-#: sid, row values -> the new session number, or no row if ``sid`` exists.
-CREATE = "WITH " + _NEW.removesuffix(", ") + " " + _INSERT
-#: sid, hashes, zs, datas, row values.
-CREATE_BLOBS = "WITH " + _NEW + _BLOBS.removesuffix(", ") + " " + _INSERT
+#: head, session, expected, verdict label, row values (a commit that changes the verdict).
+COMMIT_LABEL = "WITH " + _CAS + _LABEL.removesuffix(", ") + " " + _INSERT
+#: head, session, expected, hashes, zs, datas, verdict label, row values.
+COMMIT_BLOBS_LABEL = "WITH " + _CAS + _BLOBS + _LABEL.removesuffix(", ") + " " + _INSERT
+#: sid, claim, verdict label, row values -> the new session number, or no row if ``sid``
+#: exists.
+CREATE = "WITH " + _NEW + _LIST.removesuffix(", ") + " " + _INSERT
+#: sid, hashes, zs, datas, claim, verdict label, row values.
+CREATE_BLOBS = "WITH " + _NEW + _BLOBS + _LIST.removesuffix(", ") + " " + _INSERT
 #: session, first, last -> rows ``first..last`` in chain order.
 ROWS = (
     "SELECT rev, parent_rev, kind, fsm, skill, ts, body, extra, hash FROM st_revisions"
@@ -131,11 +146,15 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
     """
     try:
         with conn.transaction():
-            found = conn.execute("SELECT value FROM st_meta WHERE key = 'schema'").fetchone()
+            found = conn.execute(
+                "SELECT value, to_regclass('st_catalog') IS NOT NULL FROM st_meta"
+                " WHERE key = 'schema'").fetchone()
     except pg_errors.UndefinedTable:
         found = None  # a new database: no st_ tables yet
-    if found == (SCHEMA_VERSION,):
+    if found == (SCHEMA_VERSION, True):
         return True
+    if found is not None and not create:
+        return True  # read-only on a database from before the catalog: listed from heads
     if not create and found is None:
         return False
     with conn.transaction():
@@ -151,10 +170,12 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
 
 
 def insert_session(
-    conn: psycopg.Connection[Any], sid: str, head: int, rows: list[tuple[Any, ...]]
+    conn: psycopg.Connection[Any], sid: str, head: int, rows: list[tuple[Any, ...]],
+    listed: tuple[str, str | None],
 ) -> int | None:
-    """Insert session ``sid`` with its head and ``rows`` (``rev`` then the row values) in
-    one transaction; its number, or ``None`` if ``sid`` exists (a fork's target)."""
+    """Insert session ``sid`` with its head, ``rows`` (``rev`` then the row values) and its
+    catalog row (``listed``: claim, verdict label) in one transaction; its number, or
+    ``None`` if ``sid`` exists (a fork's target)."""
     with conn.transaction():
         found = conn.execute(
             "INSERT INTO st_sessions (sid, head) VALUES (%s, %s)"
@@ -164,4 +185,6 @@ def insert_session(
         with conn.cursor() as cur:
             cur.executemany(f"INSERT INTO st_revisions ({_COLUMNS}) VALUES (%s, {_ROW_VALUES})",
                             [(found[0], *row) for row in rows])
+        conn.execute("INSERT INTO st_catalog (id, claim, verdict) VALUES (%s, %s, %s)",
+                     (found[0], *listed))
         return int(found[0])

@@ -9,17 +9,21 @@ same decoder, hash chain and fork re-stamping serve both. See ``docs/scale.md``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from state import codec
+from state.catalog import SummaryPage, SummaryQuery, scan_summaries, verdict_label
 from state.codec import CodecError
 from state.errors import RevConflict, StoreError, UnknownRevision, UnknownSession
 from state.model import Revision
 from state.open import NoStore
+from state.postgres.catalog import fill_catalog, list_page, listed
 from state.postgres.db import (
     COMMIT,
     COMMIT_BLOBS,
+    COMMIT_BLOBS_LABEL,
+    COMMIT_LABEL,
     CREATE,
     CREATE_BLOBS,
     ROWS,
@@ -38,6 +42,8 @@ from state.sqlite.rows import Encoded, Entry, Row, encode_revision, inflate, pac
 from state.store import ChainCheck, CompactReport, StateStore
 
 __all__ = ["PostgresStore"]
+
+T = TypeVar("T")
 
 _MAX_REV = 0x7FFFFFFF
 
@@ -73,6 +79,7 @@ class PostgresStore(StateStore):
         self._blobs: Lru[str, bytes] = Lru(max(64, cache_size // 4))
         self._known: Lru[str, bool] = Lru(65536)
         self._closed = False
+        self._catalog_complete = False  # every session in st_catalog (checked once)
 
     def __enter__(self) -> PostgresStore:
         return self
@@ -85,6 +92,15 @@ class PostgresStore(StateStore):
                 if self._closed:
                     raise StoreError("store is closed")
                 return self._conn.execute(sql, params, binary=True).fetchall()
+
+        return retrying(run)
+
+    def _locked(self, fn: Callable[[], T]) -> T:
+        def run() -> T:
+            with self._lock:
+                if self._closed:
+                    raise StoreError("store is closed")
+                return fn()
 
         return retrying(run)
 
@@ -174,10 +190,11 @@ class PostgresStore(StateStore):
         encoded = encode_revision(first, None, self.snapshot_every)
         hashes, zs, datas = self._new_blobs(encoded)
         row = (0, *packed(encoded.row))
+        entry = listed(first.state)
         if hashes:
-            rows = self._query(CREATE_BLOBS, (sid, hashes, zs, datas, *row))
+            rows = self._query(CREATE_BLOBS, (sid, hashes, zs, datas, *entry, *row))
         else:
-            rows = self._query(CREATE, (sid, *row))
+            rows = self._query(CREATE, (sid, *entry, *row))
         if not rows:
             raise RevConflict(f"session {sid!r} already exists", sid=sid)
         self._ids[sid] = rows[0][0]
@@ -205,7 +222,15 @@ class PostgresStore(StateStore):
         hashes, zs, datas = self._new_blobs(encoded)
         row = (revision.rev, *packed(encoded.row))
         head = (revision.rev, session, expected_rev)
-        if hashes:
+        # Most steps keep the verdict object as it was: one identity test per commit.
+        old, new = parent.revision.state.verdict, revision.state.verdict
+        if old is not new and verdict_label(old) != verdict_label(new):
+            label = verdict_label(new)
+            if hashes:
+                rows = self._query(COMMIT_BLOBS_LABEL, (*head, hashes, zs, datas, label, *row))
+            else:
+                rows = self._query(COMMIT_LABEL, (*head, label, *row))
+        elif hashes:
             rows = self._query(COMMIT_BLOBS, (*head, hashes, zs, datas, *row))
         else:
             rows = self._query(COMMIT, (*head, *row))
@@ -239,6 +264,14 @@ class PostgresStore(StateStore):
         """Session ids in creation order."""
         return [sid for (sid,) in self._query("SELECT sid FROM st_sessions ORDER BY id")]
 
+    def summaries(self, query: SummaryQuery) -> SummaryPage:
+        """A page of session summaries from the catalog (one indexed query)."""
+        if not self._catalog_complete:
+            self._catalog_complete = self._locked(lambda: fill_catalog(self._conn, self.head))
+        if not self._catalog_complete:
+            return scan_summaries(self, query)  # read-only, from before the catalog
+        return self._locked(lambda: list_page(self._conn, query))
+
     def fork(self, sid: str, at: int, new_sid: str) -> Revision:
         """Copy revisions ``0..at`` to ``new_sid``: rows re-stamped and re-hashed, blobs shared."""
         session, head = self._session(sid)
@@ -249,10 +282,12 @@ class PostgresStore(StateStore):
         except (ValueError, TypeError) as exc:
             raise ChainBroken(str(exc), sid=sid) from exc
 
+        entry = listed(self.get(sid, at).state)
+
         def insert() -> int | None:
             with self._lock:
                 return insert_session(self._conn, new_sid, at,
-                                      [(r[0], *packed(r)) for r in copies])
+                                      [(r[0], *packed(r)) for r in copies], entry)
 
         target = retrying(insert)
         if target is None:

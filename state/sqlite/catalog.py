@@ -18,7 +18,14 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from state.catalog import SessionSummary, SummaryPage, SummaryQuery, matches, summary_of
+from state.catalog import (
+    SessionSummary,
+    SummaryPage,
+    SummaryQuery,
+    like_pattern,
+    matches,
+    summary_of,
+)
 from state.model import Revision
 
 __all__ = ["ADD_SESSION", "SET_VERDICT", "has_catalog", "list_page", "missing_ids"]
@@ -39,11 +46,6 @@ _PAGE_BARE = (
 
 #: Reads a session's head by its sid (the store's own cached decoder).
 HeadReader = Callable[[str], Revision]
-
-
-def _like(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
 
 
 def has_catalog(conn: sqlite3.Connection) -> bool:
@@ -85,7 +87,7 @@ def list_page(conn: sqlite3.Connection, query: SummaryQuery, head: HeadReader,
         if query.q:
             # LIKE is case-insensitive for ASCII only; the check below settles the rest.
             where.append("c.claim LIKE ? ESCAPE '\\'")
-            params.append(_like(query.q))
+            params.append(like_pattern(query.q))
     base = _PAGE if complete or has_catalog(conn) else _PAGE_BARE
     sql = base + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY s.id DESC"
     items: list[SessionSummary] = []
