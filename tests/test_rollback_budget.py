@@ -7,9 +7,9 @@ import pytest
 from click.testing import CliRunner
 
 from fsm.cli.main import main
-from fsm.cli.replay import engine_tools
 from fsm.errors import SessionFailed
 from fsm.replay import export_record, replay_record
+from fsm.replay.write import engine_tools
 from fsm.runtime import Engine
 from skills.context import FixedClock
 

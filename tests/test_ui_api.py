@@ -236,3 +236,24 @@ def test_openapi_lists_every_api_route(client: TestClient) -> None:
     for ops in served["paths"].values():
         for op in ops.values():
             assert {"404", "409", "422"} <= set(op["responses"])
+
+
+def test_export_is_what_the_cli_writes_and_check_verifies(client: TestClient,
+                                                          tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from fsm.cli.main import main
+
+    sid = _start(client)["sid"]
+    client.post(f"/api/v1/sessions/{sid}/run", json={})
+    r = client.get(f"/api/v1/sessions/{sid}/record")
+    assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
+    db = str(tmp_path / "ui.db")
+    cli = CliRunner().invoke(main, ["export", sid, "--db", db])
+    assert cli.exit_code == 0 and r.content == cli.stdout_bytes
+    replayed = client.post("/api/v1/replay", files={"file": ("x.jsonl", r.content)}).json()
+    assert replayed["ok"] is True
+    check = client.get(f"/api/v1/sessions/{sid}/check").json()
+    assert check["ok"] is True and check["problem"] is None and check["revisions"] > 5
+    _error(client.get("/api/v1/sessions/nope/record"), 404, "UNKNOWN_SESSION")
+    _error(client.get("/api/v1/sessions/nope/check"), 404, "UNKNOWN_SESSION")

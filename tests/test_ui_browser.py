@@ -113,6 +113,12 @@ def test_sessions_page_and_a_session(browser: Any, site: Any, tmp_path: Path) ->
     browser.find_element(By.CSS_SELECTOR, "#diff button").click()
     until(browser, lambda d: d.find_elements(By.ID, "diff-table"))
     assert "state.verdict" in browser.find_element(By.ID, "diff-table").text
+    browser.find_element(By.ID, "check").click()
+    until(browser, lambda d: "chain ok" in d.find_element(By.ID, "msg").text)
+    exported = browser.execute_async_script(
+        "const done = arguments[0];"
+        "fetch(document.getElementById('export').href).then(r => r.text()).then(done);")
+    assert f'"sid":"{sids[0]}"' in exported.splitlines()[0]
     shot(browser, tmp_path, "session")
 
 

@@ -19,8 +19,14 @@ from fsm.driver import StepResult
 from fsm.errors import ClaimFsmError
 from fsm.replay.record import Record, RecordError, read_record
 from fsm.replay.runner import MODES, Mode, ReplayReport, replay_record
-from fsm.replay.write import Recorder, RecordWriteError, export_record, tools_info
-from fsm.runtime import DEFAULT_FALLBACKS, Engine
+from fsm.replay.write import (
+    Recorder,
+    RecordWriteError,
+    engine_record,
+    engine_tools,
+    export_record,
+)
+from fsm.runtime import Engine
 from skills.envelope import dumps
 from skills.tools.index import EvidenceIndex
 from state.model import Revision
@@ -36,12 +42,6 @@ __all__ = [
     "with_recorder",
 ]
 
-
-
-def engine_tools(eng: Engine) -> dict[str, Any]:
-    """The header's ``tools`` for a session run by ``eng`` (the CLI's default runtime)."""
-    return tools_info(documents=eng.index.count_documents(), facts=eng.index.count_facts(),
-                      fallbacks=DEFAULT_FALLBACKS)
 
 
 def open_recorder(path: str | None, as_json: bool) -> Recorder | None:
@@ -231,8 +231,7 @@ def export(sid: str, output: str | None, db: str) -> None:
     Only committed steps are stored, so an export holds no uncommitted step.
     """
     with engine(db, False, seed=False, create=False) as eng:
-        record = export_record(eng.store, sid, tools=engine_tools(eng),
-                               bindings=eng.driver.bindings)
+        record = engine_record(eng, sid)
     data = record.to_bytes()
     if output is None:
         sys.stdout.buffer.write(data)

@@ -34,6 +34,8 @@ from fsm.replay.tools import RecordedTools, ReplayClock, Unrecorded, runtime_fro
 from fsm.replay.write import (
     Recorder,
     RecordWriteError,
+    engine_record,
+    engine_tools,
     export_record,
     header_for,
     step_from_result,
@@ -61,6 +63,8 @@ __all__ = [
     "Step",
     "Unrecorded",
     "encode_line",
+    "engine_record",
+    "engine_tools",
     "engine_version",
     "export_record",
     "first_diff",

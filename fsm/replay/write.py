@@ -8,7 +8,7 @@ import contextlib
 import itertools
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from fsm.bindings import DEFAULT_BINDINGS, Binding
 from fsm.driver import StepResult
@@ -30,9 +30,14 @@ from skills.context import ToolCall
 from state.model import Revision
 from state.store import StateStore
 
+if TYPE_CHECKING:
+    from fsm.runtime import Engine
+
 __all__ = [
     "RecordWriteError",
     "Recorder",
+    "engine_record",
+    "engine_tools",
     "export_record",
     "header_for",
     "step_from_result",
@@ -54,6 +59,20 @@ def tools_info(
     and fallbacks; live replay rebuilds the same runtime from it."""
     return {"documents": documents, "facts": facts, "limits": dict(limits or {}),
             "fallbacks": dict(fallbacks or {})}
+
+
+def engine_tools(eng: Engine) -> dict[str, Any]:
+    """The header's ``tools`` for a session run by ``eng`` (the default runtime: its
+    index's size and the default fallbacks)."""
+    from fsm.runtime import DEFAULT_FALLBACKS
+
+    return tools_info(documents=eng.index.count_documents(), facts=eng.index.count_facts(),
+                      fallbacks=DEFAULT_FALLBACKS)
+
+
+def engine_record(eng: Engine, sid: str) -> Record:
+    """What ``claimfsm export SID`` writes for a session of ``eng``'s store."""
+    return export_record(eng.store, sid, tools=engine_tools(eng), bindings=eng.driver.bindings)
 
 
 def header_for(first: Revision, tools: dict[str, Any] | None, machine: str) -> Header:

@@ -195,6 +195,16 @@ def api_routes(service: Service) -> list[Route]:
         return HTMLResponse(html, headers={
             "content-disposition": f'attachment; filename="claimfsm-{sid[:64]}.html"'})
 
+    async def export(request: Request) -> Response:
+        sid = sid_of(request)
+        data = await call(lambda: service.record(sid))
+        return Response(data, media_type="application/x-ndjson", headers={
+            "content-disposition": f'attachment; filename="claimfsm-{sid[:64]}.jsonl"'})
+
+    async def check(request: Request) -> Response:
+        sid = sid_of(request)
+        return JSON(await call(lambda: service.check(sid)))
+
     async def records(request: Request) -> Response:
         return JSON({"records": service.record_names()})
 
@@ -244,6 +254,8 @@ def api_routes(service: Service) -> list[Route]:
         Route(f"{v1}/sessions/{{sid}}/rollback", rollback, methods=["POST"]),
         Route(f"{v1}/sessions/{{sid}}/fork", fork, methods=["POST"]),
         Route(f"{v1}/sessions/{{sid}}/report", report, methods=["GET"]),
+        Route(f"{v1}/sessions/{{sid}}/record", export, methods=["GET"]),
+        Route(f"{v1}/sessions/{{sid}}/check", check, methods=["GET"]),
         Route(f"{v1}/records", records, methods=["GET"]),
         Route(f"{v1}/replay", replay, methods=["POST"]),
         Route(f"{v1}/documents/{{doc_id}}", document, methods=["GET"]),

@@ -61,6 +61,10 @@ ENDPOINTS: list[tuple[str, str, str, list[dict[str, Any]], Any, int, str]] = [
      ForkRequest, 201, "the new session's head as `claimfsm fork --json`"),
     ("get", "/api/v1/sessions/{sid}/report", "The self-contained HTML report", [_SID], None,
      200, "text/html, as `claimfsm report SID --html FILE`"),
+    ("get", "/api/v1/sessions/{sid}/record", "The session's record (JSONL)", [_SID], None,
+     200, "application/x-ndjson, the bytes `claimfsm export SID` writes"),
+    ("get", "/api/v1/sessions/{sid}/check", "Verify the session's hash chain", [_SID], None,
+     200, "`{sid, revisions, rev, problem, detail, ok}` (what `claimfsm fsck` checks)"),
     ("get", "/api/v1/records", "Record files offered for replay", [], None, 200,
      "`{records: [name]}`"),
     ("post", "/api/v1/replay", "Replay an offered record (JSON) or an uploaded one "

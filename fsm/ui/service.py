@@ -17,6 +17,7 @@ from typing import Any, TypeVar, cast
 from fsm.driver import StepResult
 from fsm.errors import BadInput
 from fsm.profile import resolve_profile
+from fsm.replay.write import engine_record
 from fsm.runtime import FIXTURES, Engine, check_profile
 from fsm.ui.diff import Change, diff_values
 from fsm.views import revision_json
@@ -88,6 +89,15 @@ class Service:
             return diff_values(revision_json(ra), revision_json(rb))
 
         return self._locked(run)
+
+    def record(self, sid: str) -> bytes:
+        """The session's record, as ``claimfsm export SID`` writes it."""
+        return self._locked(lambda: engine_record(self.engine, sid).to_bytes())
+
+    def check(self, sid: str) -> dict[str, Any]:
+        """The session's hash chain verified (what ``claimfsm fsck`` checks, for one)."""
+        found = self._locked(lambda: self.engine.store.verify_chain(sid))
+        return {**found.model_dump(mode="json"), "ok": found.ok}
 
     def document(self, doc_id: str) -> dict[str, Any] | None:
         """An indexed document (what an evidence sentence links to)."""

@@ -122,6 +122,13 @@ document.getElementById('run').addEventListener('click', async () => {
   if (d) { say('ran to ' + d.fsm + ' (rev ' + d.rev + ')' + (d.verdict ? ': ' + d.verdict : ''));
     refresh(); }
 });
+document.getElementById('check').addEventListener('click', async () => {
+  const r = await fetch(api + '/check');
+  const d = await r.json();
+  if (!r.ok) { say(d.error.code + ': ' + d.error.msg, true); return; }
+  say(d.ok ? 'chain ok: ' + d.revisions + ' revisions verified'
+    : 'chain BROKEN at revision ' + d.rev + ': ' + d.problem + ' ' + d.detail, !d.ok);
+});
 document.getElementById('diff').addEventListener('submit', async (ev) => {
   ev.preventDefault();
   const a = ev.target.a.value, b = ev.target.b.value;
