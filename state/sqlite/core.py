@@ -9,6 +9,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import TypeVar
 
 from state import codec
@@ -31,6 +32,7 @@ from state.sqlite.decode import ChainDecoder
 from state.sqlite.lru import Lru
 from state.sqlite.read import READ_ROWS, read_revision
 from state.sqlite.rows import Encoded, Entry, Row, inflate
+from state.sqlite.writers import WriterQueue
 
 __all__ = ["INSERT_BLOB", "INSERT_ROW", "SQLiteCore"]
 
@@ -81,6 +83,11 @@ class SQLiteCore:
             except BaseException:
                 self._conn.close()
                 raise
+        # Writers of one file queue on a lock file instead of sleeping in SQLite's busy
+        # handler (state/sqlite/writers.py); nothing to queue for in memory or read-only.
+        self._queue: AbstractContextManager[object] = (
+            WriterQueue(self.path) if not readonly and self.path != ":memory:"
+            else nullcontext())
         self._ids: dict[str, int] = {}
         self._catalog_complete = False  # every session in st_catalog (checked once)
         self._entries: Lru[tuple[str, int], Entry] = Lru(cache_size)
@@ -107,7 +114,7 @@ class SQLiteCore:
     def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         if self._group is not None:
             return self._group.submit(fn)
-        with self._lock:
+        with self._lock, self._queue:
             if self._closed:
                 raise StoreError("store is closed")
             return transaction(self._conn, fn, self._budget)
@@ -116,7 +123,7 @@ class SQLiteCore:
         """Run ``fn``, which issues exactly one writing statement, in autocommit: SQLite
         makes that statement its own transaction (no BEGIN/COMMIT round trips).
         """
-        with self._lock:
+        with self._lock, self._queue:
             if self._closed:
                 raise StoreError("store is closed")
             return retrying(lambda: fn(self._conn), self._budget)
@@ -260,3 +267,5 @@ class SQLiteCore:
             if not self._closed:
                 self._closed = True
                 self._conn.close()
+                if isinstance(self._queue, WriterQueue):
+                    self._queue.close()
