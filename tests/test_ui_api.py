@@ -257,3 +257,21 @@ def test_export_is_what_the_cli_writes_and_check_verifies(client: TestClient,
     assert check["ok"] is True and check["problem"] is None and check["revisions"] > 5
     _error(client.get("/api/v1/sessions/nope/record"), 404, "UNKNOWN_SESSION")
     _error(client.get("/api/v1/sessions/nope/check"), 404, "UNKNOWN_SESSION")
+
+
+def test_the_api_over_postgresql(pg_server: Any) -> None:
+    from fsm.ui.service import Service
+
+    service = Service.open(pg_server.new_schema())
+    with TestClient(create_app(service)) as c:
+        sid = _start(c)["sid"]
+        assert c.post(f"/api/v1/sessions/{sid}/run", json={}).json()["verdict"] == "SUPPORTS"
+        other = _start(c, "Honey never spoils.")["sid"]
+        listed = c.get("/api/v1/sessions?verdict=SUPPORTS").json()["items"]
+        assert [s["sid"] for s in listed] == [sid]
+        assert [s["sid"] for s in c.get("/api/v1/sessions?q=HONEY").json()["items"]] == [other]
+        forked = c.post(f"/api/v1/sessions/{sid}/fork", json={"at": 2}).json()["sid"]
+        page = c.get("/api/v1/sessions?limit=2").json()
+        assert [s["sid"] for s in page["items"]] == [forked, other] and page["next"]
+        assert c.get(f"/sessions/{sid}").status_code == 200
+    service.close()
