@@ -25,6 +25,7 @@ __all__ = [
     "like_pattern",
     "matches",
     "scan_summaries",
+    "sql_filters",
     "summary_of",
     "verdict_label",
 ]
@@ -85,6 +86,31 @@ def like_pattern(text: str) -> str:
     """A SQL ``LIKE ... ESCAPE '\\'`` pattern matching ``text`` anywhere, literally."""
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+def sql_filters(query: SummaryQuery, *, mark: str, like: str,
+                catalog: bool = True) -> tuple[str, list[Any]]:
+    """The ``WHERE`` clause (or ``""``) and its parameters for a listing query over
+    ``st_sessions s``, its head row ``r`` and the catalog ``c``. ``mark`` is the driver's
+    placeholder, ``like`` its case-insensitive match operator; ``catalog=False`` leaves
+    out the filters the catalog serves (claim text, verdict)."""
+    where: list[str] = []
+    params: list[Any] = []
+    if query.before is not None:
+        where.append(f"s.id < {mark}")
+        params.append(query.before)
+    if query.fsm is not None:
+        where.append(f"r.fsm = {mark}")
+        params.append(query.fsm)
+    if catalog and query.verdict == "none":
+        where.append("c.verdict IS NULL")
+    elif catalog and query.verdict is not None:
+        where.append(f"c.verdict = {mark}")
+        params.append(query.verdict)
+    if catalog and query.q:
+        where.append(f"c.claim {like} {mark} ESCAPE '\\'")
+        params.append(like_pattern(query.q))
+    return (" WHERE " + " AND ".join(where) if where else ""), params
 
 
 def summary_of(seq: int, head: Revision) -> SessionSummary:

@@ -15,17 +15,15 @@ from starlette.testclient import TestClient
 from fsm.runtime import FIXTURES
 from fsm.ui.app import create_app
 from fsm.ui.openapi import openapi
-from tests.ui_helpers import make_service
+from tests.ui_helpers import app_client
 
 CLAIM = "NASA landed on the Moon in 1969."
 
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
-    service = make_service(tmp_path / "ui.db")
-    with TestClient(create_app(service, db_label="ui.db")) as c:
+    with app_client(tmp_path / "ui.db") as c:
         yield c
-    service.close()
 
 
 def _start(client: TestClient, claim: str = CLAIM) -> dict[str, Any]:

@@ -23,8 +23,7 @@ from fsm.ui.report import render_report
 starlette = pytest.importorskip("starlette")
 from starlette.testclient import TestClient  # noqa: E402
 
-from fsm.ui.app import create_app  # noqa: E402
-from tests.ui_helpers import make_service  # noqa: E402
+from tests.ui_helpers import app_client  # noqa: E402
 
 
 def test_diagram_marks_the_path_and_the_current_state() -> None:
@@ -115,10 +114,8 @@ def test_ui_refuses_a_public_address_without_the_flag(tmp_path: Path) -> None:
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
-    service = make_service(tmp_path / "ui.db")
-    with TestClient(create_app(service, db_label="ui.db")) as c:
+    with app_client(tmp_path / "ui.db") as c:
         yield c
-    service.close()
 
 
 def _start(client: TestClient, claim: str) -> str:

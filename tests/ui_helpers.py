@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["free_port", "make_service", "serve"]
+__all__ = ["app_client", "free_port", "make_service", "serve"]
 
 
 def make_service(db: Path, **kw: Any) -> Any:
@@ -18,6 +18,21 @@ def make_service(db: Path, **kw: Any) -> Any:
     from fsm.ui.service import Service
 
     return Service.open(str(db), **kw)
+
+
+@contextmanager
+def app_client(db: Path) -> Iterator[Any]:
+    """The ASGI test client of the app over a fresh demo-seeded SQLite file ``db``."""
+    from starlette.testclient import TestClient
+
+    from fsm.ui.app import create_app
+
+    service = make_service(db)
+    try:
+        with TestClient(create_app(service, db_label=db.name)) as client:
+            yield client
+    finally:
+        service.close()
 
 
 def free_port() -> int:

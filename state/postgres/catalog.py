@@ -11,7 +11,7 @@ from typing import Any
 
 import psycopg
 
-from state.catalog import SessionSummary, SummaryPage, SummaryQuery, like_pattern, verdict_label
+from state.catalog import SessionSummary, SummaryPage, SummaryQuery, sql_filters, verdict_label
 from state.model import Revision
 
 __all__ = ["fill_catalog", "list_page", "listed"]
@@ -45,24 +45,8 @@ def fill_catalog(conn: psycopg.Connection[Any], head: Callable[[str], Revision])
 
 def list_page(conn: psycopg.Connection[Any], query: SummaryQuery) -> SummaryPage:
     """One page of ``query``."""
-    where: list[str] = []
-    params: list[Any] = []
-    if query.before is not None:
-        where.append("s.id < %s")
-        params.append(query.before)
-    if query.fsm is not None:
-        where.append("r.fsm = %s")
-        params.append(query.fsm)
-    if query.verdict == "none":
-        where.append("c.verdict IS NULL")
-    elif query.verdict is not None:
-        where.append("c.verdict = %s")
-        params.append(query.verdict)
-    if query.q:
-        where.append("c.claim ILIKE %s ESCAPE '\\'")
-        params.append(like_pattern(query.q))
-    sql = (_PAGE + (" WHERE " + " AND ".join(where) if where else "")
-           + " ORDER BY s.id DESC LIMIT %s")
+    where, params = sql_filters(query, mark="%s", like="ILIKE")
+    sql = _PAGE + where + " ORDER BY s.id DESC LIMIT %s"
     rows = conn.execute(sql, (*params, query.limit + 1)).fetchall()
     items = [SessionSummary(seq=seq, sid=sid, claim=claim, fsm=fsm, verdict=verdict,
                             revisions=rev + 1, updated=ts)

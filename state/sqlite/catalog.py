@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from typing import Any
 
 from state.catalog import (
     SessionSummary,
     SummaryPage,
     SummaryQuery,
-    like_pattern,
     matches,
+    sql_filters,
     summary_of,
 )
 from state.model import Revision
@@ -69,27 +68,10 @@ def list_page(conn: sqlite3.Connection, query: SummaryQuery, head: HeadReader,
     """One page of ``query``. ``complete`` says every session is in the catalog, so the
     claim and verdict filters can run in SQL; otherwise rows the catalog lacks are read
     from their heads and filtered here."""
-    where: list[str] = []
-    params: list[Any] = []
-    if query.before is not None:
-        where.append("s.id < ?")
-        params.append(query.before)
-    if query.fsm is not None:
-        where.append("r.fsm = ?")
-        params.append(query.fsm)
-    if complete:
-        if query.verdict is not None:
-            if query.verdict == "none":
-                where.append("c.verdict IS NULL")
-            else:
-                where.append("c.verdict = ?")
-                params.append(query.verdict)
-        if query.q:
-            # LIKE is case-insensitive for ASCII only; the check below settles the rest.
-            where.append("c.claim LIKE ? ESCAPE '\\'")
-            params.append(like_pattern(query.q))
+    # LIKE is case-insensitive for ASCII only; ``matches`` below settles the rest.
+    where, params = sql_filters(query, mark="?", like="LIKE", catalog=complete)
     base = _PAGE if complete or has_catalog(conn) else _PAGE_BARE
-    sql = base + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY s.id DESC"
+    sql = base + where + " ORDER BY s.id DESC"
     items: list[SessionSummary] = []
     for seq, sid, rev, fsm, ts, claim, verdict in conn.execute(sql, params):
         if claim is None:
