@@ -176,3 +176,40 @@ def test_docs_ui_matches_the_api_and_its_pictures_exist() -> None:
     assert text == with_reference(text), "regenerate: python -m fsm.ui.docs docs/ui.md"
     for picture in re.findall(r"\]\((ui/[\w-]+\.png)\)", text):
         assert (docs / picture).stat().st_size > 10_000, picture
+
+
+def test_claimfsm_ui_serves_until_interrupted(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from tests.ui_helpers import free_port
+
+    db = tmp_path / "served.db"
+    with Engine.open(str(db)) as eng:
+        sid = eng.start("Honey never spoils.").sid
+    port = free_port()
+    cmd = [sys.executable, "-c", "from fsm.cli.main import main; main()", "ui", "--db", str(db),
+           "--port", str(port)]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(Path.cwd())})
+    try:
+        body = b""
+        for _ in range(200):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/sessions") as r:
+                    body = r.read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        assert sid.encode() in body
+        busy = subprocess.run([*cmd], capture_output=True, text=True, timeout=60)
+        assert busy.returncode == 2 and "PORT_IN_USE" in busy.stderr  # a clean failure
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "Traceback" not in err
+    assert f"http://127.0.0.1:{port}/" in err

@@ -4,7 +4,7 @@ session as a self-contained HTML file)."""
 from __future__ import annotations
 
 import ipaddress
-import sys
+import socket
 from pathlib import Path
 
 import click
@@ -21,6 +21,21 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _check_port(host: str, port: int) -> None:
+    # A taken port is the common failure; say so before opening the store.
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            fail("PORT_IN_USE", f"--port {port}: cannot listen on {host}:{port} "
+                 f"({exc.strerror or exc}); is another claimfsm ui running? Pick another "
+                 "--port", as_json=False)
 
 
 @click.command()
@@ -58,6 +73,7 @@ def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None) 
                  "authentication: pass --allow-remote to bind it anyway", as_json=False)
         click.echo(f"warning: binding {host}: anyone who reaches port {port} can read and "
                    "drive every session (no authentication)", err=True)
+    _check_port(host, port)
     from fsm.cli.common import engine
 
     with engine(db, False) as eng:
@@ -67,9 +83,14 @@ def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None) 
                                 access_log=False)
         server = uvicorn.Server(config)
         click.echo(f"claimfsm ui: {db} at http://{host}:{port}/ (Ctrl-C stops it)", err=True)
-        server.run()
+        try:
+            server.run()
+        except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it shut down on
+            pass
+        except SystemExit:  # uvicorn's own exit when it cannot start: already reported
+            server.started = False
     if not server.started:
-        sys.exit(2)
+        fail("UI_FAILED", f"could not serve on {host}:{port} (see above)", as_json=False)
 
 
 @click.command()
