@@ -145,13 +145,21 @@ def test_bad_start_bodies_name_the_field(client: TestClient, body: dict[str, Any
 
 def test_bad_bodies_and_limits(client: TestClient) -> None:
     sid = _start(client)["sid"]
-    _error(client.post(f"/api/v1/sessions/{sid}/step", content=b"{nope"), 422, "BAD_INPUT")
+    json_type = {"content-type": "application/json"}
+    _error(client.post(f"/api/v1/sessions/{sid}/step", content=b"{nope", headers=json_type),
+           422, "BAD_INPUT")
+    # A form post from another site (no JSON content type) drives nothing.
+    form = client.post(f"/api/v1/sessions/{sid}/step", data={"expected_rev": "0"})
+    _error(form, 415, "UNSUPPORTED_MEDIA_TYPE")
+    _error(client.post("/api/v1/sessions", content=b'{"claim": "x"}'), 415,
+           "UNSUPPORTED_MEDIA_TYPE")
+    assert client.get(f"/api/v1/sessions/{sid}/head?brief=1").json()["rev"] == 0
     err = _error(client.post(f"/api/v1/sessions/{sid}/rollback", json={"to": -1}), 422,
                  "BAD_INPUT")
     assert err["field"] == "to"
     _error(client.post("/api/v1/sessions", json={"claim": "x" * 5000}), 413, "INPUT_TOO_LARGE")
-    _error(client.post(f"/api/v1/sessions/{sid}/step", content=b" " * (2 << 20)), 413,
-           "INPUT_TOO_LARGE")
+    _error(client.post(f"/api/v1/sessions/{sid}/step", content=b" " * (2 << 20),
+                       headers=json_type), 413, "INPUT_TOO_LARGE")
     _error(client.get(f"/api/v1/sessions/{sid}/revisions/abc"), 422, "BAD_INPUT")
 
 

@@ -53,7 +53,19 @@ def bad_input(exc: ValidationError, where: str = "") -> BadInput:
     return BadInput(f"{name}: {err['msg']}", field=name)
 
 
+class UnsupportedMedia(ClaimFsmError):
+    """A request body that is not declared as JSON."""
+
+    code = "UNSUPPORTED_MEDIA_TYPE"
+
+
 async def _body(request: Request, model: type[M]) -> M:
+    # Only a JSON content type: a page on another site cannot send one without the
+    # browser asking first (CORS), so it cannot drive sessions through a form post.
+    kind = request.headers.get("content-type", "")
+    if not kind.startswith("application/json"):
+        raise UnsupportedMedia(f"content-type: {kind or 'none'}; send application/json",
+                               field="content-type")
     data = await request.body()
     if len(data) > MAX_BODY:
         raise InputTooLarge(f"body: {len(data)} bytes, the limit is {MAX_BODY}", field="body")

@@ -82,6 +82,7 @@ _ERRORS = {
     "409": "REV_CONFLICT (the head moved: `expected_rev`), SESSION_FINISHED, SESSION_FAILED, "
            "ILLEGAL_TRANSITION",
     "413": "INPUT_TOO_LARGE",
+    "415": "UNSUPPORTED_MEDIA_TYPE (a body must be sent as application/json)",
     "422": "BAD_INPUT (the message and `field` name the field), BAD_RECORD, BAD_PROFILE",
 }
 
