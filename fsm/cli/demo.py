@@ -48,4 +48,5 @@ def demo(db: str) -> None:
         click.echo(f"{claim:<{width}}  {expected:<16} {verdict:<16} {revs}{mark}")
     right = sum(1 for r in rows if r[1] == r[2])
     click.echo(f"\n{right}/{len(rows)} demo claims as expected; sessions kept in {db} "
-               "(try: claimfsm history SID --db " + db + ")")
+               f"(try: claimfsm history SID --db {db}, or see them in the browser: "
+               f"claimfsm ui --db {db})")
