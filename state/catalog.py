@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     from state.model import Revision
-    from state.store import StateStore
 
 __all__ = [
     "MAX_PAGE",
@@ -131,16 +132,17 @@ def matches(query: SummaryQuery, summary: SessionSummary) -> bool:
     return not query.q or query.q.casefold() in summary.claim.casefold()
 
 
-def scan_summaries(store: StateStore, query: SummaryQuery) -> SummaryPage:
-    """The generic listing: walk sessions newest first, reading each head (fine for the
-    memory store; a backend with many sessions should answer from an index)."""
-    sids = list(store.sessions())
+def scan_summaries(sids: Sequence[str], head: Callable[[str], Revision],
+                   query: SummaryQuery) -> SummaryPage:
+    """The generic listing over ``sids`` (creation order) and a head reader: newest first,
+    one head read per session looked at (fine for the memory store; a backend with many
+    sessions answers from an index)."""
     start = len(sids) if query.before is None else min(query.before, len(sids))
     items: list[SessionSummary] = []
     seq = start
     while seq > 0 and len(items) <= query.limit:
         seq -= 1
-        summary = summary_of(seq, store.head(sids[seq]))
+        summary = summary_of(seq, head(sids[seq]))
         if matches(query, summary):
             items.append(summary)
     more = len(items) > query.limit

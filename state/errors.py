@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RevConflict", "StoreError", "UnknownRevision", "UnknownSession"]
+__all__ = ["NoStore", "RevConflict", "StoreError", "UnknownRevision", "UnknownSession"]
 
 
 class StoreError(Exception):
@@ -34,3 +34,9 @@ class UnknownRevision(StoreError):
     """The session has no such revision."""
 
     code = "UNKNOWN_REVISION"
+
+
+class NoStore(StoreError):
+    """``--db`` names a store that does not exist, and the command only reads."""
+
+    code = "UNKNOWN_DB"

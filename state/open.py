@@ -14,18 +14,12 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from state.errors import StoreError
+from state.errors import NoStore, StoreError
 from state.store import StateStore
 
 __all__ = ["URL_SCHEMES", "Location", "NoStore", "locate", "open_store"]
 
 URL_SCHEMES = ("postgresql://", "postgres://")
-
-
-class NoStore(StoreError):
-    """``--db`` names a store that does not exist, and the command only reads."""
-
-    code = "UNKNOWN_DB"
 
 
 @dataclass(frozen=True)

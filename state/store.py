@@ -87,7 +87,7 @@ class StateStore(ABC):
         """One page of session summaries (claim, state, verdict, revisions, last update),
         newest first, filtered and keyset-paged by ``query``. This default reads every
         listed session's head; backends with an index answer from it."""
-        return scan_summaries(self, query)
+        return scan_summaries(self.sessions(), self.head, query)
 
     @abstractmethod
     def fork(self, sid: str, at: int, new_sid: str) -> Revision:

@@ -15,9 +15,8 @@ from typing import Any, TypeVar
 from state import codec
 from state.catalog import SummaryPage, SummaryQuery, scan_summaries, verdict_label
 from state.codec import CodecError
-from state.errors import RevConflict, StoreError, UnknownRevision, UnknownSession
+from state.errors import NoStore, RevConflict, StoreError, UnknownRevision, UnknownSession
 from state.model import Revision
-from state.open import NoStore
 from state.postgres.catalog import fill_catalog, list_page, listed
 from state.postgres.db import (
     COMMIT,
@@ -54,7 +53,7 @@ class PostgresStore(StateStore):
 
     Durability is the server's: with ``synchronous_commit=on`` (the default) a commit
     returns once its WAL record is flushed. ``connect_timeout`` is in seconds. With
-    ``create=False`` a database without the ``st_`` tables is :class:`~state.open.NoStore`
+    ``create=False`` a database without the ``st_`` tables is :class:`~state.errors.NoStore`
     (read-only commands never create a store).
     """
 
@@ -269,7 +268,7 @@ class PostgresStore(StateStore):
         if not self._catalog_complete:
             self._catalog_complete = self._locked(lambda: fill_catalog(self._conn, self.head))
         if not self._catalog_complete:
-            return scan_summaries(self, query)  # read-only, from before the catalog
+            return scan_summaries(self.sessions(), self.head, query)  # from before the catalog
         return self._locked(lambda: list_page(self._conn, query))
 
     def fork(self, sid: str, at: int, new_sid: str) -> Revision:
