@@ -39,7 +39,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     options.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--window-size=1400,1000",
+                 "--disable-component-update", "--disable-sync", "--window-size=1400,1300",
                  f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=DriverService(DRIVER), options=options)
@@ -64,6 +64,7 @@ def site(tmp_path: Path) -> Iterator[tuple[str, Path, list[str]]]:
 
 
 def shot(browser: Any, tmp_path: Path, name: str) -> None:
+    browser.execute_script("window.scrollTo(0, 0)")
     browser.save_screenshot(str(tmp_path / f"{name}.png"))
     where = os.environ.get("CLAIMFSM_SCREENSHOTS")
     if where:
