@@ -102,10 +102,14 @@ def _memory_model(inp: dict[str, Any]) -> MemoryInput:
                                  "st": trusted(StRef, inp["st"])})
 
 
+def _memory_patch(state: SessionState, d: dict[str, Any], to: str) -> dict[str, Any]:
+    return {"memory": {**state.memory, **d}} if d else {}
+
+
 def _memory_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
     if not d:
         return state
-    return trusted_state(SessionState, {**state.__dict__, "memory": {**state.memory, **d}})
+    return trusted_state(SessionState, {**state.__dict__, **_memory_patch(state, d, to)})
 
 
 def memory_skill_binding(sk: Skill[Any, Any]) -> Binding:
@@ -113,7 +117,7 @@ def memory_skill_binding(sk: Skill[Any, Any]) -> Binding:
     st}``; ``d`` (without ``sp``) merged into ``memory``.
     """
     build = _memory_model if sk.input_model is MemoryInput else None
-    return Binding(sk, _memory_in, _memory_apply, build)
+    return Binding(sk, _memory_in, _memory_apply, build, _memory_patch)
 
 
 @dataclass(frozen=True)

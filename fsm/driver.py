@@ -114,6 +114,9 @@ class Driver:
         self.bindings = bindings
         self._finals = machine.finals
         self._specs = {spec.name: spec for spec in machine.states}
+        # (skill name, binding) of each state that runs a skill: one lookup per step.
+        self._bound = {spec.name: (spec.skill, bindings[spec.skill])
+                       for spec in machine.states if spec.skill and not spec.final}
         self.tools = tools
         self.clock: Clock = clock or SystemClock()
         self.new_sid = new_sid or (lambda: uuid.uuid4().hex[:12])
@@ -199,14 +202,17 @@ class Driver:
 
     def _step(self, head: Revision) -> StepResult:
         sid, state, fsm = head.sid, head.state, head.fsm
-        if fsm in self._finals:
-            raise SessionFinished(f"session {sid} is in final state {fsm}", sid=sid, fsm=fsm)
-        if fsm not in self._specs:
+        bound = self._bound.get(fsm)
+        if bound is None:
+            if fsm in self._finals:
+                raise SessionFinished(f"session {sid} is in final state {fsm}", sid=sid, fsm=fsm)
             raise MachineMismatch(
                 f"session {sid} is in state {fsm}, which machine {self.definition.name!r} does "
                 "not have (was it started by another machine? drive it with that one)",
                 sid=sid, fsm=fsm)
-        now = self.clock.now()
+        name, binding = bound
+        clock = self.clock
+        now = clock.now()
         ts = iso(now)
         # Past the session's deadline: run nothing. (No runtime, no deadline.)
         expired = deadline_envelope(state, now) if state.runtime else None
@@ -214,29 +220,27 @@ class Driver:
             assert state.retry is not None
             env = Envelope.retry("RETRY_NOT_DUE", f"next attempt at {state.retry.next_at}")
             return self._report(StepResult(sid, fsm, fsm, None, env, None, ts=ts))
-        spec = self._specs[fsm]
-        assert spec.skill is not None  # validated: non-final states bind a skill
-        binding = self.bindings[spec.skill]
-        st = {"sid": sid, "rev": head.rev, "fsm": fsm}
-        tools = self.tools(state, self.clock) if self.tools else None
-        ctx = SkillContext(clock=self.clock, ids=SeqIds(), tools=tools)
+        tools = self.tools(state, clock) if self.tools else None
+        ctx = SkillContext(clock, SeqIds(), tools)
         try:
-            inp = binding.to_input(state, st)
+            inp = binding.to_input(state, {"sid": sid, "rev": head.rev, "fsm": fsm})
             model = inp if binding.build is None else binding.build(inp)
         except Exception as exc:  # a binding bug: report, touch nothing
-            env = Envelope.error("INTERNAL", f"{spec.skill} input: {type(exc).__name__}: {exc}")
-            return self._report(StepResult(sid, fsm, fsm, spec.skill, env, None, ts=ts))
+            env = Envelope.error("INTERNAL", f"{name} input: {type(exc).__name__}: {exc}")
+            return self._report(StepResult(sid, fsm, fsm, name, env, None, ts=ts))
         env = expired or binding.skill.run(model, ctx)
-        calls = list(tools.calls) if tools else []
-        events = list(tools.events) if tools else []
-        if calls:  # whole calls, results included, so `claimfsm export` can rebuild a record
-            events.append({"type": "ToolCalls",
-                           "calls": [c.model_dump(mode="json") for c in calls]})
+        calls: list[ToolCall] = []
+        events: list[dict[str, Any]] = []
+        if tools is not None:
+            calls, events = list(tools.calls), list(tools.events)
+            if calls:  # whole calls, results included, so `claimfsm export` can rebuild a record
+                events.append({"type": "ToolCalls",
+                               "calls": [c.model_dump(mode="json") for c in calls]})
         limit = expired or (limit_envelope(calls) if calls else None)
         if limit is not None and limit.e is not None:  # the session's deadline or budget ran out
             events.append({"type": "LimitExceeded", "code": limit.e.code, "msg": limit.e.msg})
             env = limit
-        result = StepResult(sid, fsm, fsm, spec.skill, env, None, inp, calls, ts)
+        result = StepResult(sid, fsm, fsm, name, env, None, inp, calls, ts)
         if env.e is not None and env.e.code == "INTERNAL":
             return self._report(result)
         try:
@@ -249,23 +253,22 @@ class Driver:
             return self._report(result)
         except Exception as exc:  # an apply bug: report, touch nothing
             result.envelope = Envelope.error(
-                "INTERNAL", f"{spec.skill} apply: {type(exc).__name__}: {exc}"
+                "INTERNAL", f"{name} apply: {type(exc).__name__}: {exc}"
             )
             return self._report(result)
         # Every field is the engine's own, each checked above: built without validation.
         rev = trusted(Revision, {
             "sid": sid, "rev": head.rev + 1, "parent_rev": head.rev, "fsm": after,
-            "skill": spec.skill, "envelope": env.to_dict(), "state": new_state, "ts": ts,
+            "skill": name, "envelope": env.to_dict(), "state": new_state, "ts": ts,
             "events": events,
         })
         try:
-            committed = self.store.commit(rev, expected_rev=head.rev)
+            result.revision = self.store.commit(rev, expected_rev=head.rev)
         except RevConflict as exc:
             result.envelope = Envelope.error("REV_CONFLICT", exc.msg)
             return self._report(result)
         result.after = after
-        result.revision = committed
-        return self._report(result)
+        return result if self.on_step is None else self._report(result)
 
     def _report(self, result: StepResult) -> StepResult:
         if self.on_step is not None:
@@ -301,15 +304,19 @@ class Driver:
             if rev != head.rev + 1:
                 raise _StaleRev(f"sp.rev is {rev}, expected head+1 = {head.rev + 1}")
             self.machine.fire(fsm, to)
-            new = binding.apply(state, env.data, to)
             update: dict[str, Any] = {"fsm": to, "retry": None, "error": None,
                                       "runtime": runtime}
             if tools is not None:
                 update["policy"] = dict(tools.policy_state)
             if to != fsm:
                 update["entry_rev"] = head.rev + 1
+            patch = binding.patch
+            if patch is not None:  # the binding's fields and the driver's: one new state
+                fields = {**state.__dict__, **patch(state, env.data, to), **update}
+            else:
+                fields = {**binding.apply(state, env.data, to).__dict__, **update}
             # ``model_copy(update=...)`` without its copies: the values are the driver's.
-            return trusted(SessionState, {**new.__dict__, **update}), to, events
+            return trusted(SessionState, fields), to, events
         assert env.e is not None
         code, msg = env.e.code, env.e.msg
         if env.rb == "state":

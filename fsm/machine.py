@@ -14,8 +14,9 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from transitions import Machine as _TMachine
-from transitions import MachineError
+from transitions import Machine as _Machine
+from transitions import MachineError, State, Transition
+from transitions.core import EventData
 
 from fsm.errors import IllegalTransition, MachineDefinitionError
 
@@ -148,6 +149,46 @@ def _reachable(start: str, edges: Iterable[tuple[str, str]]) -> set[str]:
                 seen.add(nxt)
                 todo.append(nxt)
     return seen
+
+
+class _State(State):
+    """A ``transitions`` state that skips its callback plumbing (two log calls and an
+    empty callback loop each way) when it has no callbacks: none are ever registered
+    here, and a move is then only the model's state changing.
+    """
+
+    def enter(self, event_data: EventData) -> None:
+        if self.on_enter:
+            State.enter(self, event_data)
+
+    def exit(self, event_data: EventData) -> None:
+        if self.on_exit:
+            State.exit(self, event_data)
+
+
+class _Transition(Transition):
+    """A ``transitions`` transition that, when it and its machine have no callbacks or
+    conditions (always, here), goes straight to the state change: the same outcome
+    without four empty callback loops and four log calls. Otherwise the stock path.
+    """
+
+    def execute(self, event_data: EventData) -> bool:
+        machine = event_data.machine
+        if (self.prepare or self.conditions or self.before or self.after or not self.dest
+                or machine.before_state_change or machine.after_state_change):
+            return bool(Transition.execute(self, event_data))
+        self._change_state(event_data)
+        return True
+
+
+class _TMachine(_Machine):
+    """``transitions.Machine`` with the two classes above: every move is still fired
+    through the machine's event (``Event.trigger``, ``Machine._process``, the
+    transition's ``_change_state``), which stays the engine of record.
+    """
+
+    state_cls = _State
+    transition_cls = _Transition
 
 
 class _Model:
