@@ -37,7 +37,7 @@ from fsm.machine import DEFAULT_MACHINE, Machine, MachineDef
 from skills.context import Clock, SeqIds, SkillContext, SystemClock, ToolCall
 from skills.envelope import Envelope
 from state.errors import RevConflict
-from state.model import RetryState, Revision, SessionState, trusted
+from state.model import RetryState, Revision, SessionState, new_state, trusted
 from state.rollback import entry_state, rewind_revision, tools_restored
 from state.store import StateStore
 
@@ -144,9 +144,8 @@ class Driver:
         initial = self.definition.initial
         now = self.clock.now()
         # The claim and config come from outside: validated here, once.
-        state = SessionState(sid=sid, claim=claim, fsm=initial, entry_rev=0,
-                             config=dict(config or {}),
-                             runtime=initial_runtime(config or {}, now))
+        state = new_state(sid, claim, initial, dict(config or {}),
+                          initial_runtime(config or {}, now))
         first = trusted(Revision, {
             "sid": sid, "rev": 0, "parent_rev": None, "fsm": initial, "skill": None,
             "envelope": None, "state": state, "ts": iso(now),
