@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from transitions import Machine as _Machine
-from transitions import MachineError, State, Transition
+from transitions import Event, MachineError, State, Transition
 from transitions.core import EventData
 
 from fsm.errors import IllegalTransition, MachineDefinitionError
@@ -181,12 +181,35 @@ class _Transition(Transition):
         return True
 
 
+class _Event(Event):
+    """A ``transitions`` event whose machine has no prepare, finalize or exception
+    callbacks (always, here) runs its transitions without those empty loops and their
+    log call; with any of them, the stock path. What it does is ``Event._trigger`` and
+    ``Event._process`` of transitions 0.9 otherwise: find the model's state, refuse an
+    invalid source, execute the first transition that succeeds.
+    """
+
+    def _trigger(self, event_data: EventData) -> bool:
+        machine = self.machine
+        if machine.prepare_event or machine.finalize_event or machine.on_exception:
+            return bool(Event._trigger(self, event_data))
+        event_data.state = state = machine.get_model_state(event_data.model)
+        if self._is_valid_source(state):
+            for trans in self.transitions[state.name]:
+                event_data.transition = trans
+                if trans.execute(event_data):
+                    event_data.result = True
+                    break
+        return bool(event_data.result)
+
+
 class _TMachine(_Machine):
-    """``transitions.Machine`` with the two classes above: every move is still fired
+    """``transitions.Machine`` with the three classes above: every move is still fired
     through the machine's event (``Event.trigger``, ``Machine._process``, the
     transition's ``_change_state``), which stays the engine of record.
     """
 
+    event_cls = _Event
     state_cls = _State
     transition_cls = _Transition
 

@@ -120,8 +120,12 @@ class Revision(_Frozen):
     events: list[dict[str, Any]] = Field(default_factory=list)
 
 
-_FACTORIES = tuple((name, info.default_factory) for name, info in SessionState.model_fields.items())
-
+# Each field's default: a factory for the containers (each state gets fresh ones, as
+# validation gives), a plain value otherwise (the required fields get theirs in new_state).
+_DEFAULTS: tuple[tuple[str, Any, Any], ...] = tuple(
+    (name, info.default_factory, None if info.is_required() else info.default)
+    for name, info in SessionState.model_fields.items()
+)
 
 def new_state(sid: str, claim: str, fsm: str, config: Any, runtime: dict[str, Any]) -> SessionState:
     """A session's first state: ``SessionState(sid=..., claim=..., fsm=..., config=...,
@@ -136,8 +140,8 @@ def new_state(sid: str, claim: str, fsm: str, config: Any, runtime: dict[str, An
     if (type(sid) is str and type(claim) is str and type(fsm) is str and type(config) is dict
             and all(type(k) is str for k in config)):
         values: dict[str, Any] = {
-            name: (factory() if factory is not None else SessionState.model_fields[name].default)  # type: ignore[call-arg]
-            for name, factory in _FACTORIES
+            name: default if factory is None else factory()
+            for name, factory, default in _DEFAULTS
         }
         values.update(sid=sid, claim=claim, fsm=fsm, config=dict(config), runtime=runtime)
         return trusted(SessionState, values)
