@@ -80,6 +80,8 @@ class StepResult:
     input: dict[str, Any] = field(default_factory=dict)
     calls: list[ToolCall] = field(default_factory=list)
     ts: str = ""
+    #: The commit lost its compare-and-set: another writer moved the head first.
+    lost_race: bool = False
 
     @property
     def committed(self) -> bool:
@@ -156,22 +158,35 @@ class Driver:
         return self.store.create(first)
 
     def run(self, sid: str, *, max_steps: int = 1000) -> Revision:
-        """Step until a final state, an uncommitted failure, or ``max_steps``."""
+        """Step until a final state, an uncommitted failure, or ``max_steps``.
+
+        The head is read once; after that, the revision a step committed is the next
+        head (its compare-and-set has just shown it is). If another writer moved the
+        session on in between, the next commit loses its compare-and-set: the head is
+        then read again and that step run once more from it.
+        """
         finals = self._finals
+        head_of = self.store.head
+        head = head_of(sid)
+        fresh = True
         for _ in range(max_steps):
-            head = self.store.head(sid)
             if head.fsm in finals:
                 return head
-            wait = 0.0 if head.state.retry is None else self._retry_wait(head)
-            left = seconds_left(head.state, self.clock.now()) if wait > 0 else None
-            if left is not None:  # never sleep past the session's deadline
-                wait = min(wait, max(0.0, left))
-            if wait > 0:
-                self.sleep(wait)
-            result = self._step(head)  # the head just read: one store read per step
-            if not result.committed:
-                return self.store.head(sid)
-        return self.store.head(sid)
+            if head.state.retry is not None:
+                wait = self._retry_wait(head)
+                left = seconds_left(head.state, self.clock.now()) if wait > 0 else None
+                if left is not None:  # never sleep past the session's deadline
+                    wait = min(wait, max(0.0, left))
+                if wait > 0:
+                    self.sleep(wait)
+            result = self._step(head)
+            if result.revision is not None:
+                head, fresh = result.revision, False
+            elif result.lost_race and not fresh:
+                head, fresh = head_of(sid), True
+            else:
+                return head_of(sid)
+        return head_of(sid)
 
     def rollback(self, sid: str, to: int, *, reopen: bool = False) -> Revision:
         """Rewind: commit a new head equal to revision ``to`` (history is kept).
@@ -212,7 +227,7 @@ class Driver:
         name, binding = bound
         clock = self.clock
         now = clock.now()
-        ts = iso(now)
+        ts = now.isoformat() if now.microsecond else iso(now)  # iso(now), one call fewer
         # Past the session's deadline: run nothing. (No runtime, no deadline.)
         expired = deadline_envelope(state, now) if state.runtime else None
         if expired is None and state.retry is not None and self._retry_wait(head, now) > 0:
@@ -265,6 +280,7 @@ class Driver:
             result.revision = self.store.commit(rev, expected_rev=head.rev)
         except RevConflict as exc:
             result.envelope = Envelope.error("REV_CONFLICT", exc.msg)
+            result.lost_race = True
             return self._report(result)
         result.after = after
         return result if self.on_step is None else self._report(result)
