@@ -118,6 +118,11 @@ class SQLiteCore:
         with self._lock:
             if self._closed:
                 raise StoreError("store is closed")
+            try:  # the first try without ``retrying``'s set-up: rarely busy in WAL mode
+                return fn(self._conn)
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
             return retrying(lambda: fn(self._conn), self._budget)
 
     def _session(self, sid: str) -> tuple[int, int]:

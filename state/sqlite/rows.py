@@ -27,6 +27,7 @@ __all__ = [
     "Encoded",
     "Entry",
     "Row",
+    "bound",
     "encode_revision",
     "inflate",
     "packed",
@@ -235,6 +236,16 @@ def packed(row: Row) -> tuple[Any, ...]:
     """INSERT parameters of ``row`` after its key: ``body`` and ``extra`` packed."""
     body = codec.pack_row(row[6], snapshot=row[2] == SNAPSHOT)
     return (*row[1:6], body, codec.pack_row(row[7]), row[8])
+
+
+def bound(row: Row) -> tuple[Any, ...]:
+    """:func:`packed` as SQLite binds it fastest: ``body``, ``extra`` and ``hash`` as
+    ``bytearray``. Python's sqlite3 binds a ``bytearray`` directly but sends ``bytes``
+    through its adapter lookup first (~0.5 us each here); both are stored as the same
+    BLOB, and read back as ``bytes``.
+    """
+    body = codec.pack_row(row[6], snapshot=row[2] == SNAPSHOT)
+    return (*row[1:6], bytearray(body), bytearray(codec.pack_row(row[7])), bytearray(row[8]))
 
 
 def inflate(rows: list[Row]) -> list[Row]:

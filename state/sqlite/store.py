@@ -16,7 +16,7 @@ from state.model import Revision
 from state.sqlite.core import INSERT_BLOB, INSERT_ROW, SQLiteCore
 from state.sqlite.db import ChainBroken
 from state.sqlite.maintenance import compact_rows, prune_blobs, read_rows, restamp_rows, verify_rows
-from state.sqlite.rows import encode_revision, packed
+from state.sqlite.rows import bound, encode_revision
 from state.store import ChainCheck, CompactReport, StateStore
 
 __all__ = ["SQLiteStore"]
@@ -54,7 +54,7 @@ class SQLiteStore(SQLiteCore, StateStore):
         encoded = encode_revision(first, None, self.snapshot_every)
         blobs = self._new_blobs(encoded)
 
-        params = packed(encoded.row)
+        params = bound(encoded.row)
 
         def insert(c: sqlite3.Connection) -> int:
             try:  # sid is UNIQUE: the insert itself says whether the session exists
@@ -94,7 +94,7 @@ class SQLiteStore(SQLiteCore, StateStore):
                               expected=expected_rev) from exc
         encoded = encode_revision(revision, parent, self.snapshot_every)
         blobs = self._new_blobs(encoded)
-        params = ((session << 32) + revision.rev, *packed(encoded.row))
+        params = ((session << 32) + revision.rev, *bound(encoded.row))
 
         def conflict(c: sqlite3.Connection) -> RevConflict | UnknownSession:
             row = c.execute("SELECT head FROM st_sessions WHERE id=?", (session,)).fetchone()
@@ -164,7 +164,7 @@ class SQLiteStore(SQLiteCore, StateStore):
                 "INSERT INTO st_sessions (sid, head) VALUES (?, ?)", (new_sid, at)
             ).lastrowid
             assert target is not None
-            c.executemany(INSERT_ROW, [((target << 32) + r[0], *packed(r)) for r in copies])
+            c.executemany(INSERT_ROW, [((target << 32) + r[0], *bound(r)) for r in copies])
             return target
 
         self._ids[new_sid] = self._write(insert)
