@@ -180,6 +180,21 @@ class _Transition(Transition):
         self._change_state(event_data)
         return True
 
+    def _change_state(self, event_data: EventData) -> None:
+        # ``Transition._change_state`` of transitions 0.9 with the states looked up once
+        # by name (this machine's states are plain strings): exit the source, set the
+        # model, enter the destination, run the final-state callbacks.
+        machine = event_data.machine
+        states = machine.states
+        assert self.dest is not None  # only called for transitions with a destination
+        dest = states[self.dest]
+        states[self.source].exit(event_data)
+        machine.set_state(dest, event_data.model)
+        event_data.state = dest
+        dest.enter(event_data)
+        if dest.final:
+            machine.callbacks(machine.on_final, event_data)
+
 
 class _Event(Event):
     """A ``transitions`` event whose machine has no prepare, finalize or exception
