@@ -116,9 +116,9 @@ class Driver:
         self.bindings = bindings
         self._finals = machine.finals
         self._specs = {spec.name: spec for spec in machine.states}
-        # (skill name, binding) of each state that runs a skill: one lookup per step.
-        self._bound = {spec.name: (spec.skill, bindings[spec.skill])
-                       for spec in machine.states if spec.skill and not spec.final}
+        # (skill name, binding) of each state that runs a skill, filled as states are
+        # first stepped (the default bindings import a skill's module on first use).
+        self._bound: dict[str, tuple[str, Binding]] = {}
         self.tools = tools
         self.clock: Clock = clock or SystemClock()
         self.new_sid = new_sid or (lambda: uuid.uuid4().hex[:12])
@@ -218,12 +218,7 @@ class Driver:
         sid, state, fsm = head.sid, head.state, head.fsm
         bound = self._bound.get(fsm)
         if bound is None:
-            if fsm in self._finals:
-                raise SessionFinished(f"session {sid} is in final state {fsm}", sid=sid, fsm=fsm)
-            raise MachineMismatch(
-                f"session {sid} is in state {fsm}, which machine {self.definition.name!r} does "
-                "not have (was it started by another machine? drive it with that one)",
-                sid=sid, fsm=fsm)
+            bound = self._bind(sid, fsm)
         name, binding = bound
         clock = self.clock
         now = clock.now()
@@ -284,6 +279,19 @@ class Driver:
             return self._report(result)
         result.after = after
         return result if self.on_step is None else self._report(result)
+
+    def _bind(self, sid: str, fsm: str) -> tuple[str, Binding]:
+        if fsm in self._finals:
+            raise SessionFinished(f"session {sid} is in final state {fsm}", sid=sid, fsm=fsm)
+        spec = self._specs.get(fsm)
+        if spec is None:
+            raise MachineMismatch(
+                f"session {sid} is in state {fsm}, which machine {self.definition.name!r} does "
+                "not have (was it started by another machine? drive it with that one)",
+                sid=sid, fsm=fsm)
+        assert spec.skill is not None  # validated: non-final states bind a skill
+        bound = self._bound[fsm] = (spec.skill, self.bindings[spec.skill])
+        return bound
 
     def _report(self, result: StepResult) -> StepResult:
         if self.on_step is not None:
