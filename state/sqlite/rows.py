@@ -196,6 +196,15 @@ def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: in
         i = INDEX[name]
         child = values[name]
         kind = type(child)
+        if child is None or ((kind is list or kind is dict) and not child):
+            # Null and empty (most fields of a new session): constant bytes, always
+            # verbatim, and a short set op.
+            raw = b"null" if child is None else b"[]" if kind is list else b"{}"
+            if not snapshot:
+                ops[name] = [codec.OP_SET, child]
+            ebytes[i] = raw
+            digests[i] = codec.field_digest(name, raw)
+            continue
         if kind not in _JSON_SCALARS and not ((kind is dict or kind is list) and not child):
             child = to_jsonable_python(child)
         raw = orjson.dumps(child)

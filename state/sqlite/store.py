@@ -11,15 +11,20 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 
+import orjson
+
+from state import codec
 from state.errors import RevConflict, UnknownRevision, UnknownSession
-from state.model import Revision
+from state.model import Revision, SessionState, trusted
 from state.sqlite.core import INSERT_BLOB, INSERT_ROW, SQLiteCore
 from state.sqlite.db import ChainBroken
 from state.sqlite.maintenance import compact_rows, prune_blobs, read_rows, restamp_rows, verify_rows
-from state.sqlite.rows import bound, encode_revision
+from state.sqlite.rows import INDEX, Entry, bound, encode_revision
 from state.store import ChainCheck, CompactReport, StateStore
 
 __all__ = ["SQLiteStore"]
+
+SID_INDEX = INDEX["sid"]
 
 
 def _taken(exc: sqlite3.IntegrityError) -> bool:
@@ -156,19 +161,38 @@ class SQLiteStore(SQLiteCore, StateStore):
             copies = restamp_rows(rows, sid, new_sid)
         except (ValueError, TypeError) as exc:
             raise ChainBroken(str(exc), sid=sid) from exc
+        params = [(r[0], *bound(r)) for r in copies]
 
         def insert(c: sqlite3.Connection) -> int:
-            if c.execute("SELECT 1 FROM st_sessions WHERE sid=?", (new_sid,)).fetchone():
-                raise RevConflict(f"session {new_sid!r} already exists", sid=new_sid)
-            target = c.execute(
-                "INSERT INTO st_sessions (sid, head) VALUES (?, ?)", (new_sid, at)
-            ).lastrowid
+            try:  # sid is UNIQUE: the insert itself says whether the session exists
+                target = c.execute(
+                    "INSERT INTO st_sessions (sid, head) VALUES (?, ?)", (new_sid, at)
+                ).lastrowid
+            except sqlite3.IntegrityError as exc:
+                if not _taken(exc):
+                    raise
+                raise RevConflict(f"session {new_sid!r} already exists", sid=new_sid) from None
             assert target is not None
-            c.executemany(INSERT_ROW, [((target << 32) + r[0], *bound(r)) for r in copies])
+            c.executemany(INSERT_ROW, [((target << 32) + p[0], *p[1:]) for p in params])
             return target
 
         self._ids[new_sid] = self._write(insert)
-        return self.head(new_sid)
+        # The copy's newest revision is the source's with the sid re-stamped (its rows
+        # were just checked against their hashes): built from the source's entry, which
+        # is usually cached, instead of read back and decoded.
+        return self._restamped(self._entry(sid, at, session), new_sid, copies[-1][8])
+
+    def _restamped(self, source: Entry, new_sid: str, digest: bytes) -> Revision:
+        old = source.revision
+        state = trusted(SessionState, {**old.state.__dict__, "sid": new_sid})
+        revision = trusted(Revision, {**old.__dict__, "sid": new_sid, "state": state})
+        ebytes = list(source.ebytes)
+        ebytes[SID_INDEX] = orjson.dumps(new_sid)
+        digests = list(source.digests())
+        digests[SID_INDEX] = codec.field_digest("sid", ebytes[SID_INDEX])
+        self._entries.put((new_sid, old.rev), Entry(revision, digest, tuple(ebytes),
+                                                    tuple(digests)))
+        return revision
 
     # -- integrity and maintenance ----------------------------------------------------
 
