@@ -223,8 +223,9 @@ class SQLiteCore:
 
     def _remember(self, sid: str, encoded: Encoded) -> None:
         self._entries.put((sid, encoded.row[0]), encoded.entry)
-        for digest in encoded.blobs:
-            self._known.put(digest, True)
+        if encoded.blobs:
+            for digest in encoded.blobs:
+                self._known.put(digest, True)
 
     @staticmethod
     def _check_stamp(revision: Revision) -> None:

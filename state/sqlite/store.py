@@ -84,8 +84,9 @@ class SQLiteStore(SQLiteCore, StateStore):
         """Append ``revision`` if the head is still ``expected_rev`` (compare-and-set
         inside the write transaction, so concurrent processes cannot both win).
         """
-        self._check_stamp(revision)
         sid = revision.sid
+        if revision.state.sid != sid:
+            self._check_stamp(revision)
         if revision.rev != expected_rev + 1 or revision.parent_rev != expected_rev:
             self._session(sid)
             raise RevConflict(
@@ -98,7 +99,7 @@ class SQLiteStore(SQLiteCore, StateStore):
             raise RevConflict(f"expected_rev {expected_rev} is ahead of the head", sid=sid,
                               expected=expected_rev) from exc
         encoded = encode_revision(revision, parent, self.snapshot_every)
-        blobs = self._new_blobs(encoded)
+        blobs = self._new_blobs(encoded) if encoded.blobs else None
         params = ((session << 32) + revision.rev, *bound(encoded.row))
 
         def conflict(c: sqlite3.Connection) -> RevConflict | UnknownSession:
