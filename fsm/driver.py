@@ -12,9 +12,8 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from fsm.bindings import DEFAULT_BINDINGS, Binding
 from fsm.errors import (
@@ -34,6 +33,7 @@ from fsm.limits import (
     seconds_left,
 )
 from fsm.machine import DEFAULT_MACHINE, Machine, MachineDef
+from fsm.step import StepResult, ToolSession, ToolsFactory, iso
 from skills.context import Clock, SeqIds, SkillContext, SystemClock, ToolCall
 from skills.envelope import Envelope
 from state.errors import RevConflict
@@ -42,51 +42,6 @@ from state.rollback import entry_state, rewind_revision, tools_restored
 from state.store import StateStore
 
 __all__ = ["Driver", "StepResult", "ToolSession", "ToolsFactory", "iso"]
-
-
-class ToolSession(Protocol):
-    """A per-step tool caller that also reports what it did."""
-
-    calls: list[ToolCall]
-    events: list[dict[str, Any]]
-    policy_state: dict[str, Any]
-
-    def call(
-        self, tool: str, args: Mapping[str, Any], *, call_id: str | None = None,
-        key: str | None = None,
-    ) -> ToolCall: ...
-
-
-#: Builds the tool session for one step from the session state and the clock.
-ToolsFactory = Callable[[SessionState, Clock], ToolSession]
-
-
-def iso(ts: datetime) -> str:
-    """The one timestamp format in revisions and records (always with microseconds)."""
-    # The plain call is a quarter cheaper and only drops the fraction when it is zero.
-    return ts.isoformat() if ts.microsecond else ts.isoformat(timespec="microseconds")
-
-
-@dataclass
-class StepResult:
-    """What one step did: the envelope, and the revision if one was committed."""
-
-    sid: str
-    before: str
-    after: str
-    skill: str | None
-    envelope: Envelope
-    revision: Revision | None
-    input: dict[str, Any] = field(default_factory=dict)
-    calls: list[ToolCall] = field(default_factory=list)
-    ts: str = ""
-    #: The commit lost its compare-and-set: another writer moved the head first.
-    lost_race: bool = False
-
-    @property
-    def committed(self) -> bool:
-        """Whether the step landed a revision."""
-        return self.revision is not None
 
 
 class Driver:

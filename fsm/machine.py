@@ -8,17 +8,14 @@ transitions, so an illegal move raises :class:`IllegalTransition`.
 
 from __future__ import annotations
 
-import functools
-import threading
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from transitions import Machine as _Machine
-from transitions import Event, MachineError, State, Transition
-from transitions.core import EventData
+from transitions import MachineError
 
 from fsm.errors import IllegalTransition, MachineDefinitionError
+from fsm.firing import build_engine, cached_engine, trigger_name
 
 __all__ = [
     "DEFAULT_MACHINE",
@@ -151,132 +148,19 @@ def _reachable(start: str, edges: Iterable[tuple[str, str]]) -> set[str]:
     return seen
 
 
-class _State(State):
-    """A ``transitions`` state that skips its callback plumbing (two log calls and an
-    empty callback loop each way) when it has no callbacks: none are ever registered
-    here, and a move is then only the model's state changing.
-    """
-
-    def enter(self, event_data: EventData) -> None:
-        if self.on_enter:
-            State.enter(self, event_data)
-
-    def exit(self, event_data: EventData) -> None:
-        if self.on_exit:
-            State.exit(self, event_data)
-
-
-class _Transition(Transition):
-    """A ``transitions`` transition that, when it and its machine have no callbacks or
-    conditions (always, here), goes straight to the state change: the same outcome
-    without four empty callback loops and four log calls. Otherwise the stock path.
-    """
-
-    def execute(self, event_data: EventData) -> bool:
-        machine = event_data.machine
-        if (self.prepare or self.conditions or self.before or self.after or not self.dest
-                or machine.before_state_change or machine.after_state_change):
-            return bool(Transition.execute(self, event_data))
-        self._change_state(event_data)
-        return True
-
-    def _change_state(self, event_data: EventData) -> None:
-        # ``Transition._change_state`` of transitions 0.9 with the states looked up once
-        # by name (this machine's states are plain strings): exit the source, set the
-        # model, enter the destination, run the final-state callbacks.
-        machine = event_data.machine
-        states = machine.states
-        assert self.dest is not None  # only called for transitions with a destination
-        dest = states[self.dest]
-        states[self.source].exit(event_data)
-        machine.set_state(dest, event_data.model)
-        event_data.state = dest
-        dest.enter(event_data)
-        if dest.final:
-            machine.callbacks(machine.on_final, event_data)
-
-
-class _Event(Event):
-    """A ``transitions`` event whose machine has no prepare, finalize or exception
-    callbacks (always, here) runs its transitions without those empty loops and their
-    log call; with any of them, the stock path. What it does is ``Event._trigger`` and
-    ``Event._process`` of transitions 0.9 otherwise: find the model's state, refuse an
-    invalid source, execute the first transition that succeeds.
-    """
-
-    def _trigger(self, event_data: EventData) -> bool:
-        machine = self.machine
-        if machine.prepare_event or machine.finalize_event or machine.on_exception:
-            return bool(Event._trigger(self, event_data))
-        event_data.state = state = machine.get_model_state(event_data.model)
-        if self._is_valid_source(state):
-            for trans in self.transitions[state.name]:
-                event_data.transition = trans
-                if trans.execute(event_data):
-                    event_data.result = True
-                    break
-        return bool(event_data.result)
-
-
-class _TMachine(_Machine):
-    """``transitions.Machine`` with the three classes above: every move is still fired
-    through the machine's event (``Event.trigger``, ``Machine._process``, the
-    transition's ``_change_state``), which stays the engine of record.
-    """
-
-    event_cls = _Event
-    state_cls = _State
-    transition_cls = _Transition
-
-
-class _Model:
-    """The object ``transitions`` moves; one per façade, re-positioned per move."""
-
-    state: str
-
-
-@dataclass
-class _Engine:
-    """The ``transitions`` machine of one definition, shared by all its façades."""
-
-    tm: _TMachine
-    model: _Model
-    firing: threading.Lock
-
-
-def _build_engine(definition: MachineDef) -> _Engine:
-    definition.validate()
-    model = _Model()
-    tm = _TMachine(
-        model=model,
-        states=list(definition.names),
-        initial=definition.initial,
-        auto_transitions=False,
-        ignore_invalid_triggers=False,
-    )
-    for src, dst in definition.transitions:
-        tm.add_transition(trigger=_trigger(dst), source=src, dest=dst)
-    return _Engine(tm, model, threading.Lock())
-
-
-# Definitions are frozen values: check and build each once per process (a replay or a
-# test builds a driver per session; this keeps that cheap).
-_cached_engine = functools.lru_cache(maxsize=64)(_build_engine)
-
-
 class Machine:
     """A validated machine. ``move(src, dst)`` fires the ``transitions`` trigger or raises."""
 
     def __init__(self, definition: MachineDef) -> None:
         try:
-            engine = _cached_engine(definition)
+            engine = cached_engine(definition)
         except TypeError:  # unhashable (lists where tuples belong): build a private one
-            engine = _build_engine(definition)
+            engine = build_engine(definition)
         self.definition = definition
         self._model, self._tm = engine.model, engine.tm
         self._allowed = frozenset(definition.transitions)
         self._names = frozenset(definition.names)
-        self._events = {dst: engine.tm.events.get(_trigger(dst)) for dst in definition.names}
+        self._events = {dst: engine.tm.events.get(trigger_name(dst)) for dst in definition.names}
         self._firing = engine.firing
 
     def can(self, src: str, dst: str) -> bool:
@@ -302,7 +186,7 @@ class Machine:
                 self._tm.set_state(src, model=model)
             try:
                 if event is None:  # no move leads to ``dst``: what the trigger would say
-                    raise AttributeError(_trigger(dst))
+                    raise AttributeError(trigger_name(dst))
                 # The event the model's trigger method looks up, fired directly.
                 event.trigger(model)
             except (MachineError, AttributeError) as exc:
@@ -313,10 +197,6 @@ class Machine:
                 ) from exc
             landed: str = self._model.state
         return landed
-
-
-def _trigger(dst: str) -> str:
-    return f"to__{dst}"
 
 
 def mermaid(definition: MachineDef) -> str:
