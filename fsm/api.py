@@ -58,7 +58,11 @@ class MemoryInput(BaseIO):
 
     def ok(self, to: str, **data: Any) -> Envelope:
         """Success, moving to ``to``; ``data`` is merged into the session's memory."""
-        return Envelope.ok(data, rev=self.st.rev + 1, fsm=to)
+        # What ``Envelope.ok`` builds, without its checks: keyword arguments are a fresh
+        # dict with string keys, so ``d`` is already what validation would accept.
+        data.pop("sp", None)
+        data["sp"] = {"rev": self.st.rev + 1, "fsm": to}
+        return trusted(Envelope, {"s": "ok", "d": data, "e": None, "rb": "none"})
 
     def error(self, code: str, msg: str, *, rb: Rollback = "none") -> Envelope:
         """An expected failure (``rb``: what to roll back)."""
@@ -102,10 +106,14 @@ def _memory_model(inp: dict[str, Any]) -> MemoryInput:
                                  "st": trusted(StRef, inp["st"])})
 
 
+def _memory_patch(state: SessionState, d: dict[str, Any], to: str) -> dict[str, Any]:
+    return {"memory": {**state.memory, **d}} if d else {}
+
+
 def _memory_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
     if not d:
         return state
-    return trusted_state(SessionState, {**state.__dict__, "memory": {**state.memory, **d}})
+    return trusted_state(SessionState, {**state.__dict__, **_memory_patch(state, d, to)})
 
 
 def memory_skill_binding(sk: Skill[Any, Any]) -> Binding:
@@ -113,7 +121,7 @@ def memory_skill_binding(sk: Skill[Any, Any]) -> Binding:
     st}``; ``d`` (without ``sp``) merged into ``memory``.
     """
     build = _memory_model if sk.input_model is MemoryInput else None
-    return Binding(sk, _memory_in, _memory_apply, build)
+    return Binding(sk, _memory_in, _memory_apply, build, _memory_patch)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ __all__ = [
 ToInput = Callable[[SessionState, dict[str, Any]], dict[str, Any]]
 Apply = Callable[[SessionState, dict[str, Any], str], SessionState]
 Build = Callable[[dict[str, Any]], Any]
+Patch = Callable[[SessionState, dict[str, Any], str], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -39,12 +40,18 @@ class Binding:
     ``build`` (optional) makes the skill's input model from ``to_input``'s dict without
     validating it, for bindings whose input holds only values of the (already valid)
     state and the engine's ``st``; without it the skill validates its input as usual.
+
+    ``patch`` (optional) is ``apply`` as the fields it changes (``{field: value}``, each
+    value already valid): the driver then builds the step's one new state from the
+    parent, the patch and its own fields, instead of a state from ``apply`` and a copy
+    of it. With a patch, ``apply(state, d, to)`` must equal the state with those fields.
     """
 
     skill: Skill[Any, Any]
     to_input: ToInput
     apply: Apply
     build: Build | None = None
+    patch: Patch | None = None
 
 
 def memory_binding(skill: Skill[Any, Any]) -> Binding:

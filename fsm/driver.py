@@ -12,9 +12,8 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from fsm.bindings import DEFAULT_BINDINGS, Binding
 from fsm.errors import (
@@ -34,57 +33,15 @@ from fsm.limits import (
     seconds_left,
 )
 from fsm.machine import DEFAULT_MACHINE, Machine, MachineDef
+from fsm.step import StepResult, ToolSession, ToolsFactory, iso
 from skills.context import Clock, SeqIds, SkillContext, SystemClock, ToolCall
 from skills.envelope import Envelope
 from state.errors import RevConflict
-from state.model import RetryState, Revision, SessionState, trusted
+from state.model import RetryState, Revision, SessionState, new_state, trusted
 from state.rollback import entry_state, rewind_revision, tools_restored
 from state.store import StateStore
 
 __all__ = ["Driver", "StepResult", "ToolSession", "ToolsFactory", "iso"]
-
-
-class ToolSession(Protocol):
-    """A per-step tool caller that also reports what it did."""
-
-    calls: list[ToolCall]
-    events: list[dict[str, Any]]
-    policy_state: dict[str, Any]
-
-    def call(
-        self, tool: str, args: Mapping[str, Any], *, call_id: str | None = None,
-        key: str | None = None,
-    ) -> ToolCall: ...
-
-
-#: Builds the tool session for one step from the session state and the clock.
-ToolsFactory = Callable[[SessionState, Clock], ToolSession]
-
-
-def iso(ts: datetime) -> str:
-    """The one timestamp format in revisions and records (always with microseconds)."""
-    # The plain call is a quarter cheaper and only drops the fraction when it is zero.
-    return ts.isoformat() if ts.microsecond else ts.isoformat(timespec="microseconds")
-
-
-@dataclass
-class StepResult:
-    """What one step did: the envelope, and the revision if one was committed."""
-
-    sid: str
-    before: str
-    after: str
-    skill: str | None
-    envelope: Envelope
-    revision: Revision | None
-    input: dict[str, Any] = field(default_factory=dict)
-    calls: list[ToolCall] = field(default_factory=list)
-    ts: str = ""
-
-    @property
-    def committed(self) -> bool:
-        """Whether the step landed a revision."""
-        return self.revision is not None
 
 
 class Driver:
@@ -114,6 +71,9 @@ class Driver:
         self.bindings = bindings
         self._finals = machine.finals
         self._specs = {spec.name: spec for spec in machine.states}
+        # (skill name, binding) of each state that runs a skill, filled as states are
+        # first stepped (the default bindings import a skill's module on first use).
+        self._bound: dict[str, tuple[str, Binding]] = {}
         self.tools = tools
         self.clock: Clock = clock or SystemClock()
         self.new_sid = new_sid or (lambda: uuid.uuid4().hex[:12])
@@ -141,9 +101,8 @@ class Driver:
         initial = self.definition.initial
         now = self.clock.now()
         # The claim and config come from outside: validated here, once.
-        state = SessionState(sid=sid, claim=claim, fsm=initial, entry_rev=0,
-                             config=dict(config or {}),
-                             runtime=initial_runtime(config or {}, now))
+        state = new_state(sid, claim, initial, dict(config or {}),
+                          initial_runtime(config or {}, now))
         first = trusted(Revision, {
             "sid": sid, "rev": 0, "parent_rev": None, "fsm": initial, "skill": None,
             "envelope": None, "state": state, "ts": iso(now),
@@ -154,22 +113,35 @@ class Driver:
         return self.store.create(first)
 
     def run(self, sid: str, *, max_steps: int = 1000) -> Revision:
-        """Step until a final state, an uncommitted failure, or ``max_steps``."""
+        """Step until a final state, an uncommitted failure, or ``max_steps``.
+
+        The head is read once; after that, the revision a step committed is the next
+        head (its compare-and-set has just shown it is). If another writer moved the
+        session on in between, the next commit loses its compare-and-set: the head is
+        then read again and that step run once more from it.
+        """
         finals = self._finals
+        head_of = self.store.head
+        head = head_of(sid)
+        fresh = True
         for _ in range(max_steps):
-            head = self.store.head(sid)
             if head.fsm in finals:
                 return head
-            wait = 0.0 if head.state.retry is None else self._retry_wait(head)
-            left = seconds_left(head.state, self.clock.now()) if wait > 0 else None
-            if left is not None:  # never sleep past the session's deadline
-                wait = min(wait, max(0.0, left))
-            if wait > 0:
-                self.sleep(wait)
-            result = self._step(head)  # the head just read: one store read per step
-            if not result.committed:
-                return self.store.head(sid)
-        return self.store.head(sid)
+            if head.state.retry is not None:
+                wait = self._retry_wait(head)
+                left = seconds_left(head.state, self.clock.now()) if wait > 0 else None
+                if left is not None:  # never sleep past the session's deadline
+                    wait = min(wait, max(0.0, left))
+                if wait > 0:
+                    self.sleep(wait)
+            result = self._step(head)
+            if result.revision is not None:
+                head, fresh = result.revision, False
+            elif result.lost_race and not fresh:
+                head, fresh = head_of(sid), True
+            else:
+                return head_of(sid)
+        return head_of(sid)
 
     def rollback(self, sid: str, to: int, *, reopen: bool = False) -> Revision:
         """Rewind: commit a new head equal to revision ``to`` (history is kept).
@@ -199,44 +171,40 @@ class Driver:
 
     def _step(self, head: Revision) -> StepResult:
         sid, state, fsm = head.sid, head.state, head.fsm
-        if fsm in self._finals:
-            raise SessionFinished(f"session {sid} is in final state {fsm}", sid=sid, fsm=fsm)
-        if fsm not in self._specs:
-            raise MachineMismatch(
-                f"session {sid} is in state {fsm}, which machine {self.definition.name!r} does "
-                "not have (was it started by another machine? drive it with that one)",
-                sid=sid, fsm=fsm)
-        now = self.clock.now()
-        ts = iso(now)
+        bound = self._bound.get(fsm)
+        if bound is None:
+            bound = self._bind(sid, fsm)
+        name, binding = bound
+        clock = self.clock
+        now = clock.now()
+        ts = now.isoformat() if now.microsecond else iso(now)  # iso(now), one call fewer
         # Past the session's deadline: run nothing. (No runtime, no deadline.)
         expired = deadline_envelope(state, now) if state.runtime else None
         if expired is None and state.retry is not None and self._retry_wait(head, now) > 0:
             assert state.retry is not None
             env = Envelope.retry("RETRY_NOT_DUE", f"next attempt at {state.retry.next_at}")
             return self._report(StepResult(sid, fsm, fsm, None, env, None, ts=ts))
-        spec = self._specs[fsm]
-        assert spec.skill is not None  # validated: non-final states bind a skill
-        binding = self.bindings[spec.skill]
-        st = {"sid": sid, "rev": head.rev, "fsm": fsm}
-        tools = self.tools(state, self.clock) if self.tools else None
-        ctx = SkillContext(clock=self.clock, ids=SeqIds(), tools=tools)
+        tools = self.tools(state, clock) if self.tools else None
+        ctx = SkillContext(clock, SeqIds(), tools)
         try:
-            inp = binding.to_input(state, st)
+            inp = binding.to_input(state, {"sid": sid, "rev": head.rev, "fsm": fsm})
             model = inp if binding.build is None else binding.build(inp)
         except Exception as exc:  # a binding bug: report, touch nothing
-            env = Envelope.error("INTERNAL", f"{spec.skill} input: {type(exc).__name__}: {exc}")
-            return self._report(StepResult(sid, fsm, fsm, spec.skill, env, None, ts=ts))
+            env = Envelope.error("INTERNAL", f"{name} input: {type(exc).__name__}: {exc}")
+            return self._report(StepResult(sid, fsm, fsm, name, env, None, ts=ts))
         env = expired or binding.skill.run(model, ctx)
-        calls = list(tools.calls) if tools else []
-        events = list(tools.events) if tools else []
-        if calls:  # whole calls, results included, so `claimfsm export` can rebuild a record
-            events.append({"type": "ToolCalls",
-                           "calls": [c.model_dump(mode="json") for c in calls]})
+        calls: list[ToolCall] = []
+        events: list[dict[str, Any]] = []
+        if tools is not None:
+            calls, events = list(tools.calls), list(tools.events)
+            if calls:  # whole calls, results included, so `claimfsm export` can rebuild a record
+                events.append({"type": "ToolCalls",
+                               "calls": [c.model_dump(mode="json") for c in calls]})
         limit = expired or (limit_envelope(calls) if calls else None)
         if limit is not None and limit.e is not None:  # the session's deadline or budget ran out
             events.append({"type": "LimitExceeded", "code": limit.e.code, "msg": limit.e.msg})
             env = limit
-        result = StepResult(sid, fsm, fsm, spec.skill, env, None, inp, calls, ts)
+        result = StepResult(sid, fsm, fsm, name, env, None, inp, calls, ts)
         if env.e is not None and env.e.code == "INTERNAL":
             return self._report(result)
         try:
@@ -249,23 +217,36 @@ class Driver:
             return self._report(result)
         except Exception as exc:  # an apply bug: report, touch nothing
             result.envelope = Envelope.error(
-                "INTERNAL", f"{spec.skill} apply: {type(exc).__name__}: {exc}"
+                "INTERNAL", f"{name} apply: {type(exc).__name__}: {exc}"
             )
             return self._report(result)
         # Every field is the engine's own, each checked above: built without validation.
         rev = trusted(Revision, {
             "sid": sid, "rev": head.rev + 1, "parent_rev": head.rev, "fsm": after,
-            "skill": spec.skill, "envelope": env.to_dict(), "state": new_state, "ts": ts,
+            "skill": name, "envelope": env.to_dict(), "state": new_state, "ts": ts,
             "events": events,
         })
         try:
-            committed = self.store.commit(rev, expected_rev=head.rev)
+            result.revision = self.store.commit(rev, expected_rev=head.rev)
         except RevConflict as exc:
             result.envelope = Envelope.error("REV_CONFLICT", exc.msg)
+            result.lost_race = True
             return self._report(result)
         result.after = after
-        result.revision = committed
-        return self._report(result)
+        return result if self.on_step is None else self._report(result)
+
+    def _bind(self, sid: str, fsm: str) -> tuple[str, Binding]:
+        if fsm in self._finals:
+            raise SessionFinished(f"session {sid} is in final state {fsm}", sid=sid, fsm=fsm)
+        spec = self._specs.get(fsm)
+        if spec is None:
+            raise MachineMismatch(
+                f"session {sid} is in state {fsm}, which machine {self.definition.name!r} does "
+                "not have (was it started by another machine? drive it with that one)",
+                sid=sid, fsm=fsm)
+        assert spec.skill is not None  # validated: non-final states bind a skill
+        bound = self._bound[fsm] = (spec.skill, self.bindings[spec.skill])
+        return bound
 
     def _report(self, result: StepResult) -> StepResult:
         if self.on_step is not None:
@@ -301,15 +282,19 @@ class Driver:
             if rev != head.rev + 1:
                 raise _StaleRev(f"sp.rev is {rev}, expected head+1 = {head.rev + 1}")
             self.machine.fire(fsm, to)
-            new = binding.apply(state, env.data, to)
             update: dict[str, Any] = {"fsm": to, "retry": None, "error": None,
                                       "runtime": runtime}
             if tools is not None:
                 update["policy"] = dict(tools.policy_state)
             if to != fsm:
                 update["entry_rev"] = head.rev + 1
+            patch = binding.patch
+            if patch is not None:  # the binding's fields and the driver's: one new state
+                fields = {**state.__dict__, **patch(state, env.data, to), **update}
+            else:
+                fields = {**binding.apply(state, env.data, to).__dict__, **update}
             # ``model_copy(update=...)`` without its copies: the values are the driver's.
-            return trusted(SessionState, {**new.__dict__, **update}), to, events
+            return trusted(SessionState, fields), to, events
         assert env.e is not None
         code, msg = env.e.code, env.e.msg
         if env.rb == "state":

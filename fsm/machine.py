@@ -8,16 +8,14 @@ transitions, so an illegal move raises :class:`IllegalTransition`.
 
 from __future__ import annotations
 
-import functools
-import threading
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from transitions import Machine as _TMachine
 from transitions import MachineError
 
 from fsm.errors import IllegalTransition, MachineDefinitionError
+from fsm.firing import build_engine, cached_engine, trigger_name
 
 __all__ = [
     "DEFAULT_MACHINE",
@@ -150,54 +148,19 @@ def _reachable(start: str, edges: Iterable[tuple[str, str]]) -> set[str]:
     return seen
 
 
-class _Model:
-    """The object ``transitions`` moves; one per façade, re-positioned per move."""
-
-    state: str
-
-
-@dataclass
-class _Engine:
-    """The ``transitions`` machine of one definition, shared by all its façades."""
-
-    tm: _TMachine
-    model: _Model
-    firing: threading.Lock
-
-
-def _build_engine(definition: MachineDef) -> _Engine:
-    definition.validate()
-    model = _Model()
-    tm = _TMachine(
-        model=model,
-        states=list(definition.names),
-        initial=definition.initial,
-        auto_transitions=False,
-        ignore_invalid_triggers=False,
-    )
-    for src, dst in definition.transitions:
-        tm.add_transition(trigger=_trigger(dst), source=src, dest=dst)
-    return _Engine(tm, model, threading.Lock())
-
-
-# Definitions are frozen values: check and build each once per process (a replay or a
-# test builds a driver per session; this keeps that cheap).
-_cached_engine = functools.lru_cache(maxsize=64)(_build_engine)
-
-
 class Machine:
     """A validated machine. ``move(src, dst)`` fires the ``transitions`` trigger or raises."""
 
     def __init__(self, definition: MachineDef) -> None:
         try:
-            engine = _cached_engine(definition)
+            engine = cached_engine(definition)
         except TypeError:  # unhashable (lists where tuples belong): build a private one
-            engine = _build_engine(definition)
+            engine = build_engine(definition)
         self.definition = definition
         self._model, self._tm = engine.model, engine.tm
         self._allowed = frozenset(definition.transitions)
         self._names = frozenset(definition.names)
-        self._events = {dst: engine.tm.events.get(_trigger(dst)) for dst in definition.names}
+        self._events = {dst: engine.tm.events.get(trigger_name(dst)) for dst in definition.names}
         self._firing = engine.firing
 
     def can(self, src: str, dst: str) -> bool:
@@ -223,7 +186,7 @@ class Machine:
                 self._tm.set_state(src, model=model)
             try:
                 if event is None:  # no move leads to ``dst``: what the trigger would say
-                    raise AttributeError(_trigger(dst))
+                    raise AttributeError(trigger_name(dst))
                 # The event the model's trigger method looks up, fired directly.
                 event.trigger(model)
             except (MachineError, AttributeError) as exc:
@@ -234,10 +197,6 @@ class Machine:
                 ) from exc
             landed: str = self._model.state
         return landed
-
-
-def _trigger(dst: str) -> str:
-    return f"to__{dst}"
 
 
 def mermaid(definition: MachineDef) -> str:

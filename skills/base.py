@@ -125,14 +125,15 @@ class Skill(Generic[InT, OutT]):
 
     def run(self, raw: bytes | str | Mapping[str, Any] | InT, ctx: SkillContext) -> Envelope:
         """Parse (unless already a model), call the handler, never raise."""
-        if isinstance(raw, BaseModel):
-            inp: InT | Envelope = raw
-        else:
-            inp = self.parse(raw)
-        if isinstance(inp, Envelope):
-            return inp
+        # The engine passes its own input model: an exact type check answers first
+        # (``isinstance`` on a pydantic model class goes through ABCMeta's machinery).
+        if type(raw) is not self.input_model:
+            inp: InT | Envelope = raw if isinstance(raw, BaseModel) else self.parse(raw)
+            if isinstance(inp, Envelope):
+                return inp
+            raw = inp
         try:
-            return self.handler(inp, ctx)
+            return self.handler(raw, ctx)
         except Exception as exc:  # a bug in a skill must not take the engine down
             return Envelope.error(
                 "INTERNAL", f"{self.name}: {type(exc).__name__}: {exc}", rb="none"

@@ -26,9 +26,15 @@ __all__ = [
 Status = Literal["ok", "error", "retry"]
 Rollback = Literal["none", "state", "tools"]
 M = TypeVar("M", bound=BaseModel)
-_FIELDS_SET: dict[type[BaseModel], set[str]] = {}
-_setattr = object.__setattr__
+# Per model class: its fields-set and whether the model is frozen. Frozen models share
+# one (they never add to it in place: ``model_copy`` copies it first); others get a copy.
+_SHARED: dict[type[BaseModel], tuple[set[str], bool]] = {}
 _new = object.__new__
+# BaseModel's slot setters, called directly: a third cheaper than ``object.__setattr__``.
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def trusted(cls: type[M], values: dict[str, Any]) -> M:
@@ -38,17 +44,15 @@ def trusted(cls: type[M], values: dict[str, Any]) -> M:
     ``values`` must hold every field with the right types and nested models built; the
     dict becomes the model's own. Data from outside goes through ``model_validate``.
     """
-    every = _FIELDS_SET.get(cls)
-    if every is None:
-        every = _FIELDS_SET[cls] = set(cls.model_fields)
+    known = _SHARED.get(cls)
+    if known is None:
+        known = _SHARED[cls] = (set(cls.model_fields), bool(cls.model_config.get("frozen")))
+    every, frozen = known
     obj = _new(cls)
-    _setattr(obj, "__dict__", values)
-    # Frozen models never add to their fields-set in place (``model_copy`` copies it
-    # first), so they can share one; others get their own.
-    _setattr(obj, "__pydantic_fields_set__",
-             every if cls.model_config.get("frozen") else every.copy())
-    _setattr(obj, "__pydantic_extra__", None)
-    _setattr(obj, "__pydantic_private__", None)
+    _set_dict(obj, values)
+    _set_fields(obj, every if frozen else every.copy())
+    _set_extra(obj, None)
+    _set_private(obj, None)
     return obj
 
 

@@ -90,11 +90,12 @@ def like_pattern(text: str) -> str:
 
 
 def sql_filters(query: SummaryQuery, *, mark: str, like: str,
-                catalog: bool = True) -> tuple[str, list[Any]]:
+                lazy_claims: bool = False) -> tuple[str, list[Any]]:
     """The ``WHERE`` clause (or ``""``) and its parameters for a listing query over
     ``st_sessions s``, its head row ``r`` and the catalog ``c``. ``mark`` is the driver's
-    placeholder, ``like`` its case-insensitive match operator; ``catalog=False`` leaves
-    out the filters the catalog serves (claim text, verdict)."""
+    placeholder, ``like`` its case-insensitive match operator. With ``lazy_claims`` a
+    claim not in the catalog yet (NULL) passes the text filter, for the caller to check
+    once it has read it."""
     where: list[str] = []
     params: list[Any] = []
     if query.before is not None:
@@ -103,13 +104,14 @@ def sql_filters(query: SummaryQuery, *, mark: str, like: str,
     if query.fsm is not None:
         where.append(f"r.fsm = {mark}")
         params.append(query.fsm)
-    if catalog and query.verdict == "none":
+    if query.verdict == "none":
         where.append("c.verdict IS NULL")
-    elif catalog and query.verdict is not None:
+    elif query.verdict is not None:
         where.append(f"c.verdict = {mark}")
         params.append(query.verdict)
-    if catalog and query.q:
-        where.append(f"c.claim {like} {mark} ESCAPE '\\'")
+    if query.q:
+        test = f"c.claim {like} {mark} ESCAPE '\\'"
+        where.append(f"(c.claim IS NULL OR {test})" if lazy_claims else test)
         params.append(like_pattern(query.q))
     return (" WHERE " + " AND ".join(where) if where else ""), params
 

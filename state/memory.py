@@ -53,8 +53,9 @@ class MemoryStore(StateStore):
 
     def commit(self, revision: Revision, *, expected_rev: int) -> Revision:
         """Append ``revision`` if the head is ``expected_rev`` (compare-and-set)."""
-        self._check_stamp(revision)
         sid = revision.sid
+        if revision.state.sid != sid:
+            self._check_stamp(revision)
         with self._lock:
             chain = self._chain(sid)
             head = len(chain) - 1

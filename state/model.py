@@ -16,13 +16,20 @@ __all__ = [
     "RetryState",
     "Revision",
     "SessionState",
+    "new_state",
     "trusted",
 ]
 
 M = TypeVar("M", bound=BaseModel)
-_FIELDS_SET: dict[type[BaseModel], set[str]] = {}
-_setattr = object.__setattr__
+# Per model class: its fields-set and whether the model is frozen. Frozen models share
+# one (they never add to it in place: ``model_copy`` copies it first); others get a copy.
+_SHARED: dict[type[BaseModel], tuple[set[str], bool]] = {}
 _new = object.__new__
+# BaseModel's slot setters, called directly: a third cheaper than ``object.__setattr__``.
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def trusted(cls: type[M], values: dict[str, Any]) -> M:
@@ -33,18 +40,17 @@ def trusted(cls: type[M], values: dict[str, Any]) -> M:
     the dict becomes the model's own. Anything that comes from outside (a skill's input
     from stdin, a record, a config file) goes through ``model_validate`` instead.
     """
-    every = _FIELDS_SET.get(cls)
-    if every is None:
-        every = _FIELDS_SET[cls] = set(cls.model_fields)
+    known = _SHARED.get(cls)
+    if known is None:
+        known = _SHARED[cls] = (set(cls.model_fields), bool(cls.model_config.get("frozen")))
+    every, frozen = known
     obj = _new(cls)
-    _setattr(obj, "__dict__", values)
-    # Frozen models never add to their fields-set in place (``model_copy`` copies it
-    # first), so they can share one; others get their own.
-    _setattr(obj, "__pydantic_fields_set__",
-             every if cls.model_config.get("frozen") else every.copy())
-    _setattr(obj, "__pydantic_extra__", None)
-    _setattr(obj, "__pydantic_private__", None)
+    _set_dict(obj, values)
+    _set_fields(obj, every if frozen else every.copy())
+    _set_extra(obj, None)
+    _set_private(obj, None)
     return obj
+
 
 # Fields that ``rb=tools`` restores (and only these): every trace of tool work.
 # ``runtime`` (rate buckets, budget, deadline) is left out on purpose: it measures what was
@@ -112,3 +118,32 @@ class Revision(_Frozen):
     state: SessionState
     ts: str
     events: list[dict[str, Any]] = Field(default_factory=list)
+
+
+# Each field's default: a factory for the containers (each state gets fresh ones, as
+# validation gives), a plain value otherwise (the required fields get theirs in new_state).
+_DEFAULTS: tuple[tuple[str, Any, Any], ...] = tuple(
+    (name, info.default_factory, None if info.is_required() else info.default)
+    for name, info in SessionState.model_fields.items()
+)
+
+def new_state(sid: str, claim: str, fsm: str, config: Any, runtime: dict[str, Any]) -> SessionState:
+    """A session's first state: ``SessionState(sid=..., claim=..., fsm=..., config=...,
+    runtime=...)``, every other field at its default.
+
+    ``sid``, ``claim`` and ``config`` come from outside: when they already are exactly what
+    validation accepts unchanged (``str``, ``str``, a ``dict`` with ``str`` keys), the
+    state is built from them and fresh defaults without running the validator; anything
+    else goes through it, so what was refused still is, with the same error. ``runtime``
+    is the engine's own.
+    """
+    if (type(sid) is str and type(claim) is str and type(fsm) is str and type(config) is dict
+            and all(type(k) is str for k in config)):
+        values: dict[str, Any] = {
+            name: default if factory is None else factory()
+            for name, factory, default in _DEFAULTS
+        }
+        values.update(sid=sid, claim=claim, fsm=fsm, config=dict(config), runtime=runtime)
+        return trusted(SessionState, values)
+    return SessionState(sid=sid, claim=claim, fsm=fsm, entry_rev=0, config=config,
+                        runtime=runtime)

@@ -225,3 +225,24 @@ def test_fork_starts_a_new_session_from_a_revision() -> None:
     assert forked.sid != sid and forked.rev == 1
     assert forked.state.memory == {"x": 1} and forked.state.sid == forked.sid
     assert d.store.head(sid).rev == 2
+
+
+def test_run_rereads_the_head_when_another_writer_moved_it() -> None:
+    # run() takes the revision it committed as the next head; when another writer
+    # commits in between, the next commit loses its compare-and-set, and run reads the
+    # head again and carries on from the other writer's revision.
+    store = MemoryStore()
+    other = make([ok("B", by="other")], store=store)
+    d = make([ok("A", by="run"), ok("B", by="run")], [ok("DONE", by="run")], store=store)
+    moved: list[int] = []
+
+    def interleave(result: Any) -> None:
+        if result.committed and not moved:
+            moved.append(other.step(result.sid).revision.rev)
+
+    d.on_step = interleave
+    head = d.run(d.start("c").sid)
+    history = store.history(head.sid)
+    assert moved == [2] and head.fsm == "DONE" and head.rev == 3
+    assert [r.rev for r in history] == [0, 1, 2, 3]
+    assert history[2].state.memory == {"by": "other"} and head.state.memory == {"by": "run"}

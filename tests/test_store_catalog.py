@@ -73,3 +73,23 @@ def test_postgres_database_from_before_the_catalog(pg_server: Any) -> None:
         assert [s.claim for s in store.summaries(SummaryQuery()).items] == [
             "claim 2\ufffd", "claim 1\ufffd", "claim 0\ufffd"]
         assert [s.sid for s in store.summaries(SummaryQuery(q="CLAIM 0")).items] == ["s0"]
+
+
+def test_steps_write_no_catalog_rows_listing_fills_claims(tmp_path: Path) -> None:
+    db = tmp_path / "lazy.db"
+    with SQLiteStore(db) as store:
+        for i in range(3):
+            state = make_state(f"s{i}", claim=f"claim {i}")
+            store.create(make_revision(f"s{i}", 0, state))
+            store.commit(make_revision(f"s{i}", 1, state.model_copy(update={"rounds": 1})),
+                         expected_rev=0)
+    rows = lambda: sqlite3.connect(db).execute(  # noqa: E731
+        "SELECT id, claim, verdict FROM st_catalog ORDER BY id").fetchall()
+    assert rows() == []  # creating and stepping sessions adds nothing to the file
+    with SQLiteStore(db, readonly=True) as view:
+        assert [s.claim for s in view.summaries(SummaryQuery(q="CLAIM 2")).items] == ["claim 2"]
+    assert rows() == []  # a read-only listing writes nothing
+    with SQLiteStore(db) as store:
+        assert [s.sid for s in store.summaries(SummaryQuery(limit=2)).items] == ["s2", "s1"]
+    # the rows the page read (its two, and the one that says there is a next page)
+    assert rows() == [(1, "claim 0", None), (2, "claim 1", None), (3, "claim 2", None)]

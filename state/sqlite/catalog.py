@@ -1,88 +1,124 @@
 """The SQLite side of the session catalog (:mod:`state.catalog`).
 
-``st_catalog`` (created with the other tables in :mod:`state.sqlite.db`) holds what a
-listing needs but a revision row does not carry as a column: the claim (written when a
-session is created or forked) and the head's verdict label (written by the commit that
-changes it, in the same transaction). The state and the last
-update come from the head row itself (``st_sessions.head`` -> ``st_revisions``), so a page
-is one indexed query, newest first by session id (keyset paging: no scan per page).
+A listing needs each session's claim, state, verdict, revision count and last update.
+The state and the last update are columns of the head row (``st_sessions.head`` ->
+``st_revisions``); ``st_catalog`` (created with the other tables in
+:mod:`state.sqlite.db`) holds the rest, written so that a step costs nothing extra:
 
-Files written before the catalog existed get the table on their first writable open; a
-session it does not list yet is read from its head once and added (or, read-only, just
-read).
+- the verdict label, by the commit that changes it (in the same transaction; a session
+  without a row has no verdict), so a step that leaves the verdict alone writes nothing;
+- the claim, filled by the first listing that shows the session (read from its revision
+  0, then written back when the store may write), so creating a session writes nothing
+  either and the file stays as small as it was.
+
+A page is one query over the sessions table newest first (keyset paging: ``s.id <
+before``), joined to each head row and the catalog by key. Files from before the catalog
+are marked when the table is added, and the first listing that may write reads their
+sessions' heads once for the verdicts; read-only, such a file is listed from the heads.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from state.catalog import (
     SessionSummary,
     SummaryPage,
     SummaryQuery,
     matches,
+    scan_summaries,
     sql_filters,
-    summary_of,
+    verdict_label,
 )
 from state.model import Revision
 
-__all__ = ["ADD_SESSION", "SET_VERDICT", "has_catalog", "list_page", "missing_ids"]
+__all__ = ["LABEL", "CatalogReader"]
 
-ADD_SESSION = "INSERT OR REPLACE INTO st_catalog (id, claim, verdict) VALUES (?, ?, ?)"
-SET_VERDICT = "UPDATE st_catalog SET verdict = ? WHERE id = ?"
-
+#: Set a session's verdict label (params: session id, label).
+LABEL = ("INSERT INTO st_catalog (id, verdict) VALUES (?, ?)"
+         " ON CONFLICT (id) DO UPDATE SET verdict = excluded.verdict")
+_CLAIM = ("INSERT INTO st_catalog (id, claim) VALUES (?, ?)"
+          " ON CONFLICT (id) DO UPDATE SET claim = excluded.claim")
 _PAGE = (
     "SELECT s.id, s.sid, s.head, r.fsm, r.ts, c.claim, c.verdict"
     " FROM st_sessions s JOIN st_revisions r ON r.k = (s.id << 32) | s.head"
     " LEFT JOIN st_catalog c ON c.id = s.id"
 )
-# A read-only file from before the catalog has no table to join.
-_PAGE_BARE = (
-    "SELECT s.id, s.sid, s.head, r.fsm, r.ts, NULL, NULL"
-    " FROM st_sessions s JOIN st_revisions r ON r.k = (s.id << 32) | s.head"
-)
 
-#: Reads a session's head by its sid (the store's own cached decoder).
-HeadReader = Callable[[str], Revision]
+Read = Callable[[Callable[[sqlite3.Connection], Any]], Any]
 
 
-def has_catalog(conn: sqlite3.Connection) -> bool:
-    """Whether the file has the catalog table (read-only files from before it do not)."""
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table'"
-                        " AND name='st_catalog'").fetchone() is not None
+@dataclass
+class CatalogReader:
+    """Listings for one store: ``read``/``write`` run a function on its connection,
+    ``head`` and ``first`` read a session's head and revision 0 (the store's cached
+    decoder), ``readonly`` says whether anything may be written back."""
+
+    read: Read
+    write: Read
+    head: Callable[[str], Revision]
+    first: Callable[[str], Revision]
+    sessions: Callable[[], Any]
+    readonly: bool
+    ready: bool = False
+
+    def page(self, query: SummaryQuery) -> SummaryPage:
+        """One page of ``query``."""
+        if not self.ready and not self._prepare():
+            return scan_summaries(self.sessions(), self.head, query)
+        where, params = sql_filters(query, mark="?", like="LIKE", lazy_claims=True)
+        sql = _PAGE + where + " ORDER BY s.id DESC"
+        filled: list[tuple[int, str]] = []
+
+        def run(c: sqlite3.Connection) -> list[SessionSummary]:
+            out: list[SessionSummary] = []
+            for seq, sid, rev, fsm, ts, claim, verdict in c.execute(sql, params):
+                if claim is None:
+                    claim = self.first(sid).state.claim
+                    filled.append((seq, claim))
+                summary = SessionSummary(seq=seq, sid=sid, claim=claim, fsm=fsm,
+                                         verdict=verdict, revisions=rev + 1, updated=ts)
+                if matches(query, summary):
+                    out.append(summary)
+                    if len(out) > query.limit:
+                        break
+            return out
+
+        items = self.read(run)
+        if filled and not self.readonly:
+            self.write(lambda c: c.executemany(_CLAIM, filled))
+        more = len(items) > query.limit
+        items = items[: query.limit]
+        return SummaryPage(items=items, next=items[-1].seq if more else None)
+
+    def _prepare(self) -> bool:
+        """Whether the catalog can serve listings (filling a marked old file once)."""
+        state = self.read(_state)
+        if state == "fill" and not self.readonly:
+            rows = []
+            for seq, sid in self.read(lambda c: c.execute(
+                    "SELECT id, sid FROM st_sessions ORDER BY id").fetchall()):
+                head = self.head(sid)
+                rows.append((seq, head.state.claim, verdict_label(head.state.verdict)))
+
+            def fill(c: sqlite3.Connection) -> None:
+                c.executemany("INSERT OR REPLACE INTO st_catalog (id, claim, verdict)"
+                              " VALUES (?, ?, ?)", rows)
+                c.execute("DELETE FROM st_meta WHERE key = 'catalog'")
+
+            self.write(fill)
+            state = "ok"
+        self.ready = state == "ok"
+        return self.ready
 
 
-def missing_ids(conn: sqlite3.Connection) -> list[tuple[int, str]]:
-    """Sessions the catalog does not list yet (files from before it existed)."""
-    if not has_catalog(conn):
-        return conn.execute("SELECT id, sid FROM st_sessions ORDER BY id").fetchall()
-    return conn.execute(
-        "SELECT s.id, s.sid FROM st_sessions s LEFT JOIN st_catalog c ON c.id = s.id"
-        " WHERE c.id IS NULL ORDER BY s.id"
-    ).fetchall()
-
-
-def list_page(conn: sqlite3.Connection, query: SummaryQuery, head: HeadReader,
-              complete: bool) -> SummaryPage:
-    """One page of ``query``. ``complete`` says every session is in the catalog, so the
-    claim and verdict filters can run in SQL; otherwise rows the catalog lacks are read
-    from their heads and filtered here."""
-    # LIKE is case-insensitive for ASCII only; ``matches`` below settles the rest.
-    where, params = sql_filters(query, mark="?", like="LIKE", catalog=complete)
-    base = _PAGE if complete or has_catalog(conn) else _PAGE_BARE
-    sql = base + where + " ORDER BY s.id DESC"
-    items: list[SessionSummary] = []
-    for seq, sid, rev, fsm, ts, claim, verdict in conn.execute(sql, params):
-        if claim is None:
-            summary = summary_of(seq, head(sid))
-        else:
-            summary = SessionSummary(seq=seq, sid=sid, claim=claim, fsm=fsm, verdict=verdict,
-                                     revisions=rev + 1, updated=ts)
-        if matches(query, summary):
-            items.append(summary)
-            if len(items) > query.limit:
-                break
-    more = len(items) > query.limit
-    items = items[: query.limit]
-    return SummaryPage(items=items, next=items[-1].seq if more else None)
+def _state(c: sqlite3.Connection) -> str:
+    # "ok", "fill" (sessions from before the catalog) or "absent" (a read-only old file).
+    if c.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='st_catalog'"
+                 ).fetchone() is None:
+        return "absent"
+    row = c.execute("SELECT value FROM st_meta WHERE key = 'catalog'").fetchone()
+    return "ok" if row is None else str(row[0])

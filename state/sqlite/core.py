@@ -16,6 +16,7 @@ from state import codec
 from state.codec import CodecError
 from state.errors import StoreError, UnknownRevision, UnknownSession
 from state.model import Revision
+from state.sqlite.catalog import CatalogReader
 from state.sqlite.db import (
     DURABILITY_MODES,
     CorruptStore,
@@ -89,7 +90,7 @@ class SQLiteCore:
             WriterQueue(self.path) if not readonly and self.path != ":memory:"
             else nullcontext())
         self._ids: dict[str, int] = {}
-        self._catalog_complete = False  # every session in st_catalog (checked once)
+        self._catalog: CatalogReader | None = None  # made by the first listing
         self._entries: Lru[tuple[str, int], Entry] = Lru(cache_size)
         self._blobs: Lru[str, bytes] = Lru(max(64, cache_size // 4))
         self._known: Lru[str, bool] = Lru(65536)
@@ -126,6 +127,11 @@ class SQLiteCore:
         with self._lock, self._queue:
             if self._closed:
                 raise StoreError("store is closed")
+            try:  # the first try without ``retrying``'s set-up: rarely busy in WAL mode
+                return fn(self._conn)
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
             return retrying(lambda: fn(self._conn), self._budget)
 
     def _session(self, sid: str) -> tuple[int, int]:
@@ -226,8 +232,9 @@ class SQLiteCore:
 
     def _remember(self, sid: str, encoded: Encoded) -> None:
         self._entries.put((sid, encoded.row[0]), encoded.entry)
-        for digest in encoded.blobs:
-            self._known.put(digest, True)
+        if encoded.blobs:
+            for digest in encoded.blobs:
+                self._known.put(digest, True)
 
     @staticmethod
     def _check_stamp(revision: Revision) -> None:

@@ -53,9 +53,10 @@ _SCHEMA = (
     # The head moves with every row inserted, inside the INSERT's own statement: a commit
     # is then one statement (its key is the compare-and-set) and one transaction. Files
     # written before the trigger existed get it on their first writable open.
-    # The catalog (claim, verdict label) of session listings: state/sqlite/catalog.py.
-    "CREATE TABLE IF NOT EXISTS st_catalog ("
-    " id INTEGER PRIMARY KEY, claim TEXT NOT NULL, verdict TEXT)",
+    # What session listings read without decoding (state/sqlite/catalog.py): a row per
+    # session that has a verdict (written by the commit that sets it) or has been listed
+    # (its claim, filled by the reader).
+    "CREATE TABLE IF NOT EXISTS st_catalog (id INTEGER PRIMARY KEY, claim TEXT, verdict TEXT)",
     f"CREATE TRIGGER IF NOT EXISTS {HEAD_TRIGGER} AFTER INSERT ON st_revisions BEGIN"
     " UPDATE st_sessions SET head = NEW.k & 4294967295"
     " WHERE id = NEW.k >> 32 AND head < NEW.k & 4294967295; END",
@@ -160,8 +161,14 @@ def init_schema(conn: sqlite3.Connection, budget: float) -> None:
     """Create the ``st_`` tables if missing; refuse a file of another schema version."""
 
     def create(c: sqlite3.Connection) -> None:
+        tables = {name for (name,) in c.execute(
+            "SELECT name FROM sqlite_master WHERE name IN ('st_sessions', 'st_catalog')")}
         for statement in _SCHEMA:
             c.execute(statement)
+        if tables == {"st_sessions"} and c.execute("SELECT 1 FROM st_sessions").fetchone():
+            # Sessions from before the catalog: their verdicts are read once, by the
+            # first listing that may write (state/sqlite/catalog.py).
+            c.execute("INSERT OR REPLACE INTO st_meta VALUES ('catalog', 'fill')")
         c.execute("INSERT OR IGNORE INTO st_meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         found = c.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone()[0]
         if found != SCHEMA_VERSION:

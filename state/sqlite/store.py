@@ -11,17 +11,22 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 
+import orjson
+
+from state import codec
 from state.catalog import SummaryPage, SummaryQuery, verdict_label
 from state.errors import RevConflict, UnknownRevision, UnknownSession
-from state.model import Revision
-from state.sqlite.catalog import ADD_SESSION, SET_VERDICT, list_page, missing_ids
+from state.model import Revision, SessionState, trusted
+from state.sqlite.catalog import LABEL, CatalogReader
 from state.sqlite.core import INSERT_BLOB, INSERT_ROW, SQLiteCore
 from state.sqlite.db import ChainBroken
 from state.sqlite.maintenance import compact_rows, prune_blobs, read_rows, restamp_rows, verify_rows
-from state.sqlite.rows import encode_revision, packed
+from state.sqlite.rows import INDEX, Entry, bound, encode_revision
 from state.store import ChainCheck, CompactReport, StateStore
 
 __all__ = ["SQLiteStore"]
+
+SID_INDEX = INDEX["sid"]
 
 
 def _taken(exc: sqlite3.IntegrityError) -> bool:
@@ -56,7 +61,7 @@ class SQLiteStore(SQLiteCore, StateStore):
         encoded = encode_revision(first, None, self.snapshot_every)
         blobs = self._new_blobs(encoded)
 
-        params = packed(encoded.row)
+        params = bound(encoded.row)
         label = verdict_label(first.state.verdict)
 
         def insert(c: sqlite3.Connection) -> int:
@@ -72,7 +77,8 @@ class SQLiteStore(SQLiteCore, StateStore):
             if blobs:
                 c.executemany(INSERT_BLOB, blobs)
             c.execute(INSERT_ROW, ((session << 32), *params))
-            c.execute(ADD_SESSION, (session, first.state.claim, label))
+            if label is not None:
+                c.execute(LABEL, (session, label))
             return session
 
         self._ids[sid] = self._write(insert)
@@ -83,8 +89,9 @@ class SQLiteStore(SQLiteCore, StateStore):
         """Append ``revision`` if the head is still ``expected_rev`` (compare-and-set
         inside the write transaction, so concurrent processes cannot both win).
         """
-        self._check_stamp(revision)
         sid = revision.sid
+        if revision.state.sid != sid:
+            self._check_stamp(revision)
         if revision.rev != expected_rev + 1 or revision.parent_rev != expected_rev:
             self._session(sid)
             raise RevConflict(
@@ -97,8 +104,8 @@ class SQLiteStore(SQLiteCore, StateStore):
             raise RevConflict(f"expected_rev {expected_rev} is ahead of the head", sid=sid,
                               expected=expected_rev) from exc
         encoded = encode_revision(revision, parent, self.snapshot_every)
-        blobs = self._new_blobs(encoded)
-        params = ((session << 32) + revision.rev, *packed(encoded.row))
+        blobs = self._new_blobs(encoded) if encoded.blobs else None
+        params = ((session << 32) + revision.rev, *bound(encoded.row))
         # The catalog follows the verdict in the same transaction; most steps leave the
         # verdict object as it was, so this is one identity test per commit.
         old, new = parent.revision.state.verdict, revision.state.verdict
@@ -124,7 +131,7 @@ class SQLiteStore(SQLiteCore, StateStore):
                     raise
                 raise conflict(c) from None
             if relabel:
-                c.execute(SET_VERDICT, (verdict_label(new), session))
+                c.execute(LABEL, (session, verdict_label(new)))
 
         if blobs or relabel or self._group is not None:
             self._write(insert)  # blobs and row in one transaction
@@ -158,22 +165,12 @@ class SQLiteStore(SQLiteCore, StateStore):
 
     def summaries(self, query: SummaryQuery) -> SummaryPage:
         """A page of session summaries from the catalog (one indexed query)."""
-        if not self._catalog_complete:
-            self._fill_catalog()
-        return self._read(lambda c: list_page(c, query, self.head, self._catalog_complete))
-
-    def _fill_catalog(self) -> None:
-        # Sessions of a file written before the catalog: read each head once and add it.
-        missing = self._read(missing_ids)
-        if missing and self.readonly:
-            return  # listed from their heads, page by page
-        rows = []
-        for session, name in missing:
-            head = self.head(name)
-            rows.append((session, head.state.claim, verdict_label(head.state.verdict)))
-        if rows:
-            self._write(lambda c: c.executemany(ADD_SESSION, rows))
-        self._catalog_complete = True
+        if self._catalog is None:
+            self._catalog = CatalogReader(
+                read=self._read, write=self._write, head=self.head,
+                first=lambda sid: self.get(sid, 0), sessions=self.sessions,
+                readonly=self.readonly)
+        return self._catalog.page(query)
 
     def fork(self, sid: str, at: int, new_sid: str) -> Revision:
         """Copy revisions ``0..at`` to ``new_sid``: rows re-stamped and re-hashed, blobs shared."""
@@ -181,26 +178,46 @@ class SQLiteStore(SQLiteCore, StateStore):
         if not 0 <= at <= head:
             raise UnknownRevision(f"session {sid!r} has no revision {at}", sid=sid, rev=at)
         rows = self._read(lambda c: read_rows(c, session, 0, at))
-        fork_point = self.get(sid, at)
         try:
             copies = restamp_rows(rows, sid, new_sid)
         except (ValueError, TypeError) as exc:
             raise ChainBroken(str(exc), sid=sid) from exc
+        params = [(r[0], *bound(r)) for r in copies]
 
         def insert(c: sqlite3.Connection) -> int:
-            if c.execute("SELECT 1 FROM st_sessions WHERE sid=?", (new_sid,)).fetchone():
-                raise RevConflict(f"session {new_sid!r} already exists", sid=new_sid)
-            target = c.execute(
-                "INSERT INTO st_sessions (sid, head) VALUES (?, ?)", (new_sid, at)
-            ).lastrowid
+            try:  # sid is UNIQUE: the insert itself says whether the session exists
+                target = c.execute(
+                    "INSERT INTO st_sessions (sid, head) VALUES (?, ?)", (new_sid, at)
+                ).lastrowid
+            except sqlite3.IntegrityError as exc:
+                if not _taken(exc):
+                    raise
+                raise RevConflict(f"session {new_sid!r} already exists", sid=new_sid) from None
             assert target is not None
-            c.executemany(INSERT_ROW, [((target << 32) + r[0], *packed(r)) for r in copies])
-            c.execute(ADD_SESSION, (target, fork_point.state.claim,
-                                    verdict_label(fork_point.state.verdict)))
+            c.executemany(INSERT_ROW, [((target << 32) + p[0], *p[1:]) for p in params])
+            if label is not None:
+                c.execute(LABEL, (target, label))
             return target
 
+        # The copy's newest revision is the source's with the sid re-stamped (its rows
+        # were just checked against their hashes): built from the source's entry, which
+        # is usually cached, instead of read back and decoded.
+        source = self._entry(sid, at, session)
+        label = verdict_label(source.revision.state.verdict)
         self._ids[new_sid] = self._write(insert)
-        return self.head(new_sid)
+        return self._restamped(source, new_sid, copies[-1][8])
+
+    def _restamped(self, source: Entry, new_sid: str, digest: bytes) -> Revision:
+        old = source.revision
+        state = trusted(SessionState, {**old.state.__dict__, "sid": new_sid})
+        revision = trusted(Revision, {**old.__dict__, "sid": new_sid, "state": state})
+        ebytes = list(source.ebytes)
+        ebytes[SID_INDEX] = orjson.dumps(new_sid)
+        digests = list(source.digests())
+        digests[SID_INDEX] = codec.field_digest("sid", ebytes[SID_INDEX])
+        self._entries.put((new_sid, old.rev), Entry(revision, digest, tuple(ebytes),
+                                                    tuple(digests)))
+        return revision
 
     # -- integrity and maintenance ----------------------------------------------------
 
