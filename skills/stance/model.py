@@ -180,9 +180,12 @@ class StanceModel:
         v = self.verdict
         if v is not None:
             head["verdict"] = {"features": list(v.features), "alpha": v.alpha, "l2": v.l2,
-                               "top": v.top, "embedder": v.embedder}
+                               "top": v.top, "embedder": v.embedder, "k": v.k}
             arrays = {"v_weights": v.weights, "v_bias": v.bias, "v_mean": v.mean,
-                      "v_scale": v.scale, "v_prior": v.prior}
+                      "v_scale": v.scale, "v_prior": v.prior,
+                      **{f"v_{name}": val for name, val in (
+                          ("bank", v.bank),
+                          ("bank_labels", v.bank_labels)) if val is not None}}
         blob = np.frombuffer(json.dumps(head, sort_keys=True).encode(), dtype=np.uint8)
         with open(path, "wb") as fh:
             np.savez(fh, head=blob, weights=self.weights, bias=self.bias, mean=self.mean,
@@ -222,8 +225,14 @@ def _read_head(z: Any, spec: Any, p: Path) -> VerdictHead | None:
     feats = tuple(spec["features"])
     if a["weights"].shape != (4, len(feats)) or a["prior"].shape != (4,):
         raise ModelError("BAD_MODEL", f"stance_model: {p}: verdict head does not match")
+    extra = {k: np.asarray(z["v_" + k], dtype=np.float64)
+             for k in ("bank", "bank_labels") if "v_" + k in z.files}
+    if (("bank" in extra) != ("bank_labels" in extra)
+            or len(extra.get("bank", ())) != len(extra.get("bank_labels", ()))):
+        raise ModelError("BAD_MODEL", f"stance_model: {p}: verdict head does not match")
     return VerdictHead(features=feats, alpha=float(spec["alpha"]), l2=float(spec["l2"]),
-                       top=int(spec["top"]), embedder=spec.get("embedder"), **a)
+                       top=int(spec["top"]), embedder=spec.get("embedder"),
+                       k=int(spec.get("k", 20)), **a, **extra)
 
 
 @functools.lru_cache(maxsize=8)

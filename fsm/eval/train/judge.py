@@ -303,7 +303,7 @@ def train(
     vhead = None
     if hd is not None and q_all is not None:
         h_all = head_matrix(hd, q_all)
-        hl2, alpha = choose_head(h_all, hd.y, fold_of)
+        hl2, alpha = choose_head(h_all, hd.y, fold_of, dim=hd.dim)
         vhead = fit_head(h_all, hd.y, hd, hl2, alpha)
     figures = {"cv_stance": cv_stance, "cv_verdict": cv_verdict, "cv_verdict_retrieved": cv_retr,
                "cv_verdict_head": cv_head}
