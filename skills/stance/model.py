@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from skills.stance.lexical import LABELS, Label
 from skills.stance.model_features import LEXICAL_FEATURES, lexical_features
+from skills.stance.rerank import Reranker, read_reranker, reranker_arrays
 from skills.stance.verdict_head import VerdictHead
 
 __all__ = [
@@ -144,6 +145,8 @@ class StanceModel:
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
     verdict: VerdictHead | None = None
     """The claim-level verdict head, when the model was trained with one."""
+    reranker: Reranker | None = None
+    """The evidence reranker EXTRACT applies, when the model was trained with one."""
 
     def probabilities(self, x: Array) -> Array:
         """``(n, 3)`` probabilities in :data:`skills.stance.lexical.LABELS` order."""
@@ -186,6 +189,8 @@ class StanceModel:
                       **{f"v_{name}": val for name, val in (
                           ("bank", v.bank),
                           ("bank_labels", v.bank_labels)) if val is not None}}
+        if self.reranker is not None:
+            arrays.update(reranker_arrays(self.reranker))
         blob = np.frombuffer(json.dumps(head, sort_keys=True).encode(), dtype=np.uint8)
         with open(path, "wb") as fh:
             np.savez(fh, head=blob, weights=self.weights, bias=self.bias, mean=self.mean,
@@ -206,6 +211,7 @@ def load_model(path: str | Path) -> StanceModel:
             arrays = {k: np.asarray(z[k], dtype=np.float64)
                       for k in ("weights", "bias", "mean", "scale")}
             verdict = _read_head(z, head.get("verdict"), p)
+            reranker = read_reranker(z, z.files)
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
         raise ModelError("BAD_MODEL", f"stance_model: cannot read {p}: {exc}") from exc
     feats = tuple(head["features"])
@@ -214,7 +220,7 @@ def load_model(path: str | Path) -> StanceModel:
     return StanceModel(features=feats, support_t=float(head["support_t"]),
                        refute_t=float(head["refute_t"]), embedder=head.get("embedder"),
                        top=int(head.get("top", 5)), meta=dict(head.get("meta") or {}),
-                       verdict=verdict, **arrays)
+                       verdict=verdict, reranker=reranker, **arrays)
 
 
 def _read_head(z: Any, spec: Any, p: Path) -> VerdictHead | None:

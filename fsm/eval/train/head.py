@@ -35,7 +35,7 @@ class HeadSpec:
     optional embedder (its ``name`` is written into the model file) and, with one, how
     many nearest training claims the neighbour features read (0: none)."""
 
-    top: int = 10
+    top: int = 20
     embedder: Embedder | None = None
     embedder_name: str | None = None
     neighbours: int = 20
