@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict
 
 from fsm.eval.data import CLAIM_LABELS, EVIDENCE_LABELS, Dataset
-from fsm.eval.metrics import ClassScores, RetrievalScores, classification
+from fsm.eval.metrics import classification
 from fsm.eval.train.head import HeadSpec, head_data, head_fold
+from fsm.eval.train.report import TrainReport
 from fsm.eval.train.rerank import train_reranker
 from fsm.eval.train.retrieved import TOPS, Retrieved
 from fsm.eval.train.softmax import Fit, fit_softmax
@@ -143,36 +143,6 @@ def choose_thresholds(
     ids = np.unique(group) if claims is None else np.sort(claims)
     _, st, rt = _best(p, group, gold, ids)
     return st, rt
-
-
-class TrainReport(BaseModel):
-    """What ``claimfsm train`` prints: the data, the CV figures, the model written."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    claims: int
-    pairs: int
-    folds: int
-    features: int
-    embedder: str | None
-    cv_stance: ClassScores
-    cv_verdict: ClassScores
-    cv_verdict_retrieved: ClassScores | None = None
-    """The verdict on the engine's own retrieved evidence (with ``--corpus``)."""
-    fold_thresholds: list[tuple[float, float]]
-    cv_verdict_head: ClassScores | None = None
-    """The claim-level head's verdict on the engine's retrieved evidence (held-out claims)."""
-    head_params: list[tuple[float, float]] = []
-    """The head's ``(l2, alpha)`` chosen in each fold (inner cross-validation)."""
-    head: tuple[float, float] | None = None
-    """The written head's ``(l2, alpha)``, or None when it has no head."""
-    head_embedder: str | None = None
-    cv_rerank: tuple[RetrievalScores, RetrievalScores] | None = None
-    """Retrieval before and after the evidence reranker (held-out claims), when trained."""
-    support_t: float
-    refute_t: float
-    top: int
-    out: str
 
 
 def _folds(n: int, k: int, seed: int) -> IntArray:
