@@ -6,11 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 np = pytest.importorskip("numpy")
 
+from fsm.cli.main import main  # noqa: E402
 from fsm.eval.data import read_dataset  # noqa: E402
 from fsm.eval.run import EVAL_CONFIG, open_engine  # noqa: E402
+from fsm.eval.seen import seen_claims  # noqa: E402
 from fsm.eval.train.head import HeadSpec  # noqa: E402
 from fsm.eval.train.judge import train  # noqa: E402
 from fsm.eval.train.retrieved import retrieve_for_training  # noqa: E402
@@ -102,3 +105,17 @@ def test_a_model_without_a_reranker_leaves_the_order(
     cached_model.cache_clear()
     claim = read_dataset(ds).claims[1].claim
     assert _evidence(corpus, claim, bare) == _evidence(corpus, claim, None)
+
+
+def test_eval_warns_when_the_model_was_trained_on_the_claims(
+    trained: tuple[Path, Path, Path],
+) -> None:
+    path, ds, corpus = trained
+    cached_model.cache_clear()
+    claims = [c.claim for c in read_dataset(ds).claims]
+    assert seen_claims(str(path), claims) == len(claims)
+    assert seen_claims(str(path), ["Penguins live mostly in the Southern Hemisphere."]) == 0
+    res = CliRunner().invoke(main, ["eval", str(ds), "--corpus", str(corpus),
+                                    "--stance-model", str(path), "--limit", "3"])
+    assert res.exit_code == 0, res.output
+    assert "warning: 3 of the 3 claims are in the model's training data" in res.output
