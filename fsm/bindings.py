@@ -174,6 +174,10 @@ def _extract_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
         # Optional session config: how many hits EXTRACT reads and sentences it keeps.
         **{k: state.config[k] for k in ("docs_per_claim", "per_claim", "min_best", "rank")
            if k in state.config},
+        # A learned profile's evidence reranker reads the claim; without a model the
+        # input stays as it was (recorded sessions replay unchanged).
+        **({"claim": state.claim, "stance_model": state.config["stance_model"]}
+           if state.config.get("stance_model") is not None else {}),
         "st": st,
     }
 

@@ -116,6 +116,10 @@ class Input(BaseIO):
     min_best: float = Field(0.0, ge=0, le=1)
     """A subclaim whose best sentence scores below this is reported ``missing`` (one more
     retrieval round), like a subclaim with no evidence at all (0: only those)."""
+    claim: str | None = Field(None, max_length=MAX_CLAIM_CHARS)
+    """The whole claim: given (with ``stance_model``) to a learned profile's reranker only."""
+    stance_model: str | None = None
+    """A learned profile's model file; its evidence reranker, if any, orders each list."""
     st: StRef
 
 
@@ -248,6 +252,21 @@ def _evidence_for(claim: Claim, inp: Input, tools: _Session) -> list[EvidenceIte
             for _, item in ranked][: inp.per_claim]
 
 
+def _reranked(evidence: dict[str, list[EvidenceItem]], claim: str, texts: dict[str, str],
+              model: str) -> dict[str, list[EvidenceItem]]:
+    """Each list in the order of the model's evidence reranker (``rank``: its
+    probability); unchanged when the model has none or it cannot run here."""
+    from skills.stance.rerank_session import rerank_evidence
+
+    order = rerank_evidence(claim, texts, {sid: [(it.doc_id, it.text, it.rank, it.score)
+                                          for it in items] for sid, items in evidence.items()},
+                            model)
+    if order is None:
+        return evidence
+    return {sid: [items[n].model_copy(update={"rank": r}) for n, r in order[sid]]
+            for sid, items in evidence.items()}
+
+
 def handler(inp: Input, ctx: SkillContext) -> Envelope:
     """Fetch, extract, merge with facts, rank; VERIFY, or RETRIEVAL for one more round."""
     if not inp.claims:
@@ -260,6 +279,9 @@ def handler(inp: Input, ctx: SkillContext) -> Envelope:
         return Envelope.error("TOOLS_UNAVAILABLE", "ctx.tools: no tool caller", rb="tools")
     tools = _Session(ctx.tools)
     evidence = {c.id: _evidence_for(c, inp, tools) for c in inp.claims}
+    if inp.stance_model is not None and inp.claim is not None:
+        evidence = _reranked(evidence, inp.claim, {c.id: c.c for c in inp.claims},
+                             inp.stance_model)
     # Thin evidence asks for the follow-up round too: no sentence covers enough of the
     # subclaim's key terms to judge it.
     missing = [sid for sid, items in evidence.items()

@@ -21,7 +21,7 @@ from fsm.eval.train.judge import (  # noqa: E402
     fit,
     train,
 )
-from fsm.eval.train.retrieved import TOPS, retrieve_for_training  # noqa: E402
+from fsm.eval.train.retrieved import DEPTH, TOPS, retrieve_for_training  # noqa: E402
 from fsm.runtime import Engine  # noqa: E402
 from skills.stance.model import load_model  # noqa: E402
 from tests.stance_data import write_corpus, write_dataset  # noqa: E402
@@ -96,7 +96,9 @@ def test_thresholds_on_the_engines_retrieved_evidence(tmp_path: Path) -> None:
     data = read_dataset(ds)
     got = retrieve_for_training(data, corpus)
     assert set(got.group.tolist()) <= set(range(16)) and len(got.pairs) > 16
-    assert got.rank.max() < max(TOPS)
+    # every sentence EXTRACT keeps (the reranker may lift one from further down), with
+    # its rank value and coverage
+    assert got.rank.max() < DEPTH and len(got.value) == len(got.coverage) == len(got.pairs)
     rep = train(data, tmp_path / "m.npz", folds=4, retrieved=got)
     assert rep.cv_verdict_retrieved is not None and rep.top in TOPS
     # every claim is scored once, held out (a claim with no evidence counts as NEI)

@@ -99,13 +99,19 @@ def test_model_file_keeps_the_head(trained: tuple[Path, Path, Path], tmp_path: P
     path = trained[0]
     m = load_model(path)
     assert m.verdict is not None and m.verdict.embedder == "hashing-32"
-    assert m.verdict.weights.shape == (4, len(head_feature_names(32)))
+    assert m.verdict.weights.shape == (4, len(head_feature_names(32, neighbours=True)))
     assert m.verdict.prior.sum() == pytest.approx(1.0)
+    # the neighbour bank: every training claim's vector and label, never its text
+    assert m.verdict.bank is not None and m.verdict.bank.shape == (16, 32)
+    assert m.verdict.bank_labels is not None
+    assert sorted(set(m.verdict.bank_labels.tolist())) <= [0.0, 1.0, 2.0, 3.0]
     m.save(tmp_path / "again.npz")
     again = load_model(tmp_path / "again.npz")
     assert again.verdict is not None
     assert np.array_equal(again.verdict.weights, m.verdict.weights)
     assert again.verdict.alpha == m.verdict.alpha and again.verdict.top == m.verdict.top
+    assert again.verdict.k == m.verdict.k and again.verdict.bank is not None
+    assert np.array_equal(again.verdict.bank, m.verdict.bank)
 
 
 def _session(model: Path, claim: str, engine_corpus: Path) -> SessionState:

@@ -88,6 +88,15 @@ def eval_command(dataset: Path, corpus: Path, limit: int | None, semantic: bool 
         warnings = check_profile(prof)
     except ProfileError as exc:
         fail(exc.code, exc.msg, as_json=as_json)
+    if prof.stance_model is not None:
+        from fsm.eval.seen import seen_claims
+
+        seen = seen_claims(prof.stance_model, [c.claim for c in data.claims])
+        if seen:
+            warnings.append(f"{seen} of the {len(data.claims)} claims are in the model's "
+                            "training data: its figures on them are in-sample (the model "
+                            "stores their labels and annotations); score unseen claims, "
+                            "or read claimfsm train's cross-validated figures")
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
     config = prof.config()  # what verify runs with, so the two agree

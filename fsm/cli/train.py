@@ -47,6 +47,10 @@ def render(rep: object) -> list[str]:
     if rep.head is not None:
         lines.append(f"verdict head: l2 {rep.head[0]:g}, prior exponent {rep.head[1]:g}"
                      + (f", embedder {rep.head_embedder}" if rep.head_embedder else ""))
+    if rep.cv_rerank is not None:
+        b, a = rep.cv_rerank
+        lines.append(f"evidence reranker (CV, held-out claims): recall@5 {b.recall_at_5:.3f} -> "
+                     f"{a.recall_at_5:.3f}, hit@5 {b.hit_at_5:.3f} -> {a.hit_at_5:.3f}")
     return lines
 
 

@@ -156,7 +156,8 @@ def judge_claim(
     if embedder is not None:
         vecs = np.asarray(embedder.encode([claim, *(s for _, _, s in items)]), np.float64)
         cvec, svecs = vecs[0], vecs[1:]
-    row = claim_row(probs, lex, claim_lex, cvec, svecs)
+    near = None if cvec is None else head.neighbours(cvec)
+    row = claim_row(probs, lex, claim_lex, cvec, svecs, near)
     p = head.probabilities(row[None, :])[0]
     k = int(np.argmax(p))
     label = VERDICTS[k]

@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from skills.stance.lexical import LABELS, Label
 from skills.stance.model_features import LEXICAL_FEATURES, lexical_features
+from skills.stance.rerank import Reranker, read_reranker, reranker_arrays
 from skills.stance.verdict_head import VerdictHead
 
 __all__ = [
@@ -144,6 +145,8 @@ class StanceModel:
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
     verdict: VerdictHead | None = None
     """The claim-level verdict head, when the model was trained with one."""
+    reranker: Reranker | None = None
+    """The evidence reranker EXTRACT applies, when the model was trained with one."""
 
     def probabilities(self, x: Array) -> Array:
         """``(n, 3)`` probabilities in :data:`skills.stance.lexical.LABELS` order."""
@@ -180,9 +183,14 @@ class StanceModel:
         v = self.verdict
         if v is not None:
             head["verdict"] = {"features": list(v.features), "alpha": v.alpha, "l2": v.l2,
-                               "top": v.top, "embedder": v.embedder}
+                               "top": v.top, "embedder": v.embedder, "k": v.k}
             arrays = {"v_weights": v.weights, "v_bias": v.bias, "v_mean": v.mean,
-                      "v_scale": v.scale, "v_prior": v.prior}
+                      "v_scale": v.scale, "v_prior": v.prior,
+                      **{f"v_{name}": val for name, val in (
+                          ("bank", v.bank),
+                          ("bank_labels", v.bank_labels)) if val is not None}}
+        if self.reranker is not None:
+            arrays.update(reranker_arrays(self.reranker))
         blob = np.frombuffer(json.dumps(head, sort_keys=True).encode(), dtype=np.uint8)
         with open(path, "wb") as fh:
             np.savez(fh, head=blob, weights=self.weights, bias=self.bias, mean=self.mean,
@@ -203,6 +211,7 @@ def load_model(path: str | Path) -> StanceModel:
             arrays = {k: np.asarray(z[k], dtype=np.float64)
                       for k in ("weights", "bias", "mean", "scale")}
             verdict = _read_head(z, head.get("verdict"), p)
+            reranker = read_reranker(z, z.files)
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
         raise ModelError("BAD_MODEL", f"stance_model: cannot read {p}: {exc}") from exc
     feats = tuple(head["features"])
@@ -211,7 +220,7 @@ def load_model(path: str | Path) -> StanceModel:
     return StanceModel(features=feats, support_t=float(head["support_t"]),
                        refute_t=float(head["refute_t"]), embedder=head.get("embedder"),
                        top=int(head.get("top", 5)), meta=dict(head.get("meta") or {}),
-                       verdict=verdict, **arrays)
+                       verdict=verdict, reranker=reranker, **arrays)
 
 
 def _read_head(z: Any, spec: Any, p: Path) -> VerdictHead | None:
@@ -222,8 +231,14 @@ def _read_head(z: Any, spec: Any, p: Path) -> VerdictHead | None:
     feats = tuple(spec["features"])
     if a["weights"].shape != (4, len(feats)) or a["prior"].shape != (4,):
         raise ModelError("BAD_MODEL", f"stance_model: {p}: verdict head does not match")
+    extra = {k: np.asarray(z["v_" + k], dtype=np.float64)
+             for k in ("bank", "bank_labels") if "v_" + k in z.files}
+    if (("bank" in extra) != ("bank_labels" in extra)
+            or len(extra.get("bank", ())) != len(extra.get("bank_labels", ()))):
+        raise ModelError("BAD_MODEL", f"stance_model: {p}: verdict head does not match")
     return VerdictHead(features=feats, alpha=float(spec["alpha"]), l2=float(spec["l2"]),
-                       top=int(spec["top"]), embedder=spec.get("embedder"), **a)
+                       top=int(spec["top"]), embedder=spec.get("embedder"),
+                       k=int(spec.get("k", 20)), **a, **extra)
 
 
 @functools.lru_cache(maxsize=8)

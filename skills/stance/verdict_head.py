@@ -10,7 +10,9 @@ multinomial logistic regression over one row per claim:
   past 0.3 and 0.5, both-sides strength) and of the lexical signals (relevance, clashes,
   negation flips, the lexical judge's own labels), plus claim-only lexical features;
 - with an embedder (``embedder``): the claim's top-:data:`SIMS` cosine similarities to the
-  judged sentences and the claim embedding itself.
+  judged sentences and the claim embedding itself;
+- with a bank of training claims (``bank``, ``bank_labels``, ``k``): how the claim's
+  nearest training claims were labelled (:mod:`skills.stance.neighbours`).
 
 Its probabilities are divided by ``prior ** alpha`` (the training label distribution) and
 renormalised, which trades a little accuracy for recall on the rare classes; ``alpha``
@@ -26,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from skills.stance.model_features import LEXICAL_FEATURES
+from skills.stance.neighbours import NEIGHBOUR_FEATURES, neighbour_matrix
 
 __all__ = [
     "EVIDENCE_FEATURES",
@@ -64,12 +67,13 @@ EVIDENCE_FEATURES: tuple[str, ...] = (
 """Names of the head's evidence and lexical features (before any dense ones)."""
 
 
-def head_feature_names(dim: int = 0) -> tuple[str, ...]:
-    """The head's feature names with an embedding of ``dim`` (0: none)."""
+def head_feature_names(dim: int = 0, *, neighbours: bool = False) -> tuple[str, ...]:
+    """The head's feature names with an embedding of ``dim`` (0: none) and, with an
+    embedding, the neighbour features when ``neighbours``."""
     if not dim:
         return EVIDENCE_FEATURES
     return (*EVIDENCE_FEATURES, *(f"sim{i}" for i in range(SIMS)), "sim_mean",
-            *(f"claim{i}" for i in range(dim)))
+            *(NEIGHBOUR_FEATURES if neighbours else ()), *(f"claim{i}" for i in range(dim)))
 
 
 def _top_mean(v: Array, k: int = 3) -> float:
@@ -79,11 +83,14 @@ def _top_mean(v: Array, k: int = 3) -> float:
 def claim_row(
     probs: Array, lex: Array, claim_lex: Array | None = None,
     claim_vec: Array | None = None, sent_vecs: Array | None = None,
+    neighbours: Array | None = None,
 ) -> Array:
     """One claim's feature row: ``probs`` ``(n, 3)`` stance probabilities and ``lex``
     ``(n, len(LEXICAL_FEATURES))`` lexical rows of its judged sentences; ``claim_lex``, a
     lexical row of the claim alone (used when there is no evidence); with ``claim_vec``
-    (``(dim,)``) and ``sent_vecs`` (``(n, dim)``), the dense part."""
+    (``(dim,)``) and ``sent_vecs`` (``(n, dim)``), the dense part, and ``neighbours``
+    (the claim's row of :func:`~skills.stance.neighbours.neighbour_matrix`) before the
+    claim vector."""
     n = len(probs)
     row: list[float] = [math.log1p(n)]
     for c in range(3):
@@ -110,7 +117,8 @@ def claim_row(
         best = np.sort(np.asarray(sent_vecs, dtype=np.float64) @ claim_vec)[::-1][:SIMS]
         sims[: len(best)] = best
     mean = float(sims[sims != 0].mean()) if np.any(sims != 0) else 0.0
-    return np.concatenate([out, sims, [mean], np.asarray(claim_vec, dtype=np.float64)])
+    near = np.zeros(0) if neighbours is None else np.asarray(neighbours, dtype=np.float64)
+    return np.concatenate([out, sims, [mean], near, np.asarray(claim_vec, dtype=np.float64)])
 
 
 @dataclass(frozen=True)
@@ -128,6 +136,21 @@ class VerdictHead:
     top: int = 10
     """How many ranked sentences per subclaim the head reads."""
     embedder: str | None = None
+    bank: Array | None = None
+    """(m, dim) training claims' embeddings for the neighbour features (None: none)."""
+    bank_labels: Array | None = None
+    """(m,) their labels, indexes into :data:`VERDICTS`."""
+    k: int = 20
+    """How many neighbours the features read."""
+
+    def neighbours(self, claim_vec: Array) -> Array | None:
+        """The claim's neighbour features, or None when the head has no bank."""
+        if self.bank is None or self.bank_labels is None:
+            return None
+        labels = np.asarray(self.bank_labels, dtype=np.int64)
+        row: Array = neighbour_matrix(np.asarray(claim_vec, dtype=np.float64)[None, :],
+                                      self.bank, labels, self.k)[0]
+        return row
 
     def probabilities(self, x: Array) -> Array:
         """``(n, 4)`` prior-corrected probabilities in :data:`VERDICTS` order."""
@@ -145,7 +168,8 @@ class VerdictHead:
         named: dict[str, float] = {}
         for name, val in zip(self.features, push, strict=True):
             group = ("claim wording" if name.startswith("claim") and name[5:].isdigit()
-                     else "evidence similarity" if name.startswith("sim") else name)
+                     else "evidence similarity" if name.startswith("sim")
+                     else "similar training claims" if name.startswith("nn_") else name)
             named[group] = named.get(group, 0.0) + float(val)
         ranked = sorted(named.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
         return [f"{n} {v:+.2f}" for n, v in ranked if v > 0]

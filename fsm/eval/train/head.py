@@ -31,12 +31,14 @@ IntArray = npt.NDArray[np.int64]
 
 @dataclass(frozen=True)
 class HeadSpec:
-    """How to build the verdict head: ``top`` ranked sentences per subclaim, and an
-    optional embedder (its ``name`` is written into the model file)."""
+    """How to build the verdict head: ``top`` ranked sentences per subclaim, an
+    optional embedder (its ``name`` is written into the model file) and, with one, how
+    many nearest training claims the neighbour features read (0: none)."""
 
-    top: int = 10
+    top: int = 20
     embedder: Embedder | None = None
     embedder_name: str | None = None
+    neighbours: int = 20
 
 
 def head_data(
@@ -57,7 +59,7 @@ def head_data(
         svecs = vecs[[at[s] for _, s in retrieved.pairs]] if texts else np.zeros((0, 1))
     return HeadData(retrieved=retrieved, lex=x_retrieved[:, :nlex], claim_lex=claim_lex,
                     y=labels_of(gold), top=spec.top, embedder=spec.embedder_name,
-                    claim_vecs=cvecs, sent_vecs=svecs)
+                    claim_vecs=cvecs, sent_vecs=svecs, neighbours=spec.neighbours)
 
 
 def head_fold(
@@ -65,9 +67,10 @@ def head_fold(
 ) -> tuple[dict[int, str], tuple[float, float]]:
     """Held-out labels for fold ``f`` and the ``(l2, alpha)`` chosen without it. ``q``
     holds out-of-fold stance probabilities for every retrieved pair."""
-    h = head_matrix(hd, q)
     tr = fold_of != f
-    l2, alpha = choose_head(h[tr], hd.y[tr], fold_of[tr])
-    head = fit_head(h[tr], hd.y[tr], hd, l2, alpha)
+    bank = np.flatnonzero(tr)
+    h = head_matrix(hd, q, bank)  # held-out claims read neighbours among training claims
+    l2, alpha = choose_head(h[tr], hd.y[tr], fold_of[tr], dim=hd.dim)
+    head = fit_head(h[tr], hd.y[tr], hd, l2, alpha, bank)
     held = np.flatnonzero(~tr)
     return dict(zip((int(g) for g in held), predict(head, h[held]), strict=True)), (l2, alpha)

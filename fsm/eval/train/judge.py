@@ -21,17 +21,18 @@ fitted on every claim, with thresholds chosen on the out-of-fold predictions.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict
 
 from fsm.eval.data import CLAIM_LABELS, EVIDENCE_LABELS, Dataset
-from fsm.eval.metrics import ClassScores, classification
+from fsm.eval.metrics import classification
 from fsm.eval.train.head import HeadSpec, head_data, head_fold
+from fsm.eval.train.report import TrainReport
+from fsm.eval.train.rerank import train_reranker
 from fsm.eval.train.retrieved import TOPS, Retrieved
 from fsm.eval.train.softmax import Fit, fit_softmax
 from fsm.eval.train.verdict import choose_head, fit_head, head_matrix
@@ -144,34 +145,6 @@ def choose_thresholds(
     return st, rt
 
 
-class TrainReport(BaseModel):
-    """What ``claimfsm train`` prints: the data, the CV figures, the model written."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    claims: int
-    pairs: int
-    folds: int
-    features: int
-    embedder: str | None
-    cv_stance: ClassScores
-    cv_verdict: ClassScores
-    cv_verdict_retrieved: ClassScores | None = None
-    """The verdict on the engine's own retrieved evidence (with ``--corpus``)."""
-    fold_thresholds: list[tuple[float, float]]
-    cv_verdict_head: ClassScores | None = None
-    """The claim-level head's verdict on the engine's retrieved evidence (held-out claims)."""
-    head_params: list[tuple[float, float]] = []
-    """The head's ``(l2, alpha)`` chosen in each fold (inner cross-validation)."""
-    head: tuple[float, float] | None = None
-    """The written head's ``(l2, alpha)``, or None when it has no head."""
-    head_embedder: str | None = None
-    support_t: float
-    refute_t: float
-    top: int
-    out: str
-
-
 def _folds(n: int, k: int, seed: int) -> IntArray:
     order = np.random.default_rng(seed).permutation(n)
     fold = np.empty(n, dtype=np.int64)
@@ -254,6 +227,16 @@ def train(
 
     hd = (None if head is None or retrieved is None or extra is None
           else head_data(data, retrieved, extra[0], pairs.claim_labels, head))
+    reranked = None
+    if hd is not None and hd.uses_neighbours and retrieved is not None and extra is not None \
+            and len(retrieved.value) == len(retrieved.pairs):
+        # The evidence reranker first: everything after reads the lists in its order.
+        reranked = train_reranker(data, retrieved, hd, fold_of)
+        o, retrieved = reranked.order, reranked.retrieved
+        extra = (extra[0][o], retrieved.group)
+        assert hd.sent_vecs is not None
+        hd = replace(hd, retrieved=retrieved, lex=hd.lex[o], sent_vecs=hd.sent_vecs[o])
+        rf = fold_of[retrieved.group]
     v_head: dict[int, str] = {}
     head_params: list[tuple[float, float]] = []
 
@@ -303,11 +286,16 @@ def train(
     vhead = None
     if hd is not None and q_all is not None:
         h_all = head_matrix(hd, q_all)
-        hl2, alpha = choose_head(h_all, hd.y, fold_of)
+        hl2, alpha = choose_head(h_all, hd.y, fold_of, dim=hd.dim)
         vhead = fit_head(h_all, hd.y, hd, hl2, alpha)
     figures = {"cv_stance": cv_stance, "cv_verdict": cv_verdict, "cv_verdict_retrieved": cv_retr,
                "cv_verdict_head": cv_head}
+    if reranked is not None:
+        meta_rr = {"cv_recall@5_before": reranked.before.recall_at_5,
+                   "cv_recall@5": reranked.after.recall_at_5,
+                   "cv_hit@5": reranked.after.hit_at_5}
     meta: dict[str, Any] = {
+        **(meta_rr if reranked is not None else {}),
         "claims": n, "pairs": len(pairs.y), "folds": folds, "seed": seed, "l2": l2,
         "iters": iters, **{k: {"accuracy": v.accuracy, "macro_f1": v.macro_f1}
                            for k, v in figures.items() if v is not None},
@@ -316,7 +304,8 @@ def train(
     written = StanceModel(features=feat.names(dim), weights=final.weights, bias=final.bias,
                         mean=final.mean, scale=final.scale, support_t=final_choice.st,
                         refute_t=final_choice.rt, embedder=embedder, top=final_choice.top,
-                        meta=meta, verdict=vhead)
+                        meta=meta, verdict=vhead,
+                        reranker=None if reranked is None else reranked.reranker)
     written.save(out)
     return TrainReport(claims=n, pairs=len(pairs.y), folds=folds, features=x.shape[1],
                        embedder=embedder, cv_stance=cv_stance, cv_verdict=cv_verdict,
@@ -325,4 +314,5 @@ def train(
                        head=None if vhead is None else (vhead.l2, vhead.alpha),
                        head_embedder=None if vhead is None else vhead.embedder,
                        support_t=final_choice.st, refute_t=final_choice.rt,
-                       top=final_choice.top, out=str(out))
+                       top=final_choice.top, out=str(out),
+                       cv_rerank=None if reranked is None else (reranked.before, reranked.after))

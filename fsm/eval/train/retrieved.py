@@ -11,7 +11,7 @@ cross-validated by claim. Labels never reach the engine: sessions get the claim 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,10 +24,13 @@ from fsm.eval.run import EVAL_CONFIG, open_engine
 if TYPE_CHECKING:
     from skills.embed import Embedder
 
-__all__ = ["TOPS", "Retrieved", "retrieve_for_training"]
+__all__ = ["DEPTH", "TOPS", "Retrieved", "retrieve_for_training"]
 
 TOPS: tuple[int, ...] = (3, 5, 8, 10)
 """Candidate numbers of ranked sentences per subclaim the model judges."""
+DEPTH = 20
+"""Sentences kept per subclaim: all EXTRACT keeps (``per_claim``), so the evidence
+reranker can bring a sentence from further down into the first ``max(TOPS)``."""
 
 
 @dataclass(frozen=True)
@@ -40,10 +43,14 @@ class Retrieved:
     rank: npt.NDArray[np.int64]
     ids: tuple[str, ...] = ()
     """Each pair's sentence id (the verdict head reads a sentence once per claim)."""
+    value: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    """Each sentence's ``rank`` value in EXTRACT's output (the evidence reranker's input)."""
+    coverage: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    """Each sentence's key-term coverage (``score`` in EXTRACT's output)."""
 
 
 def retrieve_for_training(
-    data: Dataset, corpus: str | Path, *, depth: int = max(TOPS),
+    data: Dataset, corpus: str | Path, *, depth: int = DEPTH,
     on_claim: Callable[[int, int], None] | None = None, embedder: Embedder | None = None,
 ) -> Retrieved:
     """Run each claim (text only) through an engine over ``corpus`` (hybrid retrieval with
@@ -54,6 +61,8 @@ def retrieve_for_training(
     pairs: list[tuple[str, str]] = []
     group: list[int] = []
     rank: list[int] = []
+    value: list[float] = []
+    coverage: list[float] = []
     try:
         for n, claim in enumerate(data.claims):
             head = engine.driver.run(
@@ -65,9 +74,12 @@ def retrieve_for_training(
                     ids.append(str(item["id"]))
                     group.append(n)
                     rank.append(r)
+                    value.append(float(item.get("rank", 0.0)))
+                    coverage.append(float(item.get("score", 0.0)))
             if on_claim is not None:
                 on_claim(n + 1, len(data.claims))
     finally:
         engine.close()
     return Retrieved(tuple(pairs), np.asarray(group, dtype=np.int64),
-                     np.asarray(rank, dtype=np.int64), tuple(ids))
+                     np.asarray(rank, dtype=np.int64), tuple(ids),
+                     np.asarray(value, dtype=np.float64), np.asarray(coverage, dtype=np.float64))
