@@ -32,13 +32,6 @@ class MemoryStore(StateStore):
             raise UnknownSession(f"no session {sid!r}", sid=sid)
         return chain
 
-    @staticmethod
-    def _check_stamp(revision: Revision) -> None:
-        if revision.state.sid != revision.sid:
-            raise ValueError(
-                f"revision.sid {revision.sid!r} differs from state.sid {revision.state.sid!r}"
-            )
-
     def create(self, first: Revision) -> Revision:
         """Start a session with revision 0; :class:`RevConflict` if it exists."""
         self._check_stamp(first)

@@ -96,6 +96,14 @@ class StateStore(ABC):
         session is untouched.
         """
 
+    @staticmethod
+    def _check_stamp(revision: Revision) -> None:
+        # A revision and its state name one session; a backend stores neither otherwise.
+        if revision.state.sid != revision.sid:
+            raise ValueError(
+                f"revision.sid {revision.sid!r} differs from state.sid {revision.state.sid!r}"
+            )
+
     def verify_chain(self, sid: str) -> ChainCheck:
         """Check the session's chain: revisions ``0..head`` contiguous, each parent the
         previous revision, every state stamped with ``sid``. Backends that store hashes

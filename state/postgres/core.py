@@ -11,7 +11,6 @@ from typing import Any, TypeVar
 from state import codec
 from state.codec import CodecError
 from state.errors import NoStore, StoreError, UnknownRevision, UnknownSession
-from state.model import Revision
 from state.postgres.db import ROWS, connect, init_schema, redact, retrying
 from state.sqlite.db import CorruptStore
 from state.sqlite.decode import ChainDecoder
@@ -138,13 +137,6 @@ class PostgresCore:
         self._entries.put((sid, encoded.row[0]), encoded.entry)
         for digest in encoded.blobs:
             self._known.put(digest, True)
-
-    @staticmethod
-    def _check_stamp(revision: Revision) -> None:
-        if revision.state.sid != revision.sid:
-            raise ValueError(
-                f"revision.sid {revision.sid!r} differs from state.sid {revision.state.sid!r}"
-            )
 
     # -- housekeeping -----------------------------------------------------------------
 

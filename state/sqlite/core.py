@@ -15,7 +15,6 @@ from typing import TypeVar
 from state import codec
 from state.codec import CodecError
 from state.errors import StoreError, UnknownRevision, UnknownSession
-from state.model import Revision
 from state.sqlite.catalog import CatalogReader
 from state.sqlite.db import (
     DURABILITY_MODES,
@@ -235,13 +234,6 @@ class SQLiteCore:
         if encoded.blobs:
             for digest in encoded.blobs:
                 self._known.put(digest, True)
-
-    @staticmethod
-    def _check_stamp(revision: Revision) -> None:
-        if revision.state.sid != revision.sid:
-            raise ValueError(
-                f"revision.sid {revision.sid!r} differs from state.sid {revision.state.sid!r}"
-            )
 
     def stats(self) -> dict[str, int]:
         """Row, blob and byte counts of the ``st_`` tables (plus group-commit counters)."""
