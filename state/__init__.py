@@ -4,7 +4,6 @@ Imports neither ``fsm`` nor ``skills``. The reusable store test suite lives in
 :mod:`state.contract` (it needs pytest, so it is not imported here).
 """
 
-from state.catalog import SessionSummary, SummaryPage, SummaryQuery
 from state.errors import RevConflict, StoreError, UnknownRevision, UnknownSession
 from state.fsck import FsckProblem, FsckReport, fsck
 from state.memory import MemoryStore
@@ -41,3 +40,12 @@ __all__ = [
     "rewind_revision",
     "tools_restored",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # The listing's models are built when a listing is asked for, not at every start-up.
+    if name in ("SessionSummary", "SummaryPage", "SummaryQuery"):
+        from state import catalog
+
+        return getattr(catalog, name)
+    raise AttributeError(name)

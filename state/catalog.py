@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from state.model import verdict_label
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
@@ -73,14 +75,6 @@ class SummaryPage(_Frozen):
     def to_json(self) -> dict[str, Any]:
         """The page as JSON data."""
         return self.model_dump(mode="json")
-
-
-def verdict_label(verdict: dict[str, Any] | None) -> str | None:
-    """The verdict's label (``SUPPORTS``...), or ``None`` when the session has none."""
-    if not verdict:
-        return None
-    label = verdict.get("label")
-    return label if isinstance(label, str) else None
 
 
 def like_pattern(text: str) -> str:

@@ -18,6 +18,7 @@ __all__ = [
     "SessionState",
     "new_state",
     "trusted",
+    "verdict_label",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -147,3 +148,11 @@ def new_state(sid: str, claim: str, fsm: str, config: Any, runtime: dict[str, An
         return trusted(SessionState, values)
     return SessionState(sid=sid, claim=claim, fsm=fsm, entry_rev=0, config=config,
                         runtime=runtime)
+
+
+def verdict_label(verdict: dict[str, Any] | None) -> str | None:
+    """The label of a state's verdict (``SUPPORTS``...), or ``None`` when it has none."""
+    if not verdict:
+        return None
+    label = verdict.get("label")
+    return label if isinstance(label, str) else None

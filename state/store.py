@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from state.catalog import SummaryPage, SummaryQuery, scan_summaries
 from state.model import Revision
+
+if TYPE_CHECKING:
+    from state.catalog import SummaryPage, SummaryQuery
 
 __all__ = ["ChainCheck", "CompactReport", "StateStore"]
 
@@ -87,6 +90,8 @@ class StateStore(ABC):
         """One page of session summaries (claim, state, verdict, revisions, last update),
         newest first, filtered and keyset-paged by ``query``. This default reads every
         listed session's head; backends with an index answer from it."""
+        from state.catalog import scan_summaries  # listing models load when listing
+
         return scan_summaries(self.sessions(), self.head, query)
 
     @abstractmethod

@@ -45,7 +45,7 @@ def test_show_reads_the_store_without_the_engine(tmp_path: Path) -> None:
     assert "state.sqlite.store" in loaded and "fsm.views" in loaded
     assert not loaded & {"fsm.runtime", "fsm.driver", "fsm.replay", "transitions",
                          "skills.registry", "skills.parse_claim", "skills.retrieve",
-                         "skills.tools.index"}
+                         "skills.tools.index", "state.catalog", "fsm.ui"}
 
 
 def test_step_imports_only_the_skill_it_runs(tmp_path: Path) -> None:
@@ -54,7 +54,8 @@ def test_step_imports_only_the_skill_it_runs(tmp_path: Path) -> None:
     assert "skills.parse_claim" in loaded and "transitions" in loaded
     assert not loaded & {"skills.registry", "skills.stance_judge", "skills.verdict_aggregate",
                          "skills.evidence_extract", "skills.retrieve", "skills.tools.ingest",
-                         "fsm.replay", "fsm.eval", "fsm.bench"}
+                         "fsm.replay", "fsm.eval", "fsm.bench", "fsm.ui", "state.catalog",
+                         "starlette"}
     with Engine.open(db, seed=False) as eng:  # and the step did land
         assert eng.store.head(sid).rev == 1
 

@@ -11,22 +11,17 @@ from typing import Any
 
 import psycopg
 
-from state.catalog import SessionSummary, SummaryPage, SummaryQuery, sql_filters, verdict_label
+from state.catalog import SessionSummary, SummaryPage, SummaryQuery, sql_filters
 from state.model import Revision
+from state.postgres.db import listed
 
-__all__ = ["fill_catalog", "list_page", "listed"]
+__all__ = ["fill_catalog", "list_page"]
 
 _PAGE = (
     "SELECT s.id, s.sid, s.head, r.fsm, r.ts, c.claim, c.verdict"
     " FROM st_sessions s JOIN st_revisions r ON r.session = s.id AND r.rev = s.head"
     " JOIN st_catalog c ON c.id = s.id"
 )
-
-
-def listed(state: Any) -> tuple[str, str | None]:
-    """A session's catalog values (claim, verdict label). PostgreSQL text cannot hold NUL,
-    so a claim's NUL characters are listed as U+FFFD (the revisions keep them)."""
-    return state.claim.replace("\x00", "\ufffd"), verdict_label(state.verdict)
 
 
 def fill_catalog(conn: psycopg.Connection[Any], head: Callable[[str], Revision]) -> bool:

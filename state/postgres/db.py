@@ -16,6 +16,7 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from state.errors import RevConflict, StoreError
+from state.model import SessionState, verdict_label
 
 __all__ = [
     "COMMIT",
@@ -30,6 +31,7 @@ __all__ = [
     "connect",
     "init_schema",
     "insert_session",
+    "listed",
     "redact",
     "retrying",
 ]
@@ -167,6 +169,12 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
     if row is None or row[0] != SCHEMA_VERSION:
         raise StoreError(f"st_ schema version {row and row[0]}, expected {SCHEMA_VERSION}")
     return True
+
+
+def listed(state: SessionState) -> tuple[str, str | None]:
+    """A session's catalog values (claim, verdict label). PostgreSQL text cannot hold NUL,
+    so a claim's NUL characters are listed as U+FFFD (the revisions keep them)."""
+    return state.claim.replace("\x00", "\ufffd"), verdict_label(state.verdict)
 
 
 def insert_session(

@@ -9,11 +9,10 @@ same decoder, hash chain and fork re-stamping serve both. See ``docs/scale.md``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from state.catalog import SummaryPage, SummaryQuery, scan_summaries, verdict_label
 from state.errors import RevConflict, UnknownRevision, UnknownSession
-from state.model import Revision
-from state.postgres.catalog import fill_catalog, list_page, listed
+from state.model import Revision, verdict_label
 from state.postgres.core import MAX_REV, PostgresCore
 from state.postgres.db import (
     COMMIT,
@@ -23,6 +22,7 @@ from state.postgres.db import (
     CREATE,
     CREATE_BLOBS,
     insert_session,
+    listed,
     retrying,
 )
 from state.postgres.verify import prune_blobs, verify_rows
@@ -30,6 +30,9 @@ from state.sqlite.db import ChainBroken
 from state.sqlite.maintenance import restamp_rows
 from state.sqlite.rows import encode_revision, packed
 from state.store import ChainCheck, CompactReport, StateStore
+
+if TYPE_CHECKING:
+    from state.catalog import SummaryPage, SummaryQuery
 
 __all__ = ["PostgresStore"]
 
@@ -135,6 +138,9 @@ class PostgresStore(PostgresCore, StateStore):
 
     def summaries(self, query: SummaryQuery) -> SummaryPage:
         """A page of session summaries from the catalog (one indexed query)."""
+        from state.catalog import scan_summaries
+        from state.postgres.catalog import fill_catalog, list_page  # loads when listing
+
         if not self._catalog_complete:
             self._catalog_complete = self._locked(lambda: fill_catalog(self._conn, self.head))
         if not self._catalog_complete:

@@ -35,11 +35,7 @@ from state.catalog import (
 )
 from state.model import Revision
 
-__all__ = ["LABEL", "CatalogReader"]
-
-#: Set a session's verdict label (params: session id, label).
-LABEL = ("INSERT INTO st_catalog (id, verdict) VALUES (?, ?)"
-         " ON CONFLICT (id) DO UPDATE SET verdict = excluded.verdict")
+__all__ = ["CatalogReader"]
 _CLAIM = ("INSERT INTO st_catalog (id, claim) VALUES (?, ?)"
           " ON CONFLICT (id) DO UPDATE SET claim = excluded.claim")
 _PAGE = (

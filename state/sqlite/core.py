@@ -10,12 +10,11 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from state import codec
 from state.codec import CodecError
 from state.errors import StoreError, UnknownRevision, UnknownSession
-from state.sqlite.catalog import CatalogReader
 from state.sqlite.db import (
     DURABILITY_MODES,
     CorruptStore,
@@ -42,6 +41,10 @@ INSERT_ROW = (
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 INSERT_BLOB = "INSERT OR IGNORE INTO st_blobs (h, z, data) VALUES (?, ?, ?)"
+#: Set a session's verdict label in the catalog (params: session id, label); see
+#: state/sqlite/catalog.py.
+LABEL = ("INSERT INTO st_catalog (id, verdict) VALUES (?, ?)"
+         " ON CONFLICT (id) DO UPDATE SET verdict = excluded.verdict")
 _CHAIN_RANGE = (
     "SELECT k & 4294967295, parent_rev, kind, fsm, skill, ts, body, extra, hash"
     " FROM st_revisions WHERE k BETWEEN ?1 AND ?2 ORDER BY k"
@@ -89,7 +92,7 @@ class SQLiteCore:
             WriterQueue(self.path) if not readonly and self.path != ":memory:"
             else nullcontext())
         self._ids: dict[str, int] = {}
-        self._catalog: CatalogReader | None = None  # made by the first listing
+        self._catalog: Any = None  # the CatalogReader of the first listing
         self._entries: Lru[tuple[str, int], Entry] = Lru(cache_size)
         self._blobs: Lru[str, bytes] = Lru(max(64, cache_size // 4))
         self._known: Lru[str, bool] = Lru(65536)

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import orjson
 
 from state import codec
-from state.catalog import SummaryPage, SummaryQuery, verdict_label
 from state.errors import RevConflict, UnknownRevision, UnknownSession
-from state.model import Revision, SessionState, trusted
-from state.sqlite.catalog import LABEL, CatalogReader
-from state.sqlite.core import INSERT_BLOB, INSERT_ROW, SQLiteCore
+from state.model import Revision, SessionState, trusted, verdict_label
+from state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL, SQLiteCore
 from state.sqlite.db import ChainBroken
 from state.sqlite.maintenance import compact_rows, prune_blobs, read_rows, restamp_rows, verify_rows
 from state.sqlite.rows import INDEX, Entry, bound, encode_revision
 from state.store import ChainCheck, CompactReport, StateStore
+
+if TYPE_CHECKING:
+    from state.catalog import SummaryPage, SummaryQuery
 
 __all__ = ["SQLiteStore"]
 
@@ -166,11 +168,14 @@ class SQLiteStore(SQLiteCore, StateStore):
     def summaries(self, query: SummaryQuery) -> SummaryPage:
         """A page of session summaries from the catalog (one indexed query)."""
         if self._catalog is None:
+            from state.sqlite.catalog import CatalogReader  # loads when listing
+
             self._catalog = CatalogReader(
                 read=self._read, write=self._write, head=self.head,
                 first=lambda sid: self.get(sid, 0), sessions=self.sessions,
                 readonly=self.readonly)
-        return self._catalog.page(query)
+        page: SummaryPage = self._catalog.page(query)
+        return page
 
     def fork(self, sid: str, at: int, new_sid: str) -> Revision:
         """Copy revisions ``0..at`` to ``new_sid``: rows re-stamped and re-hashed, blobs shared."""
