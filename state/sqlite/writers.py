@@ -9,14 +9,19 @@ so they wait in the kernel and are woken the moment the previous commit is done.
 
 The queue is advice, not the lock: SQLite's own locking still guards the file, so a writer
 that does not take it (another program, an older version) stays correct, only slower.
-Where the lock file cannot be made (a read-only folder) writers go straight to SQLite.
+Where the lock file cannot be made (a read-only folder), or there is no ``flock`` (not a
+POSIX system), writers go straight to SQLite.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 from types import TracebackType
+
+try:
+    import fcntl
+except ImportError:  # not a POSIX system: writers go straight to SQLite
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["WriterQueue"]
 
@@ -28,7 +33,7 @@ class WriterQueue:
         self.path = f"{db_path}-writer"
         self._fd: int | None = None
         self._depth = 0
-        self._usable = True
+        self._usable = fcntl is not None
 
     def __enter__(self) -> WriterQueue:
         if self._depth == 0 and self._usable:
