@@ -281,3 +281,37 @@ def test_the_api_over_postgresql(pg_server: Any) -> None:
         assert [s["sid"] for s in page["items"]] == [forked, other] and page["next"]
         assert c.get(f"/sessions/{sid}").status_code == 200
     service.close()
+
+
+def test_hostile_requests_get_codes_never_a_500(client: TestClient) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    sid = _start(client)["sid"]
+    json_values = st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8),
+                                                                   inner, max_size=4),
+        max_leaves=10)
+    paths = st.sampled_from([f"/api/v1/sessions/{sid}/{op}" for op in
+                             ("step", "run", "rollback", "fork")] + ["/api/v1/sessions",
+                                                                     "/api/v1/replay"])
+    expected = {200, 201, 404, 409, 413, 415, 422}
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(path=paths, body=json_values, segment=st.text(min_size=1, max_size=30))
+    def hostile(path: str, body: Any, segment: str) -> None:
+        r = client.post(path, json=body)
+        assert r.status_code in expected, (path, body, r.text)
+        if r.status_code >= 400:
+            assert set(r.json()["error"]) <= {"code", "msg", "field"}
+        from urllib.parse import quote
+
+        for url in (f"/api/v1/sessions/{quote(segment, safe='')}",
+                    f"/api/v1/sessions/{sid}/revisions/{quote(segment, safe='')}",
+                    f"/api/v1/sessions?limit={quote(segment, safe='')}",
+                    f"/api/v1/sessions/{sid}/diff?a={quote(segment, safe='')}&b=0"):
+            got = client.get(url)
+            assert got.status_code in {200, 404, 422}, (url, got.text)
+
+    hostile()
