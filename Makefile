@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: install
-	rm -f demo.db demo.db-wal demo.db-shm
+	rm -f demo.db demo.db-wal demo.db-shm demo.db-writer
 	$(BIN)/claimfsm demo --db demo.db
 
 test: install
@@ -87,7 +87,7 @@ train: install semantic
 	else echo "$(DATA) not found: nothing to train on"; fi
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache demo.db bench.json
+	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache demo.db demo.db-* bench.json
 
 # cli.md from --help, the UI's API reference from its OpenAPI document, and the UI
 # screenshots from the browser tests (they need Debian's chromium and chromium-driver).
