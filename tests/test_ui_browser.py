@@ -50,12 +50,17 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[tuple[str, Path, list[str]]]:
-    """A served store with two finished demo sessions: (url, db, sids)."""
+    """A served store with finished demo sessions (supported, refuted, not enough
+    info, failed) and one mid-way: (url, db, sids)."""
     db = tmp_path / "ui.db"
     service = make_service(db)
     sids = []
-    for claim in ("NASA landed on the Moon in 1969.", "The Eiffel Tower is in Berlin."):
-        sids.append(service.run(service.start(claim).sid).sid)
+    for claim in ("NASA landed on the Moon in 1969.", "The Eiffel Tower is in Berlin.",
+                  "Honey never spoils.", "?!"):
+        sids.append(service.run(service.start(claim).sid).sid)  # the last one FAILS
+    midway = service.start("Water boils at 100 degrees Celsius at sea level.").sid
+    service.step(midway)
+    sids.append(midway)
     from fsm.ui.app import create_app
 
     with serve(create_app(service, db_label="ui.db")) as url:
