@@ -179,10 +179,18 @@ class Engine:
     warnings: tuple[str, ...] = ()
 
     def start(self, claim: str, *, config: Mapping[str, Any] | None = None,
-              before_create: Callable[[Revision], None] | None = None) -> Revision:
-        """Start a session with this engine's profile (``config`` may add limits etc.;
-        ``before_create`` as in :meth:`~fsm.driver.Driver.start`)."""
-        return self.driver.start(claim, config={**self.profile.config(), **(config or {})},
+              before_create: Callable[[Revision], None] | None = None,
+              profile: Profile | None = None) -> Revision:
+        """Start a session with this engine's profile, or ``profile`` for this session only
+        (checked here: a :class:`~fsm.profile.ProfileError` when it cannot run; a hybrid
+        one loads the embedder). ``config`` may add limits etc.; ``before_create`` as in
+        :meth:`~fsm.driver.Driver.start`."""
+        if profile is not None:
+            check_profile(profile)
+            if profile.retrieval == "hybrid" and isinstance(self.driver.tools, ProfiledTools):
+                self.driver.tools.ensure_dense()
+        chosen = profile or self.profile
+        return self.driver.start(claim, config={**chosen.config(), **(config or {})},
                                  before_create=before_create)
 
     @classmethod

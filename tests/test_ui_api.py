@@ -319,3 +319,23 @@ def test_hostile_requests_get_codes_never_a_500(client: TestClient) -> None:
             assert got.status_code in {200, 404, 422}, (url, got.text)
 
     hostile()
+
+
+def test_start_takes_the_config_file_and_checks_the_profile(
+        client: TestClient, tmp_path: Path, monkeypatch: Any) -> None:
+    from skills.embed import semantic_available
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "claimfsm.toml").write_text('judge = "oracle"\n')
+    err = _error(client.post("/api/v1/sessions", json={"claim": CLAIM}), 422, "BAD_PROFILE")
+    assert "claimfsm.toml" in err["msg"]
+    (tmp_path / "claimfsm.toml").write_text('retrieval = "lexical"\n')
+    started = _start(client)
+    assert started["profile"]["retrieval"] == "lexical"
+    missing = client.post("/api/v1/sessions",
+                          json={"claim": CLAIM, "stance_model": str(tmp_path / "no.npz")})
+    _error(missing, 422, "MODEL_NOT_FOUND")
+    if not semantic_available():
+        hybrid = client.post("/api/v1/sessions", json={"claim": CLAIM, "retrieval": "hybrid"})
+        _error(hybrid, 422, "SEMANTIC_UNAVAILABLE")
+    assert client.get("/api/v1/sessions").json()["items"][0]["sid"] == started["sid"]

@@ -12,6 +12,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from fsm.errors import ClaimFsmError
+from fsm.profile import ProfileError
 from fsm.ui.api import JSON, api_routes, query_of, read_upload
 from fsm.ui.html import e, page
 from fsm.ui.openapi import openapi
@@ -29,20 +30,23 @@ STATUS: dict[str, int] = {
     "ILLEGAL_TRANSITION": 409, "MACHINE_MISMATCH": 409,
     "INPUT_TOO_LARGE": 413,
     "UNSUPPORTED_MEDIA_TYPE": 415,
-    "BAD_INPUT": 422, "BAD_RECORD": 422, "BAD_PROFILE": 422, "MODEL_UNAVAILABLE": 422,
-    "SEMANTIC_UNAVAILABLE": 422,
+    "BAD_INPUT": 422, "BAD_RECORD": 422,
     "METHOD_NOT_ALLOWED": 405,
     "STORE_BUSY": 503,
 }
 
 
-def status_of(code: str) -> int:
-    """The HTTP status for an error code."""
+def status_of(code: str, exc: BaseException | None = None) -> int:
+    """The HTTP status for an error code; every profile error (a bad option or config
+    file, a model or extra that cannot load, whatever its code) is the request's: 422."""
+    if isinstance(exc, ProfileError):
+        return 422
     return STATUS.get(code, 500)
 
 
-def _error_response(request: Request, code: str, msg: str, field: Any = None) -> Response:
-    status = status_of(code)
+def _error_response(request: Request, code: str, msg: str, field: Any = None,
+                    exc: BaseException | None = None) -> Response:
+    status = status_of(code, exc)
     if request.url.path.startswith("/api/"):
         err: dict[str, Any] = {"code": code, "msg": msg}
         if field:
@@ -58,7 +62,7 @@ def create_app(service: Service, *, db_label: str = "") -> Starlette:
 
     async def on_error(request: Request, exc: Exception) -> Response:
         if isinstance(exc, ClaimFsmError | StoreError):
-            return _error_response(request, exc.code, exc.msg, exc.context.get("field"))
+            return _error_response(request, exc.code, exc.msg, exc.context.get("field"), exc)
         # Never a traceback on the wire: the code says it is a bug, the type says where.
         return _error_response(request, "INTERNAL", f"{type(exc).__name__}: {exc}")
 
@@ -109,7 +113,7 @@ def create_app(service: Service, *, db_label: str = "") -> Starlette:
             result = await run_in_threadpool(lambda: replay_bytes(payload, source, mode))
         except ClaimFsmError as exc:
             return HTMLResponse(replay_page(names, error=exc.to_dict()),
-                                status_code=status_of(exc.code))
+                                status_code=status_of(exc.code, exc))
         return HTMLResponse(replay_page(names, result))
 
     async def spec(request: Request) -> Response:

@@ -83,7 +83,8 @@ _ERRORS = {
            "ILLEGAL_TRANSITION",
     "413": "INPUT_TOO_LARGE",
     "415": "UNSUPPORTED_MEDIA_TYPE (a body must be sent as application/json)",
-    "422": "BAD_INPUT (the message and `field` name the field), BAD_RECORD, BAD_PROFILE",
+    "422": "BAD_INPUT (the message and `field` name the field), BAD_RECORD, and every "
+           "profile error (BAD_PROFILE, BAD_CONFIG, MODEL_NOT_FOUND, SEMANTIC_UNAVAILABLE...)",
 }
 
 

@@ -12,13 +12,13 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from fsm.driver import StepResult
 from fsm.errors import BadInput
 from fsm.profile import resolve_profile
 from fsm.replay.write import engine_record
-from fsm.runtime import FIXTURES, Engine, check_profile
+from fsm.runtime import FIXTURES, Engine
 from fsm.ui.diff import Change, diff_values
 from fsm.views import revision_json
 from state.catalog import SummaryPage, SummaryQuery
@@ -108,21 +108,11 @@ class Service:
 
     def start(self, claim: str, options: Mapping[str, Any] | None = None) -> Revision:
         """A new session for ``claim``; ``options`` (retrieval, judge, stance_model) over
-        the config file over the engine's profile, as the CLI's ``start``."""
+        the config file (``claimfsm.toml``) over the defaults, as the CLI's ``start``."""
         opts = {k: v for k, v in (options or {}).items() if v is not None}
-
-        def run() -> Revision:
-            if not opts:
-                return self.engine.start(claim)
-            if "stance_model" in opts:
-                opts["stance_model"] = Path(opts["stance_model"])
-            profile = resolve_profile(opts)
-            check_profile(profile)
-            if profile.retrieval == "hybrid":
-                cast(Any, self.engine.driver.tools).ensure_dense()
-            return self.engine.start(claim, config=profile.config())
-
-        return self._locked(run)
+        if "stance_model" in opts:
+            opts["stance_model"] = Path(opts["stance_model"])
+        return self._locked(lambda: self.engine.start(claim, profile=resolve_profile(opts)))
 
     def _expect(self, sid: str, expected_rev: int | None) -> None:
         # The page acts on the revision it shows; if the CLI (or another tab) moved the
