@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fsm.profile import ProfileError, profile_of
 from state.model import Revision
 
+if TYPE_CHECKING:
+    from fsm.step import StepResult
+
 __all__ = [
     "profile_json", "profile_text", "revision_json", "revision_line", "session_summary",
-    "verdict_json",
+    "step_json", "verdict_json",
 ]
 
 
@@ -35,6 +38,15 @@ def verdict_json(head: Revision) -> dict[str, Any]:
     if st.error:
         out["error"] = st.error
     return out
+
+
+def step_json(result: StepResult) -> dict[str, Any]:
+    """``step --json`` (and the UI API's step): ``{sid, before, after, skill, committed,
+    rev, envelope}``."""
+    return {"sid": result.sid, "before": result.before, "after": result.after,
+            "skill": result.skill, "committed": result.committed,
+            "rev": result.revision.rev if result.revision else None,
+            "envelope": result.envelope.to_dict()}
 
 
 def profile_json(rev: Revision) -> dict[str, Any] | None:

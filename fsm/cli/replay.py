@@ -10,13 +10,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import click
 
 from fsm.cli.common import db_option, emit, engine, fail, json_option, record_option
 from fsm.driver import StepResult
 from fsm.errors import ClaimFsmError
+from fsm.replay.diff import short
 from fsm.replay.record import Record, RecordError, read_record
 from fsm.replay.runner import MODES, Mode, ReplayReport, replay_record
 from fsm.replay.write import (
@@ -27,7 +28,6 @@ from fsm.replay.write import (
     export_record,
 )
 from fsm.runtime import Engine
-from skills.envelope import dumps
 from skills.tools.index import EvidenceIndex
 from state.model import Revision
 
@@ -177,18 +177,13 @@ def report_lines(report: ReplayReport) -> list[str]:
                   f"  state:    {d.state} ({d.skill or '-'})",
                   f"  kind:     {d.kind}",
                   f"  path:     {d.path}",
-                  f"  expected: {_short(d.expected)}",
-                  f"  actual:   {_short(d.actual)}"]
+                  f"  expected: {short(d.expected)}",
+                  f"  actual:   {short(d.actual)}"]
     changed = "CHANGED" if report.verdict_changed else "unchanged"
     lines += [f"  verdict:  {exp.verdict or '-'} -> {act.verdict or '-'} ({changed})",
               f"  outcome:  {exp.fsm} after {exp.steps} steps -> {act.fsm} after "
               f"{act.steps} steps"]
     return lines
-
-
-def _short(value: Any, width: int = 160) -> str:
-    text = value if isinstance(value, str) else dumps(value).decode()
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def summary_table(rows: list[ReplayReport | RecordError], *, base: Path) -> list[str]:

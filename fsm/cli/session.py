@@ -20,7 +20,14 @@ from fsm.cli.common import (
     store,
 )
 from fsm.cli.limits import limit_options, limits_config
-from fsm.views import profile_text, revision_json, revision_line, session_summary, verdict_json
+from fsm.views import (
+    profile_text,
+    revision_json,
+    revision_line,
+    session_summary,
+    step_json,
+    verdict_json,
+)
 
 __all__ = ["fork", "history", "rollback", "show", "start", "step", "verify"]
 
@@ -103,10 +110,7 @@ def step(sid: str, db: str, as_json: bool, durability: str, record: str | None) 
             eng.driver.on_step = replay.recorder_for_session(record, eng, sid, as_json)
         result = eng.driver.step(sid)
         if as_json:
-            emit({"sid": sid, "before": result.before, "after": result.after,
-                  "skill": result.skill, "committed": result.committed,
-                  "rev": result.revision.rev if result.revision else None,
-                  "envelope": result.envelope.to_dict()})
+            emit(step_json(result))
         else:
             print_step(result)
         if result.envelope.s != "ok":

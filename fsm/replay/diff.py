@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["ABSENT", "first_diff", "join_path"]
+import orjson
+
+__all__ = ["ABSENT", "first_diff", "join_path", "short"]
 
 #: Stands for a key or item one side does not have.
 ABSENT = "<absent>"
@@ -56,3 +58,10 @@ def first_diff(expected: Any, actual: Any, path: str = "") -> tuple[str, Any, An
     if type(expected) is not type(actual) or expected != actual:
         return path or "(root)", expected, actual
     return None
+
+
+def short(value: Any, width: int = 160) -> str:
+    """A divergence's value for people: a string as it is, anything else as compact JSON,
+    cut to ``width`` characters."""
+    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    return text if len(text) <= width else text[: width - 3] + "..."

@@ -26,8 +26,8 @@ from fsm.ui.models import (
 )
 from fsm.ui.replaying import replay_bytes
 from fsm.ui.report import render_report
-from fsm.ui.service import Service, step_json
-from fsm.views import revision_json, verdict_json
+from fsm.ui.service import Service
+from fsm.views import revision_json, step_json, verdict_json
 from state.catalog import SummaryQuery, summary_of
 
 __all__ = ["MAX_BODY", "MAX_RECORD", "api_routes", "bad_input", "read_upload"]

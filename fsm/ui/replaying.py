@@ -6,16 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from fsm.errors import BadInput
+from fsm.replay.diff import short
 from fsm.replay.record import Rewind, Step, parse_record
 from fsm.replay.runner import MODES, replay_record
-from skills.envelope import dumps
 
 __all__ = ["replay_bytes"]
-
-
-def _short(value: Any, width: int = 300) -> str:
-    text = value if isinstance(value, str) else dumps(value).decode()
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def replay_bytes(data: bytes, source: str, mode: str) -> dict[str, Any]:
@@ -50,5 +45,5 @@ def replay_bytes(data: bytes, source: str, mode: str) -> dict[str, Any]:
             highlight = "envelope" if d.path == "(root)" else f"envelope.{d.path}"
     return {"report": report, "lines": lines, "line_json": line_json or {},
             "highlight": highlight,
-            "expected": _short(d.expected) if d is not None else None,
-            "actual": _short(d.actual) if d is not None else None}
+            "expected": short(d.expected, 300) if d is not None else None,
+            "actual": short(d.actual, 300) if d is not None else None}

@@ -25,20 +25,12 @@ from state.catalog import SummaryPage, SummaryQuery
 from state.errors import RevConflict
 from state.model import Revision
 
-__all__ = ["RECORDS", "Service", "step_json"]
+__all__ = ["RECORDS", "Service"]
 
 T = TypeVar("T")
 
 #: Record files offered for replay when no other folder is given.
 RECORDS = FIXTURES / "sessions"
-
-
-def step_json(result: StepResult) -> dict[str, Any]:
-    """A step as ``claimfsm step --json`` prints it."""
-    return {"sid": result.sid, "before": result.before, "after": result.after,
-            "skill": result.skill, "committed": result.committed,
-            "rev": result.revision.rev if result.revision else None,
-            "envelope": result.envelope.to_dict()}
 
 
 @dataclass
