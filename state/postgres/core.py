@@ -12,8 +12,7 @@ from state import codec
 from state.codec import CodecError
 from state.errors import NoStore, StoreError, UnknownRevision, UnknownSession
 from state.postgres.db import ROWS, connect, init_schema, redact, retrying
-from state.sqlite.db import CorruptStore
-from state.sqlite.decode import ChainDecoder
+from state.sqlite.decode import ChainDecoder, decode_rows
 from state.sqlite.lru import Lru
 from state.sqlite.rows import Encoded, Entry, Row, inflate
 
@@ -97,18 +96,9 @@ class PostgresCore:
         return raw
 
     def _decode(self, sid: str, rows: list[Row], *, every: bool) -> list[Entry]:
-        decoder = ChainDecoder(sid)
-        out: list[Entry] = []
-        try:
-            for i, row in enumerate(rows):
-                decoder.feed(row[2], row[6])
-                if every or i == len(rows) - 1:
-                    entry = decoder.revision(row, self._fetch)
-                    self._entries.put((sid, row[0]), entry)
-                    out.append(entry)
-        except (ValueError, TypeError, KeyError) as exc:
-            raise CorruptStore(f"session {sid!r} does not decode: {exc}", sid=sid) from exc
-        return out
+        return decode_rows(sid, ChainDecoder(sid), rows, self._fetch,
+                           lambda row, entry: self._entries.put((sid, row[0]), entry),
+                           every=every)
 
     def _entry(self, sid: str, rev: int, session: int | None = None) -> Entry:
         cached = self._entries.get((sid, rev))

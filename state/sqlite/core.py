@@ -27,7 +27,7 @@ from state.sqlite.db import (
     retrying,
     transaction,
 )
-from state.sqlite.decode import ChainDecoder
+from state.sqlite.decode import ChainDecoder, decode_rows
 from state.sqlite.lru import Lru
 from state.sqlite.read import READ_ROWS, read_revision
 from state.sqlite.rows import Encoded, Entry, Row, inflate
@@ -176,18 +176,9 @@ class SQLiteCore:
     ) -> list[Entry]:
         """Entries for ``rows`` (all of them, or with ``every=False`` only the last)."""
         decoder = ChainDecoder(sid) if start is None else ChainDecoder.resume(sid, start)
-        out: list[Entry] = []
-        last = len(rows) - 1
-        try:
-            for i, row in enumerate(rows):
-                decoder.feed(row[2], row[6])
-                if every or i == last:
-                    entry = decoder.revision(row, self._fetch)
-                    self._entries.put((sid, row[0]), entry)
-                    out.append(entry)
-        except (ValueError, TypeError, KeyError) as exc:  # CodecError, or rows of wrong types
-            raise CorruptStore(f"session {sid!r} does not decode: {exc}", sid=sid) from exc
-        return out
+        return decode_rows(sid, decoder, rows, self._fetch,
+                           lambda row, entry: self._entries.put((sid, row[0]), entry),
+                           every=every)
 
     def _entry(self, sid: str, rev: int, session: int | None = None) -> Entry:
         cached = self._entries.get((sid, rev))

@@ -15,9 +15,10 @@ import orjson
 from state import codec
 from state.codec import STATE_FIELDS, CodecError
 from state.model import Revision
+from state.sqlite.db import CorruptStore
 from state.sqlite.rows import DELTA, INDEX, SNAPSHOT, Entry, Row, state_from, trusted
 
-__all__ = ["ChainDecoder"]
+__all__ = ["ChainDecoder", "decode_rows"]
 
 _UNLOADED = object()  # an encoded field not parsed yet (decoder resumed from a cache entry)
 
@@ -205,3 +206,23 @@ class ChainDecoder:
     def advance(self, digest: bytes) -> None:
         """Make ``digest`` the parent hash of the next row."""
         self.parent_hash = digest
+
+
+def decode_rows(sid: str, decoder: ChainDecoder, rows: list[Row],
+                fetch: Callable[[str], bytes], keep: Callable[[Row, Entry], None], *,
+                every: bool = True) -> list[Entry]:
+    """``rows`` of session ``sid`` through ``decoder``: an entry for each (with
+    ``every=False`` only the last), each also handed to ``keep`` (a store's cache).
+    Raises :class:`~state.sqlite.db.CorruptStore` when a row does not decode."""
+    out: list[Entry] = []
+    last = len(rows) - 1
+    try:
+        for i, row in enumerate(rows):
+            decoder.feed(row[2], row[6])
+            if every or i == last:
+                entry = decoder.revision(row, fetch)
+                keep(row, entry)
+                out.append(entry)
+    except (ValueError, TypeError, KeyError) as exc:  # CodecError, or rows of wrong types
+        raise CorruptStore(f"session {sid!r} does not decode: {exc}", sid=sid) from exc
+    return out
