@@ -128,6 +128,7 @@ _DEFAULTS: tuple[tuple[str, Any, Any], ...] = tuple(
     for name, info in SessionState.model_fields.items()
 )
 
+
 def new_state(sid: str, claim: str, fsm: str, config: Any, runtime: dict[str, Any]) -> SessionState:
     """A session's first state: ``SessionState(sid=..., claim=..., fsm=..., config=...,
     runtime=...)``, every other field at its default.

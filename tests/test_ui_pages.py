@@ -213,3 +213,25 @@ def test_claimfsm_ui_serves_until_interrupted(tmp_path: Path) -> None:
         _out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "Traceback" not in err
     assert f"http://127.0.0.1:{port}/" in err
+
+
+def test_records_folder_offers_only_its_records(tmp_path: Path) -> None:
+    from fsm.errors import BadInput
+    from fsm.ui.service import Service
+
+    folder = tmp_path / "records"
+    (folder / "nested").mkdir(parents=True)
+    data = (FIXTURES / "sessions" / "supported.jsonl").read_bytes()
+    (folder / "nested" / "mine.jsonl").write_bytes(data)
+    (folder / "notes.txt").write_text("not a record")
+    (tmp_path / "outside.jsonl").write_bytes(data)
+    with Engine.open(None) as eng:
+        service = Service(eng, folder)
+        assert service.record_names() == ["nested/mine.jsonl"]
+        assert service.record_bytes("nested/mine.jsonl") == (data, "nested/mine.jsonl")
+        for name in ("../outside.jsonl", "notes.txt", str(tmp_path / "outside.jsonl")):
+            with pytest.raises(BadInput):
+                service.record_bytes(name)
+        assert Service(eng, tmp_path / "missing").record_names() == []
+    r = CliRunner().invoke(main, ["ui", "--records", str(tmp_path / "missing")])
+    assert r.exit_code == 2 and "does not exist" in r.output

@@ -53,6 +53,12 @@ def bad_input(exc: ValidationError, where: str = "") -> BadInput:
     return BadInput(f"{name}: {err['msg']}", field=name)
 
 
+class NotFound(ClaimFsmError):
+    """A thing the API was asked for does not exist (not a session: those are the store's)."""
+
+    code = "NOT_FOUND"
+
+
 class UnsupportedMedia(ClaimFsmError):
     """A request body that is not declared as JSON."""
 
@@ -273,9 +279,3 @@ def api_routes(service: Service) -> list[Route]:
         Route(f"{v1}/documents/{{doc_id}}", document, methods=["GET"]),
         Route(f"{v1}/machine", machine, methods=["GET"]),
     ]
-
-
-class NotFound(ClaimFsmError):
-    """A thing the API was asked for does not exist (not a session: those are the store's)."""
-
-    code = "NOT_FOUND"
