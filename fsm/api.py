@@ -72,7 +72,7 @@ class MemoryInput(BaseIO):
 class MemoryOutput(BaseIO):
     """A custom skill's ``d``: any JSON object (it is merged into memory)."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="allow")
 
 
 def skill(

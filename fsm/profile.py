@@ -68,7 +68,7 @@ class Profile(BaseModel):
     """How a session verifies. ``stance_model`` is set exactly when ``judge`` is
     ``learned`` (giving a model implies the learned judge)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
     retrieval: Retrieval = "lexical"
     judge: Judge = "lexical"

@@ -35,7 +35,7 @@ __all__ = [
 class BaseIO(BaseModel):
     """Base for skill Input/Output models: frozen, unknown fields refused."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
 
 class StRef(BaseIO):

@@ -77,7 +77,7 @@ class SeqIds:
 class ToolCall(BaseModel):
     """One executed tool call, as data: what was asked and what came back."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
     id: str
     tool: str

@@ -57,7 +57,7 @@ def trusted(cls: type[M], values: dict[str, Any]) -> M:
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
 
 class StatePatch(_Frozen):

@@ -49,7 +49,7 @@ class PlanIn(BaseIO):
 class _Aliased(BaseIO):
     """Models with a ``for`` field (a Python keyword): ``for_`` in code, ``for`` on the wire."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid", populate_by_name=True)
 
 
 class Request(_Aliased):

@@ -66,7 +66,7 @@ QUERY_TYPE_FIELD = "src"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid", populate_by_name=True)
 
 
 class PlanStep(_Model):

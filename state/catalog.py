@@ -38,7 +38,7 @@ MAX_PAGE = 500
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
 
 class SummaryQuery(_Frozen):

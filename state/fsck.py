@@ -16,7 +16,7 @@ __all__ = ["FsckProblem", "FsckReport", "fsck"]
 class FsckProblem(BaseModel):
     """One broken link: where (``sid``, ``rev``), a stable code and a message for people."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
     sid: str
     rev: int | None
@@ -27,7 +27,7 @@ class FsckProblem(BaseModel):
 class FsckReport(BaseModel):
     """The outcome of :func:`fsck`; ``ok`` when ``problems`` is empty."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
     ok: bool
     sessions: int = Field(ge=0)

@@ -62,7 +62,10 @@ TOOL_SLICE: tuple[str, ...] = (
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: the validator is compiled on the first validation, not at import. Most
+    # revisions are built trusted (model_construct), so a CLI command that only reads
+    # never pays for it (every model of the project does the same; a test checks).
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
 
 class RetryState(_Frozen):

@@ -28,7 +28,7 @@ class ChainCheck(BaseModel):
     chain is sound); ``rev`` names the revision where it breaks.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
     sid: str
     revisions: int = Field(ge=0)
@@ -45,7 +45,7 @@ class ChainCheck(BaseModel):
 class CompactReport(BaseModel):
     """What :meth:`StateStore.compact` did: rows rewritten, blobs dropped, sessions skipped."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
     sessions: int = 0
     rewritten: int = 0

@@ -92,3 +92,51 @@ print(sorted(before), "skills.retrieve" in sys.modules)
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          timeout=120, check=True).stdout
     assert out.strip().endswith("True") and "skills.parse_claim" not in out
+
+
+def test_show_builds_no_schema_for_the_models_it_only_constructs(tmp_path: Path) -> None:
+    # Revisions read from the store are built trusted (model_construct): with
+    # defer_build their validators are never compiled, which is most of a model's import.
+    db, sid = _session(tmp_path)
+    probe = f"""
+import sys
+from fsm.cli import main
+try:
+    main(["show", {sid!r}, "--db", {db!r}])
+except SystemExit:
+    pass
+from state.model import Revision, SessionState
+print("COMPLETE", Revision.__pydantic_complete__, SessionState.__pydantic_complete__,
+      file=sys.stderr)
+"""
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert "COMPLETE False False" in proc.stderr, proc.stderr[-2000:]
+    assert sid in proc.stdout
+
+
+def test_every_model_defers_its_schema_to_first_validation() -> None:
+    import importlib
+    import pkgutil
+
+    from pydantic import BaseModel
+
+    import fsm
+    import skills
+    import state
+
+    eager = []
+    for package in (fsm, skills, state):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if info.name.endswith("__main__"):
+                continue
+            try:
+                module = importlib.import_module(info.name)
+            except ImportError:  # an optional extra this install lacks
+                continue
+            for value in vars(module).values():
+                if (isinstance(value, type) and issubclass(value, BaseModel)
+                        and value.__module__ == module.__name__
+                        and not value.model_config.get("defer_build")):
+                    eager.append(f"{module.__name__}.{value.__qualname__}")
+    assert eager == []

@@ -28,7 +28,7 @@ class BatchInputError(ClaimFsmError):
 class BatchClaim(BaseModel):
     """One line of the input: the caller's ``id`` (kept as given) and the claim text."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
     id: str | int
     claim: str

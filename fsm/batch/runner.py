@@ -33,7 +33,7 @@ class BatchSummary(BaseModel):
     ``start_up_seconds`` is the time before it (starting or joining Ray, every worker
     opening its engine)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
     claims: int
     done: int

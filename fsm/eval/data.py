@@ -36,7 +36,7 @@ EVIDENCE_LABELS: tuple[EvidenceLabel, ...] = ("SUPPORTS", "REFUTES", "NOT_ENOUGH
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
 
 class EvalClaim(_Frozen):

@@ -25,7 +25,7 @@ PLACES = 4
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
 
 class ClassScores(_Frozen):

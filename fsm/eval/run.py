@@ -70,7 +70,7 @@ compute the same verdict and evidence for a claim."""
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
 
 class ClaimRun(_Frozen):

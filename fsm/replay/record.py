@@ -81,7 +81,7 @@ Timestamp = Annotated[str, AfterValidator(_aware_iso)]
 class _Line(BaseModel):
     """Base of record lines: frozen, unknown fields refused."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
 
 class Header(_Line):

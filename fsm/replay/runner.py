@@ -46,7 +46,7 @@ MODES: tuple[Mode, ...] = ("strict", "tools", "live")
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
 
 class Divergence(_Frozen):

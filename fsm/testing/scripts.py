@@ -57,13 +57,13 @@ def retry(code: str, msg: str | None = None) -> Envelope:
 class AnyInput(BaseModel):
     """Accepts whatever a binding builds; only ``st`` is required."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="allow")
 
     st: StRef
 
 
 class _NoOutput(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="allow")
 
 
 def scripted_skill(

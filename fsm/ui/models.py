@@ -12,7 +12,7 @@ __all__ = ["ForkRequest", "ReplayRequest", "RollbackRequest", "RunRequest", "Sta
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
 
 class StartRequest(_Body):

@@ -25,7 +25,7 @@ def _clip(x: float) -> float:
 class Combined(BaseModel):
     """One subclaim's verdict from its sentence stances."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
     verdict: Label
     confidence: float

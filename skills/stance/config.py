@@ -18,7 +18,7 @@ __all__ = ["CALIBRATED_CONFIG", "DEFAULT_CONFIG", "PROFILES", "Profile", "Stance
 class StanceConfig(BaseModel):
     """Thresholds and weights for :func:`skills.stance.lexical.sentence_stance` and the judge."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
     # --- relevance: is the sentence about the claim at all? -------------------------
     entity_weight: float = Field(

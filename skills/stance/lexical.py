@@ -52,7 +52,7 @@ class Stance(BaseModel):
     """One sentence's stance on a claim. ``score`` is the strength of the label in
     ``[0, 1]``; for NOT_ENOUGH_INFO it is how far the sentence falls short of a verdict."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
     label: Label
     score: float

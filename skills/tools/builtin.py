@@ -42,7 +42,7 @@ RETRIEVAL_RESOURCE = "retrieval"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
 
 Query = Field(min_length=1, max_length=500)

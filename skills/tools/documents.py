@@ -17,7 +17,7 @@ SOURCES: tuple[Source, ...] = ("wiki", "web", "news")
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
 
 class Document(_Frozen):

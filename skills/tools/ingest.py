@@ -54,7 +54,7 @@ class IngestError(BaseModel):
     ``EMPTY_FIELD``, ``UNREADABLE``, ``INDEX_ERROR``, ``INPUT_TOO_LARGE``.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
     line: int
     msg: str
@@ -67,7 +67,7 @@ class IngestReport(BaseModel):
     changed), unchanged (stored as it is already) or an error (an unreadable file or a
     database failure adds one ``line=0`` error)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
     added: int
     errors: list[IngestError]
@@ -79,7 +79,7 @@ class FieldMap(BaseModel):
     """Which JSON fields hold a document's id, title and text. ``title=None`` takes
     ``"title"``, else ``"article"`` (the Climate-FEVER corpus)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
     id: str = "id"
     title: str | None = None

@@ -23,7 +23,7 @@ __all__ = ["RankedSentence", "rank_sentences", "split_sentences", "terms"]
 class RankedSentence(BaseModel):
     """One sentence with its position in the document and its score (higher is better)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
     idx: int
     text: str

@@ -12,7 +12,7 @@ __all__ = ["TrainReport"]
 class TrainReport(BaseModel):
     """What ``claimfsm train`` prints: the data, the CV figures, the model written."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
     claims: int
     pairs: int
