@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from state.catalog import SummaryQuery
 from state.codec import BLOB_MIN
 from state.contract import BIG, StoreContract, make_revision, make_state, rich_state
 from state.errors import RevConflict, StoreError
@@ -184,11 +185,6 @@ def test_fsck_finds_a_wrong_parent(db: str) -> None:
     assert _tampered(db, sql, BAD + 4) == ("MISSING_PARENT", 4)
 
 
-def test_fsck_finds_a_head_past_the_chain(db: str) -> None:
-    sql = "UPDATE st_sessions SET head = 25 WHERE sid = ?"
-    assert _tampered(db, sql, "bad") == ("HEAD_MISMATCH", 25)
-
-
 def test_fsck_finds_a_missing_blob(db: str) -> None:
     text = BIG + "bad"
     with SQLiteStore(db, snapshot_every=1000) as store:
@@ -289,31 +285,73 @@ def test_compact_prunes_only_unreferenced_blobs(db: str) -> None:
 # -- connections, threads, group commit -----------------------------------------------
 
 
-def test_a_commit_is_one_statement_and_the_trigger_moves_the_head(db: str) -> None:
+def test_a_commit_is_one_statement_that_writes_one_row(db: str) -> None:
     with SQLiteStore(db) as store:
         _grow(store, "s", 1)
         seen: list[str] = []
         store._conn.set_trace_callback(seen.append)
+        changes = store._conn.total_changes
         store.commit(make_revision("s", 2, make_state("s", rounds=2)), expected_rev=1)
         store._conn.set_trace_callback(None)
-        # One INSERT (traced again as its trigger runs): no BEGIN, UPDATE or COMMIT.
-        assert {sql.split()[0] for sql in seen} == {"INSERT"}
+        # One INSERT: no BEGIN, UPDATE or COMMIT, and no other row (no trigger).
+        assert [sql.split()[0] for sql in seen] == ["INSERT"]
+        assert store._conn.total_changes == changes + 1
+        assert store.head("s").rev == 2
         with pytest.raises(RevConflict, match="head is 2, not 1"):
             store.commit(make_revision("s", 2, make_state("s", rounds=9)), expected_rev=1)
+
+
+_V1 = (
+    "CREATE TABLE st_sessions2 (id INTEGER PRIMARY KEY, sid TEXT NOT NULL UNIQUE,"
+    " head INTEGER NOT NULL)",
+    "INSERT INTO st_sessions2 SELECT id, sid, (SELECT max(k) & 4294967295 FROM st_revisions"
+    " WHERE k >> 32 = st_sessions.id) FROM st_sessions",
+    "DROP TABLE st_sessions",
+    "ALTER TABLE st_sessions2 RENAME TO st_sessions",
+    "CREATE TRIGGER st_head AFTER INSERT ON st_revisions BEGIN"
+    " UPDATE st_sessions SET head = NEW.k & 4294967295"
+    " WHERE id = NEW.k >> 32 AND head < NEW.k & 4294967295; END",
+    "UPDATE st_meta SET value = '1' WHERE key = 'schema'",
+)
+
+
+def _as_version_1(db: str) -> None:
+    """Rewrite ``db`` as schema version 1 wrote it: a head column moved by a trigger."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("BEGIN")
+    for statement in _V1:
+        conn.execute(statement)
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def test_a_version_1_file_is_read_as_it_is_and_upgraded_on_a_writable_open(db: str) -> None:
+    with SQLiteStore(db) as store:
+        _grow(store, "s", 3)
+        store.fork("s", 1, "f")
+    _as_version_1(db)
+    with SQLiteStore(db, readonly=True) as store:  # nothing written, the heads as they are
+        assert store.head("s").rev == 3 and store.head("f").rev == 1
+        assert [s.sid for s in store.summaries(SummaryQuery()).items] == ["f", "s"]
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT head FROM st_sessions WHERE sid='s'").fetchone() == (2,)
+        assert conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone() == ("1",)
+    with SQLiteStore(db) as store:
+        store.commit(make_revision("s", 4, make_state("s", rounds=4)), expected_rev=3)
+        assert store.head("s").rev == 4 and store.head("f").rev == 1
+        assert fsck(store).ok
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone() == ("2",)
+        assert conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'").fetchall() == []
+        assert [r[1] for r in conn.execute("PRAGMA table_info(st_sessions)")] == ["id", "sid"]
 
 
-def test_a_file_without_the_head_trigger_gets_it_on_open(db: str) -> None:
+def test_a_file_of_an_unknown_schema_version_is_refused(db: str) -> None:
     with SQLiteStore(db) as store:
         _grow(store, "s", 1)
-    with sqlite3.connect(db) as conn:  # as written before the trigger existed
-        conn.execute("DROP TRIGGER st_head")
-    with SQLiteStore(db) as store:
-        store.commit(make_revision("s", 2, make_state("s", rounds=2)), expected_rev=1)
-    with SQLiteStore(db) as store:
-        assert store.head("s").rev == 2 and store.head("s").state.rounds == 2
-        assert fsck(store).ok
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE st_meta SET value = '3' WHERE key = 'schema'")
+    with pytest.raises(StoreError, match="schema version 3, expected 2"):
+        SQLiteStore(db)
 
 
 def test_two_connections_see_each_other_and_compare_and_set(db: str) -> None:

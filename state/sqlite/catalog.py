@@ -1,7 +1,7 @@
 """The SQLite side of the session catalog (:mod:`state.catalog`).
 
 A listing needs each session's claim, state, verdict, revision count and last update.
-The state and the last update are columns of the head row (``st_sessions.head`` ->
+The state and the last update are columns of the head row (the session's last key in
 ``st_revisions``); ``st_catalog`` (created with the other tables in
 :mod:`state.sqlite.db`) holds the rest, written so that a step costs nothing extra:
 
@@ -34,13 +34,14 @@ from state.catalog import (
     verdict_label,
 )
 from state.model import Revision
+from state.sqlite.db import HEAD
 
 __all__ = ["CatalogReader"]
 _CLAIM = ("INSERT INTO st_catalog (id, claim) VALUES (?, ?)"
           " ON CONFLICT (id) DO UPDATE SET claim = excluded.claim")
 _PAGE = (
-    "SELECT s.id, s.sid, s.head, r.fsm, r.ts, c.claim, c.verdict"
-    " FROM st_sessions s JOIN st_revisions r ON r.k = (s.id << 32) | s.head"
+    "SELECT s.id, s.sid, r.k & 4294967295, r.fsm, r.ts, c.claim, c.verdict"
+    f" FROM st_sessions s JOIN st_revisions r ON r.k = {HEAD.replace('?1', '(s.id << 32)')}"
     " LEFT JOIN st_catalog c ON c.id = s.id"
 )
 

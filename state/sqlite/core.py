@@ -17,6 +17,7 @@ from state.codec import CodecError
 from state.errors import StoreError, UnknownRevision, UnknownSession
 from state.sqlite.db import (
     DURABILITY_MODES,
+    HEAD,
     CorruptStore,
     Durability,
     GroupCommitter,
@@ -50,6 +51,9 @@ _CHAIN_RANGE = (
     " FROM st_revisions WHERE k BETWEEN ?1 AND ?2 ORDER BY k"
 )
 _MAX_REV = 0xFFFFFFFF
+_HEAD_OF = f"SELECT {HEAD}"
+_SESSION = (f"SELECT id, {HEAD.replace('?1', '(id << 32)')} FROM st_sessions"
+            " WHERE sid = ?")
 
 
 class SQLiteCore:
@@ -139,19 +143,15 @@ class SQLiteCore:
     def _session(self, sid: str) -> tuple[int, int]:
         """``(session number, head)``; raises :class:`UnknownSession`."""
         known = self._ids.get(sid)
-        if known is not None:  # session numbers never change: read the head by key
-            found = self._read(
-                lambda c: c.execute("SELECT head FROM st_sessions WHERE id=?", (known,)).fetchone()
-            )
-            if found is not None:
-                return known, found[0]
-        row = self._read(
-            lambda c: c.execute("SELECT id, head FROM st_sessions WHERE sid=?", (sid,)).fetchone()
-        )
-        if row is None:
+        if known is not None:  # session numbers never change: seek the head by key
+            found = self._read(lambda c: c.execute(_HEAD_OF, (known << 32,)).fetchone())
+            if found[0] is not None:
+                return known, found[0] & _MAX_REV
+        row = self._read(lambda c: c.execute(_SESSION, (sid,)).fetchone())
+        if row is None or row[1] is None:
             raise UnknownSession(f"no session {sid!r}", sid=sid)
         self._ids[sid] = row[0]
-        return row[0], row[1]
+        return row[0], row[1] & _MAX_REV
 
     def _fetch(self, digest: str) -> bytes:
         raw = self._blobs.get(digest)

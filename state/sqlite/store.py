@@ -18,7 +18,7 @@ from state import codec
 from state.errors import RevConflict, UnknownRevision, UnknownSession
 from state.model import Revision, SessionState, trusted, verdict_label
 from state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL, SQLiteCore
-from state.sqlite.db import ChainBroken
+from state.sqlite.db import HEAD, ChainBroken
 from state.sqlite.maintenance import compact_rows, prune_blobs, read_rows, restamp_rows, verify_rows
 from state.sqlite.rows import INDEX, Entry, bound, encode_revision
 from state.store import ChainCheck, CompactReport, StateStore
@@ -69,7 +69,7 @@ class SQLiteStore(SQLiteCore, StateStore):
         def insert(c: sqlite3.Connection) -> int:
             try:  # sid is UNIQUE: the insert itself says whether the session exists
                 session = c.execute(
-                    "INSERT INTO st_sessions (sid, head) VALUES (?, 0)", (sid,)
+                    "INSERT INTO st_sessions (sid) VALUES (?)", (sid,)
                 ).lastrowid
             except sqlite3.IntegrityError as exc:
                 if not _taken(exc):
@@ -114,16 +114,17 @@ class SQLiteStore(SQLiteCore, StateStore):
         relabel = old is not new and verdict_label(old) != verdict_label(new)
 
         def conflict(c: sqlite3.Connection) -> RevConflict | UnknownSession:
-            row = c.execute("SELECT head FROM st_sessions WHERE id=?", (session,)).fetchone()
-            if row is None:
+            (k,) = c.execute(f"SELECT {HEAD}", (session << 32,)).fetchone()
+            if k is None:
                 return UnknownSession(f"no session {sid!r}", sid=sid)
-            return RevConflict(f"head is {row[0]}, not {expected_rev}", sid=sid, head=row[0],
+            head = k & 0xFFFFFFFF
+            return RevConflict(f"head is {head}, not {expected_rev}", sid=sid, head=head,
                                expected=expected_rev)
 
         def insert(c: sqlite3.Connection) -> None:
             # The compare-and-set is the row's key: revision ``expected_rev + 1`` can be
             # inserted once, and its parent is known to exist (read above; revisions are
-            # never deleted). The head column follows in the INSERT's trigger.
+            # never deleted). The head is the session's last key: nothing else to write.
             if blobs:
                 c.executemany(INSERT_BLOB, blobs)
             try:
@@ -192,7 +193,7 @@ class SQLiteStore(SQLiteCore, StateStore):
         def insert(c: sqlite3.Connection) -> int:
             try:  # sid is UNIQUE: the insert itself says whether the session exists
                 target = c.execute(
-                    "INSERT INTO st_sessions (sid, head) VALUES (?, ?)", (new_sid, at)
+                    "INSERT INTO st_sessions (sid) VALUES (?)", (new_sid,)
                 ).lastrowid
             except sqlite3.IntegrityError as exc:
                 if not _taken(exc):
