@@ -78,7 +78,7 @@ def pack_blob(raw: bytes) -> tuple[int, bytes]:
 
 def pack_row(raw: bytes, *, snapshot: bool = False) -> bytes:
     """A row's ``body`` or ``extra`` as stored: zlib when it saves at least a tenth, from
-    256 bytes (from 1 KB for a snapshot ``body``, which every cold read inflates).
+    256 bytes (a snapshot ``body`` too: the bytes-per-step figure counts on it).
 
     Canonical bodies are JSON objects or arrays (``{``/``[``); zlib streams start with
     ``x``, so the stored bytes say which they are and no column is needed. Hashes are
