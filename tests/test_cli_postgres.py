@@ -43,6 +43,11 @@ def test_session_commands_on_a_url(pg_url: str, tmp_path: Path) -> None:
     assert record.read_bytes().count(b"\n") >= len(hist)
     fsck = orjson.loads(run("fsck", "--db", pg_url, "--json").output)
     assert fsck["ok"] and fsck["sessions"] == 3
+    listed = orjson.loads(run("sessions", "--db", pg_url, "--json").output)
+    assert [item["sid"] for item in listed["items"]][:2] == [forked, sid]
+    assert listed["items"][0]["revisions"] == 3 and listed["next"] is None
+    done = orjson.loads(run("sessions", "--db", pg_url, "--json", "--verdict", "refutes").output)
+    assert [item["claim"] for item in done["items"]] == ["Sydney is the capital of Australia."]
     assert run("compact", "--db", pg_url).exit_code == 0
 
 

@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "step": "fsm.cli.session:step",
     "show": "fsm.cli.session:show",
     "history": "fsm.cli.session:history",
+    "sessions": "fsm.cli.session:sessions",
     "rollback": "fsm.cli.session:rollback",
     "fork": "fsm.cli.session:fork",
     "skill": "fsm.cli.skill:skill",

@@ -1,4 +1,4 @@
-"""Session commands: verify, start, step, show, history, rollback, fork."""
+"""Session commands: verify, start, step, show, history, sessions, rollback, fork."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from fsm.cli.common import (
     durability_option,
     emit,
     engine,
+    fail,
     json_option,
     print_step,
     profile_options,
@@ -29,7 +30,7 @@ from fsm.views import (
     verdict_json,
 )
 
-__all__ = ["fork", "history", "rollback", "show", "start", "step", "verify"]
+__all__ = ["fork", "history", "rollback", "sessions", "show", "start", "step", "verify"]
 
 
 @click.command()
@@ -149,6 +150,59 @@ def history(sid: str, db: str, as_json: bool) -> None:
         for r in revs:
             click.echo(revision_line(r, before))
             before = r.fsm
+
+
+_VERDICTS = ("SUPPORTS", "REFUTES", "NOT_ENOUGH_INFO", "DISPUTED", "none")
+
+
+@click.command()
+@click.option("-q", "--query", "q", default=None,
+              help="Only sessions whose claim contains this text (case-insensitive).")
+@click.option("--state", "fsm", default=None, metavar="STATE",
+              help="Only sessions whose head is in this state (DONE, FAILED, RETRIEVAL...).")
+@click.option("--verdict", type=click.Choice(_VERDICTS, case_sensitive=False), default=None,
+              help="Only sessions with this verdict; 'none': no verdict (yet).")
+@click.option("--limit", type=click.IntRange(1, 500), default=50, show_default=True,
+              help="Sessions per page.")
+@click.option("--before", type=click.IntRange(min=0), default=None, metavar="SEQ",
+              help="The page after: sessions created before SEQ (printed by the last page).")
+@db_option
+@json_option
+def sessions(q: str | None, fsm: str | None, verdict: str | None, limit: int,
+             before: int | None, db: str, as_json: bool) -> None:
+    """List sessions, newest first: number, id, state, verdict, revisions, last update
+    and claim. The store is only read. --json prints {"items": [...], "next": SEQ or
+    null}, the shape of the web inspector's GET /api/v1/sessions.
+    """
+    from pydantic import ValidationError
+
+    from state.catalog import SummaryQuery
+
+    if verdict is not None and verdict != "none":
+        verdict = verdict.upper()
+    try:
+        query = SummaryQuery(q=q, fsm=fsm, verdict=verdict, limit=limit, before=before)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = {"q": "--query", "fsm": "--state"}.get(str(err["loc"][0]), str(err["loc"][0]))
+        fail("BAD_INPUT", f"{field}: {err['msg']}", as_json=as_json)
+        return
+    with store(db, as_json) as opened:
+        page = opened.summaries(query)
+    if as_json:
+        emit(page.to_json())
+        return
+    if not page.items:
+        click.echo("no sessions" + (" match" if q or fsm or verdict else ""))
+        return
+    click.echo(f"{'#':>6}  {'session':<14} {'state':<12} {'verdict':<16} {'revs':>5}  "
+               f"{'updated':<20} claim")
+    for item in page.items:
+        claim = item.claim if len(item.claim) <= 60 else item.claim[:59] + "…"
+        click.echo(f"{item.seq:>6}  {item.sid:<14} {item.fsm:<12} {item.verdict or '-':<16} "
+                   f"{item.revisions:>5}  {item.updated[:19]:<20} {claim}")
+    if page.next is not None:
+        click.echo(f"more: claimfsm sessions --before {page.next} (with the same filters)")
 
 
 @click.command()
