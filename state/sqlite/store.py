@@ -37,6 +37,19 @@ def _taken(exc: sqlite3.IntegrityError) -> bool:
     return "UNIQUE constraint failed" in str(exc)
 
 
+def _new_session(c: sqlite3.Connection, sid: str) -> int:
+    """Add session ``sid``; its number. ``sid`` is UNIQUE, so the insert itself says
+    whether the session exists (:class:`RevConflict`)."""
+    try:
+        session = c.execute("INSERT INTO st_sessions (sid) VALUES (?)", (sid,)).lastrowid
+    except sqlite3.IntegrityError as exc:
+        if not _taken(exc):
+            raise
+        raise RevConflict(f"session {sid!r} already exists", sid=sid) from None
+    assert session is not None
+    return session
+
+
 class SQLiteStore(SQLiteCore, StateStore):
     """Revision store in one SQLite file; safe across threads and processes.
 
@@ -67,15 +80,7 @@ class SQLiteStore(SQLiteCore, StateStore):
         label = verdict_label(first.state.verdict)
 
         def insert(c: sqlite3.Connection) -> int:
-            try:  # sid is UNIQUE: the insert itself says whether the session exists
-                session = c.execute(
-                    "INSERT INTO st_sessions (sid) VALUES (?)", (sid,)
-                ).lastrowid
-            except sqlite3.IntegrityError as exc:
-                if not _taken(exc):
-                    raise
-                raise RevConflict(f"session {sid!r} already exists", sid=sid) from None
-            assert session is not None
+            session = _new_session(c, sid)
             if blobs:
                 c.executemany(INSERT_BLOB, blobs)
             c.execute(INSERT_ROW, ((session << 32), *params))
@@ -191,15 +196,7 @@ class SQLiteStore(SQLiteCore, StateStore):
         params = [(r[0], *bound(r)) for r in copies]
 
         def insert(c: sqlite3.Connection) -> int:
-            try:  # sid is UNIQUE: the insert itself says whether the session exists
-                target = c.execute(
-                    "INSERT INTO st_sessions (sid) VALUES (?)", (new_sid,)
-                ).lastrowid
-            except sqlite3.IntegrityError as exc:
-                if not _taken(exc):
-                    raise
-                raise RevConflict(f"session {new_sid!r} already exists", sid=new_sid) from None
-            assert target is not None
+            target = _new_session(c, new_sid)
             c.executemany(INSERT_ROW, [((target << 32) + p[0], *p[1:]) for p in params])
             if label is not None:
                 c.execute(LABEL, (target, label))
