@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["SUBJECTS", "write_corpus", "write_dataset"]
+if TYPE_CHECKING:  # numpy and the training code load only for the tests that train
+    from fsm.eval.train.report import TrainReport
+
+__all__ = ["SUBJECTS", "train_small", "write_corpus", "write_dataset"]
 
 SUBJECTS: tuple[tuple[str, str], ...] = (
     ("Arctic", "sea ice melt"), ("Greenland", "glacier retreat"), ("Pacific", "ocean heat"),
@@ -62,3 +66,22 @@ def write_corpus(dataset: Path, path: Path) -> Path:
                                       "text": e["evidence"]}
     path.write_text("".join(json.dumps(r) + "\n" for r in rows.values()), encoding="utf-8")
     return path
+
+
+def train_small(root: Path) -> tuple[Path, Path, Path, TrainReport]:
+    """Train a model on this dataset in ``root`` the way ``claimfsm train --corpus`` does,
+    with a verdict head over 32-dimension hashing embeddings (and so the reranker), 4
+    folds. Returns the model file, the dataset, the corpus and the training report.
+    """
+    from fsm.eval.data import read_dataset
+    from fsm.eval.train.head import HeadSpec
+    from fsm.eval.train.judge import train
+    from fsm.eval.train.retrieved import retrieve_for_training
+    from skills.embed import HashingEmbedder
+
+    ds = write_dataset(root / "d.jsonl")
+    corpus = write_corpus(ds, root / "c.jsonl")
+    data = read_dataset(ds)
+    rep = train(data, root / "m.npz", folds=4, retrieved=retrieve_for_training(data, corpus),
+                head=HeadSpec(embedder=HashingEmbedder(dim=32), embedder_name="hashing-32"))
+    return root / "m.npz", ds, corpus, rep

@@ -14,14 +14,10 @@ from fsm.cli.main import main  # noqa: E402
 from fsm.eval.data import read_dataset  # noqa: E402
 from fsm.eval.run import EVAL_CONFIG, open_engine  # noqa: E402
 from fsm.eval.seen import seen_claims  # noqa: E402
-from fsm.eval.train.head import HeadSpec  # noqa: E402
-from fsm.eval.train.judge import train  # noqa: E402
-from fsm.eval.train.retrieved import retrieve_for_training  # noqa: E402
-from skills.embed import HashingEmbedder  # noqa: E402
 from skills.stance.model import cached_model, load_model  # noqa: E402
 from skills.stance.model_features import LEXICAL_FEATURES  # noqa: E402
 from skills.stance.rerank import RERANK_FEATURES, history_rows, rerank_row  # noqa: E402
-from tests.stance_data import write_corpus, write_dataset  # noqa: E402
+from tests.stance_data import train_small  # noqa: E402
 
 
 def test_history_counts_other_claims_only() -> None:
@@ -39,16 +35,11 @@ def test_history_counts_other_claims_only() -> None:
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
-    root = tmp_path_factory.mktemp("rerank")
-    ds = write_dataset(root / "d.jsonl")
-    corpus = write_corpus(ds, root / "c.jsonl")
-    data = read_dataset(ds)
-    rep = train(data, root / "m.npz", folds=4, retrieved=retrieve_for_training(data, corpus),
-                head=HeadSpec(embedder=HashingEmbedder(dim=32), embedder_name="hashing-32"))
+    model, ds, corpus, rep = train_small(tmp_path_factory.mktemp("rerank"))
     assert rep.cv_rerank is not None
     before, after = rep.cv_rerank
     assert before.claims == after.claims > 0
-    return root / "m.npz", ds, corpus
+    return model, ds, corpus
 
 
 def test_the_model_file_keeps_the_reranker(trained: tuple[Path, Path, Path],

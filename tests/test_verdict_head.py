@@ -15,9 +15,6 @@ from fsm.bindings import DEFAULT_BINDINGS  # noqa: E402
 from fsm.cli.main import main  # noqa: E402
 from fsm.eval.data import read_dataset  # noqa: E402
 from fsm.eval.run import EVAL_CONFIG, evaluate, open_engine  # noqa: E402
-from fsm.eval.train.head import HeadSpec  # noqa: E402
-from fsm.eval.train.judge import train  # noqa: E402
-from fsm.eval.train.retrieved import retrieve_for_training  # noqa: E402
 from fsm.eval.train.verdict import _fit, choose_head  # noqa: E402
 from skills.embed import HashingEmbedder  # noqa: E402
 from skills.stance.model import cached_model, load_model  # noqa: E402
@@ -31,7 +28,7 @@ from skills.stance.verdict_head import (  # noqa: E402
     head_feature_names,
 )
 from state.model import SessionState  # noqa: E402
-from tests.stance_data import write_corpus, write_dataset  # noqa: E402
+from tests.stance_data import train_small, write_corpus, write_dataset  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -83,16 +80,11 @@ def test_head_fit_and_hyperparameters_by_cv() -> None:
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
-    root = tmp_path_factory.mktemp("head")
-    ds = write_dataset(root / "d.jsonl")
-    corpus = write_corpus(ds, root / "c.jsonl")
-    data = read_dataset(ds)
-    rep = train(data, root / "m.npz", folds=4, retrieved=retrieve_for_training(data, corpus),
-                head=HeadSpec(embedder=HashingEmbedder(dim=32), embedder_name="hashing-32"))
+    model, ds, corpus, rep = train_small(tmp_path_factory.mktemp("head"))
     assert rep.cv_verdict_head is not None and len(rep.head_params) == 4
     # every claim is labelled once by a head that never saw it
     assert sum(sum(r.values()) for r in rep.cv_verdict_head.confusion.values()) == 16
-    return root / "m.npz", ds, corpus
+    return model, ds, corpus
 
 
 def test_model_file_keeps_the_head(trained: tuple[Path, Path, Path], tmp_path: Path) -> None:
