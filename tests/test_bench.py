@@ -73,6 +73,7 @@ def test_a_tiny_run_measures_every_key(tmp_path: Path) -> None:
     assert deep["step_ratio"] == pytest.approx(deep["step_us_deep"] / deep["step_us_rev10"],
                                                rel=1e-2)
     assert len(out["meta"]["cli_show_ms"]) == 2 and min(out["meta"]["cli_show_ms"]) > 0
+    assert len(out["meta"]["cli_floor_ms"]) == 2 and min(out["meta"]["cli_floor_ms"]) > 0
 
 
 def test_cli_latency_runs_real_commands_that_step_the_session(tmp_path: Path) -> None:
@@ -81,8 +82,26 @@ def test_cli_latency_runs_real_commands_that_step_the_session(tmp_path: Path) ->
 
     figures = scale.cli_ms(tmp_path, sessions=1, max_steps=3)
     assert figures["steps"] == 3 and figures["step_ms"] > 0 and figures["show_ms"] > 0
+    assert figures["floor_ms"] > 0
     with SQLiteStore(tmp_path / "cli.db") as store:  # three processes, three revisions
         assert [store.head(sid).rev for sid in store.sessions()] == [3]
+
+
+def test_the_cli_floor_runs_and_imports_nothing_of_the_project() -> None:
+    import subprocess
+    import sys
+
+    from fsm.bench import scale
+
+    probe = scale.CLI_FLOOR + (
+        "import sys\n"
+        "assert 'pydantic' in sys.modules and 'transitions' in sys.modules\n"
+        "mine = sorted(m for m in sys.modules if m.split('.')[0] in ('fsm', 'skills', 'state'))\n"
+        "print(mine)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_bytes_per_noop_step_are_bounded_by_the_step_not_the_state(tmp_path: Path) -> None:
@@ -110,3 +129,4 @@ def test_the_cli_prints_the_table_and_writes_the_json(tmp_path: Path,
     assert lines[0].split()[:4] == ["key", "median", "min", "max"]
     assert [line.split()[0] for line in lines[2:2 + len(REQUIRED)]] == list(REQUIRED)
     assert "bench: [1/1] in-memory steps" in result.stderr
+    assert any(line.startswith("cli floor (") and line.endswith(" ms") for line in lines)

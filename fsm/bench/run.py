@@ -187,6 +187,7 @@ def _one_rep(config: BenchConfig, rep: int, tmp: Path, report: BenchReport,
             cli = scale.cli_ms(tmp, config.cli_sessions, config.cli_steps)
             report.add("cli_step_ms", cli["step_ms"])
             report.meta.setdefault("cli_show_ms", []).append(round(cli["show_ms"], 1))
+            report.meta.setdefault("cli_floor_ms", []).append(round(cli["floor_ms"], 1))
 
 
 def _claims(limit: int | None) -> list[str]:

@@ -1,6 +1,7 @@
 """Two cases of ``claimfsm bench`` that look past the per-step average: whether a step and
 a head read cost more deep into a long session (``rev10k_*_ratio``), and how long a
-``claimfsm`` command takes as a process (``cli_step_ms``).
+``claimfsm`` command takes as a process (``cli_step_ms``), beside the floor under it: a
+process that only imports the libraries every command stands on (``meta.cli_floor_ms``).
 
 Timings use ``time.perf_counter`` around the measured calls only; see ``docs/bench.md``.
 """
@@ -20,7 +21,7 @@ from skills.context import FixedClock, SkillContext
 from skills.envelope import Envelope
 from state.sqlite.store import SQLiteStore
 
-__all__ = ["TICK", "cli_ms", "deep_session_ratios"]
+__all__ = ["CLI_FLOOR", "TICK", "cli_ms", "deep_session_ratios"]
 
 
 @skill("tick")
@@ -86,19 +87,34 @@ def deep_session_ratios(tmp: Path, depth: int = 10_000, rounds: int = 9) -> dict
             "head_us_deep": head_deep, "deep_rev": float(last)}
 
 
-def _cli(args: list[str], env: dict[str, str]) -> float:
+#: What any ``claimfsm`` command pays before the project's own code runs: the interpreter
+#: and the libraries the design stands on (frozen pydantic models, click, orjson,
+#: ``transitions``, sqlite3), with one model built and validated. Nothing of the project.
+CLI_FLOOR = (
+    "import sqlite3, orjson, click, transitions\n"
+    "from pydantic import BaseModel, ConfigDict\n"
+    "class M(BaseModel):\n"
+    "    model_config = ConfigDict(frozen=True)\n"
+    "    x: int = 0\n"
+    "M(x=1)\n"
+)
+_COMMAND = "from fsm.cli import main; main()"
+
+
+def _process_ms(code: str, args: list[str], env: dict[str, str]) -> float:
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "from fsm.cli import main; main()", *args],
+    subprocess.run([sys.executable, "-c", code, *args],
                    env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     return (time.perf_counter() - t0) * 1000
 
 
 def cli_ms(tmp: Path, sessions: int = 2, max_steps: int = 20) -> dict[str, float]:
     """Median wall milliseconds of ``claimfsm step SID --db FILE`` (every step of
-    ``sessions`` demo claims, at most ``max_steps`` each, each a new process) and of
-    ``claimfsm show SID``, on a database seeded with the demo corpus. One untimed command
-    first writes the bytecode cache, as the first run of any installation does; bytecode
-    caching is on (as by default).
+    ``sessions`` demo claims, at most ``max_steps`` each, each a new process), of
+    ``claimfsm show SID``, and of :data:`CLI_FLOOR` (``floor_ms``), on a database seeded
+    with the demo corpus. The three run in turn, so load from elsewhere hits them alike.
+    One untimed command first writes the bytecode cache, as the first run of any
+    installation does; bytecode caching is on (as by default).
     """
     from fsm.runtime import Engine
 
@@ -107,14 +123,16 @@ def cli_ms(tmp: Path, sessions: int = 2, max_steps: int = 20) -> dict[str, float
         sids = [eng.start(claim).sid for claim in
                 ("NASA landed on the Moon in 1969.", "The Eiffel Tower is in Berlin.")[:sessions]]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    _cli(["show", sids[0], "--db", db], env)
-    steps, shows = [], []
+    env.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")  # as the CLI sets it for itself
+    _process_ms(_COMMAND, ["show", sids[0], "--db", db], env)
+    steps, shows, floors = [], [], []
     for sid in sids:
         for _ in range(max_steps):  # to DONE (a demo session takes 8-12 steps)
-            steps.append(_cli(["step", sid, "--db", db], env))
-            shows.append(_cli(["show", sid, "--db", db], env))
+            steps.append(_process_ms(_COMMAND, ["step", sid, "--db", db], env))
+            shows.append(_process_ms(_COMMAND, ["show", sid, "--db", db], env))
+            floors.append(_process_ms(CLI_FLOOR, [], env))
             with SQLiteStore(db) as store:
                 if store.head(sid).fsm in ("DONE", "FAILED"):
                     break
     return {"step_ms": statistics.median(steps), "show_ms": statistics.median(shows),
-            "steps": float(len(steps))}
+            "floor_ms": statistics.median(floors), "steps": float(len(steps))}

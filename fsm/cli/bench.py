@@ -6,6 +6,7 @@ refuse a ``--db`` that does not exist rather than create an empty one.
 
 from __future__ import annotations
 
+import statistics
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -121,6 +122,11 @@ def bench(quick: bool, json_file: str | None, reps: int | None, where: str | Non
     meta = report.meta
     click.echo(f"\n{meta['cpus']} CPUs, Python {meta['python']}, SQLite {meta['sqlite']}, "
                f"{meta['platform']}; {meta['reps']} repetitions, {meta['seconds']} s")
+    floors = meta.get("cli_floor_ms")
+    if floors:
+        # The part of cli_step_ms no change to the project can remove, on this machine.
+        click.echo(f"cli floor (interpreter, pydantic, click, orjson, transitions, sqlite3; "
+                   f"none of claimfsm): {statistics.median(floors):.0f} ms")
     if json_file is not None:
         Path(json_file).write_bytes(
             orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
