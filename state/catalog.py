@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from state.model import verdict_label
+from state.model import Frozen, verdict_label
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -37,11 +37,7 @@ __all__ = [
 MAX_PAGE = 500
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
-
-
-class SummaryQuery(_Frozen):
+class SummaryQuery(Frozen):
     """Which sessions to list: newest first, ``limit`` at a time, strictly older than
     ``before`` (the ``next`` cursor of the previous page). ``q`` matches claim text
     (case-insensitive substring); ``fsm`` and ``verdict`` match exactly (``verdict="none"``
@@ -54,7 +50,7 @@ class SummaryQuery(_Frozen):
     verdict: str | None = Field(default=None, max_length=64)
 
 
-class SessionSummary(_Frozen):
+class SessionSummary(Frozen):
     """One session at its head. ``seq`` is its position in creation order (the paging key)."""
 
     seq: int
@@ -66,7 +62,7 @@ class SessionSummary(_Frozen):
     updated: str
 
 
-class SummaryPage(_Frozen):
+class SummaryPage(Frozen):
     """A page of summaries and the cursor of the next one (``None``: this was the last)."""
 
     items: list[SessionSummary]

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "TOOL_SLICE",
+    "Frozen",
     "RetryState",
     "Revision",
     "SessionState",
@@ -61,14 +62,16 @@ TOOL_SLICE: tuple[str, ...] = (
 )
 
 
-class _Frozen(BaseModel):
+class Frozen(BaseModel):
+    """The base of the store's models: frozen, no extra keys, schema built on first use."""
+
     # defer_build: the validator is compiled on the first validation, not at import. Most
     # revisions are built trusted (model_construct), so a CLI command that only reads
     # never pays for it (every model of the project does the same; a test checks).
     model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
 
-class RetryState(_Frozen):
+class RetryState(Frozen):
     """Attempts made in ``state`` and when the next one may run (ISO time)."""
 
     state: str
@@ -77,7 +80,7 @@ class RetryState(_Frozen):
     code: str | None = None
 
 
-class SessionState(_Frozen):
+class SessionState(Frozen):
     """Everything a session knows at one revision."""
 
     sid: str
@@ -110,7 +113,7 @@ class SessionState(_Frozen):
         return self.model_copy(update={k: getattr(earlier, k) for k in TOOL_SLICE})
 
 
-class Revision(_Frozen):
+class Revision(Frozen):
     """One committed step of a session: append-only, never edited."""
 
     sid: str
