@@ -13,7 +13,6 @@ The defaults are what installs without heavy extras: lexical retrieval, lexical 
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -89,15 +88,26 @@ class Profile(BaseModel):
             raise ValueError("stance_model is set but judge is 'lexical'")
         return self
 
+    @classmethod
+    def default(cls) -> Profile:
+        """``Profile()``, built without compiling the validator (the hot path of every
+        command: the defaults are valid by definition)."""
+        return cls.model_construct()
+
     @property
     def is_default(self) -> bool:
         """Whether this is the profile that installs without heavy extras."""
-        return self == Profile()
+        return self == Profile.default()
+
+    def to_dict(self) -> dict[str, Any]:
+        """``model_dump()``, without building the serializer: every field is a ``str`` or
+        ``None``, which dumps as itself (a test keeps the two equal)."""
+        return {name: getattr(self, name) for name in type(self).model_fields}
 
     def config(self) -> dict[str, Any]:
         """Session-config entries: ``profile``, the :data:`RUN_CONFIG` settings and, for the
         learned judge, ``stance_model`` (the key the VERIFY and AGGREGATE bindings read)."""
-        out: dict[str, Any] = {"profile": self.model_dump(), **RUN_CONFIG}
+        out: dict[str, Any] = {"profile": self.to_dict(), **RUN_CONFIG}
         if self.stance_model is not None:
             out["stance_model"] = self.stance_model
         return out
@@ -108,11 +118,34 @@ class Profile(BaseModel):
         return f"retrieval {self.retrieval}, judge {judge}"
 
 
+def _plain(values: Mapping[str, Any]) -> Profile | None:
+    """The profile of ``values`` when they are plainly valid (known keys, exact ``str``
+    values validation keeps as they are, a model exactly with the learned judge), built
+    without the validator; ``None`` sends them through it. Compiling a model's validator
+    costs a command ~15 ms of start-up (pydantic's plugin loader imports
+    ``importlib.metadata`` on the first one), and ``show`` needs no other."""
+    if type(values) is not dict:
+        return None
+    retrieval = values.get("retrieval", "lexical")
+    judge = values.get("judge", "lexical")
+    model = values.get("stance_model")
+    if (type(retrieval) is not str or retrieval not in ("lexical", "hybrid")
+            or type(judge) is not str or (model is not None and type(model) is not str)):
+        return None
+    lexical = judge == "lexical" and model is None
+    # The before-validator adds the judge a model implies: only a given one is plain.
+    learned = judge == "learned" and bool(model) and "judge" in values
+    return Profile.model_construct(**values) if lexical or learned else None
+
+
 def _build(values: Mapping[str, Any], where: str) -> Profile:
     unknown = sorted(set(values) - set(PROFILE_KEYS))
     if unknown:
         raise ProfileError(f"{where}: unknown key {unknown[0]!r} (known: "
                            f"{', '.join(PROFILE_KEYS)})", field=unknown[0])
+    plain = _plain(values)
+    if plain is not None:
+        return plain
     try:
         return Profile.model_validate(dict(values))
     except ValidationError as exc:
@@ -129,7 +162,7 @@ def profile_of(config: Mapping[str, Any]) -> Profile:
     if isinstance(stored, Mapping):
         return _build(stored, "session config profile")
     model = config.get("stance_model")
-    return Profile(judge="learned", stance_model=str(model)) if model else Profile()
+    return Profile(judge="learned", stance_model=str(model)) if model else Profile.default()
 
 
 def find_config(cwd: Path) -> tuple[Path, dict[str, Any]] | None:
@@ -139,6 +172,8 @@ def find_config(cwd: Path) -> tuple[Path, dict[str, Any]] | None:
         path = cwd / name
         if not path.is_file():
             continue
+        import tomllib  # only when there is a file to parse: show and step never get here
+
         try:
             data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from fsm.bindings import DEFAULT_BINDINGS, Binding, make_bindings
 from fsm.driver import Driver, StepResult, ToolSession, ToolsFactory
@@ -21,7 +21,6 @@ from fsm.limits import SessionLimits
 from fsm.machine import DEFAULT_MACHINE
 from fsm.profile import Profile, ProfileError
 from skills.context import Clock
-from skills.embed import Embedder
 from skills.tools.builtin import RETRIEVAL_RESOURCE, builtin_tools
 from skills.tools.core import Tool, ToolDefinitionError
 from skills.tools.executor import Executor
@@ -29,10 +28,12 @@ from skills.tools.index import EvidenceIndex
 from skills.tools.limits import RateLimit
 from skills.tools.policies import FetchBeforeExtractPolicy, ToolPolicy
 from skills.tools.registry import ToolRegistry
-from state.memory import MemoryStore
 from state.model import Revision, SessionState
 from state.open import locate, open_store
 from state.store import StateStore
+
+if TYPE_CHECKING:  # annotations only: the modules that embed import it themselves
+    from skills.embed import Embedder
 
 __all__ = [
     "DEMO_DOCS", "DEMO_KB", "FIXTURES", "Engine", "ProfiledTools", "check_profile",
@@ -175,7 +176,7 @@ class Engine:
     store: StateStore
     index: EvidenceIndex
     driver: Driver
-    profile: Profile = field(default_factory=Profile)
+    profile: Profile = field(default_factory=Profile.default)
     warnings: tuple[str, ...] = ()
 
     def start(self, claim: str, *, config: Mapping[str, Any] | None = None,
@@ -230,13 +231,15 @@ class Engine:
         engine retrieves and judges the same way. ``create=False`` refuses a ``db`` that
         is not already a claimfsm store (``UNKNOWN_DB``) instead of creating it.
         """
-        profile = profile or Profile()
+        profile = profile or Profile.default()
         warnings = tuple(check_profile(profile))
         if profile.retrieval == "hybrid":
             embedder = _load_embedder(embedder)
         bindings = _bindings(bind or {})
         registry = ToolRegistry(extra_tools)  # validate user tools before opening files
         if db is None:
+            from state.memory import MemoryStore
+
             store: StateStore = MemoryStore()
             index = EvidenceIndex.open(":memory:")
         else:

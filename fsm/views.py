@@ -52,7 +52,7 @@ def step_json(result: StepResult) -> dict[str, Any]:
 def profile_json(rev: Revision) -> dict[str, Any] | None:
     """The verification profile the session ran with (``None``: unreadable config)."""
     try:
-        return profile_of(rev.state.config).model_dump()
+        return profile_of(rev.state.config).to_dict()
     except ProfileError:
         return None
 

@@ -1,6 +1,7 @@
-"""The CLI loads only what a command uses: ``show`` reads the store without skills, tools
-or the transitions machine; ``step`` imports the one skill it runs. (Timing is the
-benchmark's job, ``cli_step_ms``; this checks the imports that drive it.)
+"""The CLI loads only what a command uses: ``show`` reads the store without skills, tools,
+session limits, the transitions machine or any compiled validator; ``step`` imports the
+one skill it runs. (Timing is the benchmark's job, ``cli_step_ms``; this checks the
+imports that drive it: docs/bench.md has the ``python -X importtime`` findings.)
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ try:
 except SystemExit:
     pass
 print("\\nMODULES " + " ".join(sorted(m for m in sys.modules if m.split(".")[0] in
-      ("fsm", "skills", "state", "transitions"))), file=sys.stderr)
+      ("fsm", "skills", "state", "transitions") or m.startswith("pydantic.plugin"))),
+      file=sys.stderr)
 """
 
 
@@ -46,6 +48,14 @@ def test_show_reads_the_store_without_the_engine(tmp_path: Path) -> None:
     assert not loaded & {"fsm.runtime", "fsm.driver", "fsm.replay", "transitions",
                          "skills.registry", "skills.parse_claim", "skills.retrieve",
                          "skills.tools.index", "state.catalog", "fsm.ui"}
+    # Nothing of the skills at all: the session limits' options (fsm.limits loads the
+    # tool runtime) belong to the commands that run sessions, not to fsm.cli.read.
+    assert not {m for m in loaded if m.split(".")[0] == "skills"}
+    assert not loaded & {"fsm.limits", "fsm.cli.limits", "fsm.cli.session", "fsm.bindings",
+                         "state.memory", "state.rollback"}
+    # No validator compiled, so pydantic's plugin loader (and the importlib.metadata it
+    # imports, plugins disabled or not) never loads.
+    assert "pydantic.plugin._loader" not in loaded
 
 
 def test_step_imports_only_the_skill_it_runs(tmp_path: Path) -> None:
@@ -55,7 +65,7 @@ def test_step_imports_only_the_skill_it_runs(tmp_path: Path) -> None:
     assert not loaded & {"skills.registry", "skills.stance_judge", "skills.verdict_aggregate",
                          "skills.evidence_extract", "skills.retrieve", "skills.tools.ingest",
                          "fsm.replay", "fsm.eval", "fsm.bench", "fsm.ui", "state.catalog",
-                         "starlette"}
+                         "starlette", "fsm.cli.read", "state.memory", "skills.stance"}
     with Engine.open(db, seed=False) as eng:  # and the step did land
         assert eng.store.head(sid).rev == 1
 
@@ -70,6 +80,43 @@ def test_show_json_is_unchanged_by_the_store_only_open(tmp_path: Path) -> None:
         from fsm.views import revision_json
 
         assert shown == orjson.loads(orjson.dumps(revision_json(eng.store.head(sid))))
+
+
+def test_a_retrieval_step_loads_neither_the_planner_s_analysis_nor_the_memory_store(
+        tmp_path: Path) -> None:
+    db, sid = _session(tmp_path)
+    with Engine.open(db, seed=False) as eng:
+        assert eng.driver.step(sid).after == "RETRIEVAL"
+    loaded = _modules("step", sid, "--db", db)
+    assert "skills.retrieve" in loaded and "skills.tools.index" in loaded
+    # The index needs skills.analysis.text only; the package no longer imports the rest.
+    assert not loaded & {"skills.parse_claim", "skills.evidence_query_plan",
+                         "skills.analysis.terms", "skills.analysis.split", "state.memory",
+                         "fsm.cli.read", "skills.stance"}
+
+
+def test_lazy_package_exports_resolve_to_what_they_name() -> None:
+    probe = """
+import sys
+import skills.analysis as analysis
+import state
+assert "state.sqlite" not in sys.modules and "state.memory" not in sys.modules
+assert "skills.analysis.terms" not in sys.modules
+import importlib
+for package in (analysis, state):
+    for name in package.__all__:
+        where = package._WHERE.get(name, "fsck")
+        home = importlib.import_module(f"{package.__name__}.{where}")
+        assert getattr(package, name) is getattr(home, name), name
+import state.fsck  # the module: the package's ``fsck`` stays the function
+from state import fsck, SQLiteStore, MemoryStore
+from state.sqlite.store import SQLiteStore as direct
+assert callable(fsck) and not isinstance(fsck, type(sys)) and SQLiteStore is direct
+print("OK")
+"""
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert out.stdout.strip() == "OK", out.stderr[-2000:]
 
 
 def test_the_profile_s_claim_lim_is_the_retrieval_skill_s() -> None:
@@ -105,13 +152,14 @@ try:
     main(["show", {sid!r}, "--db", {db!r}])
 except SystemExit:
     pass
+from fsm.profile import Profile
 from state.model import Revision, SessionState
 print("COMPLETE", Revision.__pydantic_complete__, SessionState.__pydantic_complete__,
-      file=sys.stderr)
+      Profile.__pydantic_complete__, file=sys.stderr)
 """
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=120, check=False)
-    assert "COMPLETE False False" in proc.stderr, proc.stderr[-2000:]
+    assert "COMPLETE False False False" in proc.stderr, proc.stderr[-2000:]
     assert sid in proc.stdout
 
 

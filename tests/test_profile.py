@@ -9,9 +9,19 @@ from typing import Any
 import orjson
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from fsm.cli.main import main
-from fsm.profile import RUN_CONFIG, Profile, ProfileError, profile_of, resolve_profile
+from fsm.profile import (
+    RUN_CONFIG,
+    Profile,
+    ProfileError,
+    _plain,
+    profile_of,
+    resolve_profile,
+)
 from fsm.runtime import Engine
 from skills.embed import HashingEmbedder, semantic_available
 
@@ -87,6 +97,38 @@ def test_sessions_from_before_profiles_read_as_what_they_ran() -> None:
     assert profile_of(stored).retrieval == "hybrid"
     with pytest.raises(ProfileError):
         profile_of({"profile": {"retrieval": "psychic"}})
+
+
+_VALUES = st.one_of(st.sampled_from(["lexical", "hybrid", "learned", "m.npz", "", "x"]),
+                    st.none(), st.integers(0, 1), st.booleans())
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.sampled_from(["retrieval", "judge", "stance_model"]), _VALUES))
+def test_the_unvalidated_profile_path_is_the_validator_s_answer(values: dict[str, Any]) -> None:
+    # profile_of and resolve_profile skip the validator for plainly valid values (no
+    # validator compiled at start-up); whatever they build must be what it would build.
+    try:
+        checked: Profile | None = Profile.model_validate(dict(values))
+    except ValidationError:
+        checked = None
+    plain = _plain(values)
+    if plain is not None:
+        assert checked is not None and plain == checked
+        assert plain.model_fields_set == checked.model_fields_set
+    try:
+        built: Profile | None = profile_of({"profile": values})
+    except ProfileError:
+        built = None
+    assert built == checked
+    if built is not None and checked is not None:
+        assert built.to_dict() == checked.model_dump() == built.model_dump()
+        assert built.config() == checked.config()
+
+
+def test_the_default_profile_is_profile() -> None:
+    assert Profile.default() == Profile() and Profile.default().is_default
+    assert Profile.default().model_fields_set == Profile().model_fields_set == set()
 
 
 def test_cli_stores_the_profile_and_show_and_history_say_it(

@@ -6,43 +6,46 @@ Pure functions over strings; imports nothing from ``fsm``, ``state`` or the othe
 skill modules.
 """
 
-from skills.analysis.lexicon import (
-    AUXILIARIES,
-    COMMON_TITLE_WORDS,
-    DETERMINERS,
-    ED_NOT_VERBS,
-    GENERIC_WORDS,
-    IRREGULAR_VERBS,
-    PLURAL_AUXILIARIES,
-    PROGRESSIVE_AUXILIARIES,
-    QUERY_NOISE,
-    RECENCY_PHRASES,
-    SUBJECT_PRONOUNS,
-    is_finite_verb,
-    is_regular_past,
-    word_set,
-)
-from skills.analysis.sources import (
-    SOURCES,
-    Source,
-    choose_lim,
-    choose_sources,
-    is_commercial_or_personal,
-    is_kb_fact,
-    is_recent,
-)
-from skills.analysis.split import split_claim
-from skills.analysis.terms import (
-    MAX_PHRASE,
-    MAX_SPAN,
-    Analysis,
-    Term,
-    TermKind,
-    Tok,
-    analyse,
-    gerund,
-)
-from skills.analysis.text import NEGATIONS, STOPWORDS, keywords, numbers, stem, tokens, words
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from skills.analysis.lexicon import (
+        AUXILIARIES,
+        COMMON_TITLE_WORDS,
+        DETERMINERS,
+        ED_NOT_VERBS,
+        GENERIC_WORDS,
+        IRREGULAR_VERBS,
+        PLURAL_AUXILIARIES,
+        PROGRESSIVE_AUXILIARIES,
+        QUERY_NOISE,
+        RECENCY_PHRASES,
+        SUBJECT_PRONOUNS,
+        is_finite_verb,
+        is_regular_past,
+        word_set,
+    )
+    from skills.analysis.sources import (
+        SOURCES,
+        Source,
+        choose_lim,
+        choose_sources,
+        is_commercial_or_personal,
+        is_kb_fact,
+        is_recent,
+    )
+    from skills.analysis.split import split_claim
+    from skills.analysis.terms import (
+        MAX_PHRASE,
+        MAX_SPAN,
+        Analysis,
+        Term,
+        TermKind,
+        Tok,
+        analyse,
+        gerund,
+    )
+    from skills.analysis.text import NEGATIONS, STOPWORDS, keywords, numbers, stem, tokens, words
 
 __all__ = [
     "AUXILIARIES",
@@ -83,3 +86,37 @@ __all__ = [
     "word_set",
     "words",
 ]
+
+
+# Where each name lives, imported on first use: the tool index needs only ``text``, and
+# importing any ``skills.analysis.X`` runs this package first.
+_MODULES = {
+    "lexicon": (
+        "AUXILIARIES", "COMMON_TITLE_WORDS", "DETERMINERS", "ED_NOT_VERBS", "GENERIC_WORDS",
+        "IRREGULAR_VERBS", "PLURAL_AUXILIARIES", "PROGRESSIVE_AUXILIARIES", "QUERY_NOISE",
+        "RECENCY_PHRASES", "SUBJECT_PRONOUNS", "is_finite_verb", "is_regular_past", "word_set",
+    ),
+    "sources": (
+        "SOURCES", "Source", "choose_lim", "choose_sources", "is_commercial_or_personal",
+        "is_kb_fact", "is_recent",
+    ),
+    "split": (
+        "split_claim",
+    ),
+    "terms": (
+        "MAX_PHRASE", "MAX_SPAN", "Analysis", "Term", "TermKind", "Tok", "analyse", "gerund",
+    ),
+    "text": (
+        "NEGATIONS", "STOPWORDS", "keywords", "numbers", "stem", "tokens", "words",
+    ),
+}
+_WHERE = {name: module for module, names in _MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> object:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'skills.analysis' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"skills.analysis.{module}"), name)
