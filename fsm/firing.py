@@ -63,7 +63,8 @@ class _Transition(Transition):
         assert self.dest is not None  # only called for transitions with a destination
         dest = states[self.dest]
         states[self.source].exit(event_data)
-        machine.set_state(dest, event_data.model)
+        # ``machine.set_state(dest, model)`` for one model: the attribute it sets.
+        setattr(event_data.model, machine.model_attribute, dest.value)
         event_data.state = dest
         dest.enter(event_data)
         if dest.final:
@@ -73,16 +74,27 @@ class _Transition(Transition):
 class _Event(Event):
     """A ``transitions`` event whose machine has no prepare, finalize or exception
     callbacks (always, here) runs its transitions without those empty loops and their
-    log call; with any of them, the stock path. What it does is ``Event._trigger`` and
-    ``Event._process`` of transitions 0.9 otherwise: find the model's state, refuse an
-    invalid source, execute the first transition that succeeds.
+    log call; with any of them, the stock path. What it does is ``Event.trigger``,
+    ``Event._trigger`` and ``Event._process`` of transitions 0.9 otherwise: find the
+    model's state, refuse an invalid source, execute the first transition that succeeds.
     """
+
+    def trigger(self, model: object, *args: object, **kwargs: object) -> bool:
+        # ``Event.trigger`` hands ``_trigger`` to ``Machine._process``, which only queues
+        # it on a queued machine; otherwise it calls it at once, as this does.
+        machine = self.machine
+        if machine.has_queue:
+            return bool(Event.trigger(self, model, *args, **kwargs))
+        return self._trigger(EventData(None, self, machine, model, args=args, kwargs=kwargs))
 
     def _trigger(self, event_data: EventData) -> bool:
         machine = self.machine
         if machine.prepare_event or machine.finalize_event or machine.on_exception:
             return bool(Event._trigger(self, event_data))
-        event_data.state = state = machine.get_model_state(event_data.model)
+        # ``machine.get_model_state(model)``: the model's state by name (plain strings here).
+        name = getattr(event_data.model, machine.model_attribute)
+        state = machine.states.get(name) if type(name) is str else None
+        event_data.state = state = state or machine.get_model_state(event_data.model)
         if self._is_valid_source(state):
             for trans in self.transitions[state.name]:
                 event_data.transition = trans

@@ -88,3 +88,39 @@ def test_diagram_lists_every_transition_and_final_state() -> None:
     for src, dst in DEFAULT_MACHINE.transitions:
         assert f"    {src} --> {dst}\n" in text
     assert "    DONE --> [*]\n" in text and "    FAILED --> [*]\n" in text
+
+
+def test_every_move_fires_the_transitions_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine of record is ``transitions``: each committed move of a session is one
+    trigger of the destination's event, which moves the machine's model there."""
+    from fsm.firing import _Event
+    from fsm.runtime import Engine
+
+    fired: list[str] = []
+    original = _Event.trigger
+
+    def counting(self: _Event, model: object, *args: object, **kwargs: object) -> bool:
+        fired.append(self.name)
+        result = original(self, model, *args, **kwargs)
+        assert getattr(model, "state") == self.name.removeprefix("to__")  # noqa: B009
+        return result
+
+    monkeypatch.setattr(_Event, "trigger", counting)
+    with Engine.open(":memory:") as eng:
+        head = eng.driver.run(eng.start("Honey never spoils.").sid)
+        moves = [(r.fsm, r.parent_rev) for r in eng.store.history(head.sid)[1:]]
+    assert fired == [f"to__{fsm}" for fsm, _ in moves]
+    assert fired[-1] == f"to__{head.fsm}"
+
+
+def test_a_machine_with_callbacks_takes_transitions_own_path() -> None:
+    """The short cuts apply only without callbacks: a prepare callback is still called."""
+    m = Machine(_def((StateSpec("A", "s"), StateSpec("Z", final=True)), (("A", "Z"),)))
+    seen: list[str] = []
+    tm = m._tm
+    tm.prepare_event = [lambda *_: seen.append("prepare")]
+    try:
+        assert m.fire("A", "Z") == "Z"
+    finally:
+        tm.prepare_event = []
+    assert seen == ["prepare"]
