@@ -118,6 +118,8 @@ def unpack_blob(z: int, data: bytes) -> bytes:
 
 
 _SHORT_DIGESTS: dict[tuple[str, bytes], bytes] = {}
+_PREFIXES: dict[str, bytes] = {}
+_sha256 = hashlib.sha256
 
 
 def field_digest(name: str, encoded: bytes) -> bytes:
@@ -126,11 +128,16 @@ def field_digest(name: str, encoded: bytes) -> bytes:
         key = (name, encoded)
         known = _SHORT_DIGESTS.get(key)
         if known is None:
-            known = hashlib.sha256(name.encode() + b"=" + encoded).digest()
+            known = _sha256(name.encode() + b"=" + encoded).digest()
             if len(_SHORT_DIGESTS) < 4096:
                 _SHORT_DIGESTS[key] = known
         return known
-    return hashlib.sha256(name.encode() + b"=" + encoded).digest()
+    prefix = _PREFIXES.get(name)
+    if prefix is None:
+        prefix = name.encode() + b"="
+        if len(_PREFIXES) < 4096:
+            _PREFIXES[name] = prefix
+    return _sha256(prefix + encoded).digest()
 
 
 def header_bytes(
@@ -146,8 +153,5 @@ def revision_hash(
     """``sha256(parent_hash + canonical content)``; the content is the header, the digest
     of the encoded envelope and events, and every state field's digest in field order.
     """
-    h = hashlib.sha256(parent_hash)
-    h.update(header)
-    h.update(hashlib.sha256(extra).digest())
-    h.update(b"".join(digests))
-    return h.digest()
+    # One buffer and one hashing call: the same digest as feeding the parts in turn.
+    return _sha256(b"".join((parent_hash, header, _sha256(extra).digest(), *digests))).digest()

@@ -41,6 +41,8 @@ Row = tuple[int, int | None, int, str, str | None, str, bytes, bytes, bytes]
 INDEX = {name: i for i, name in enumerate(STATE_FIELDS)}
 _JSON_SCALARS = (str, int, float, bool, type(None))
 _SMALL_DIFF_MIN = 64
+# The "parent" of revision 0: every field's prior value is null (never looked at).
+_NO_PARENT: dict[str, Any] = dict.fromkeys(STATE_FIELDS)
 
 
 def _nested_models(cls: type[BaseModel]) -> dict[str, type[BaseModel]]:
@@ -175,6 +177,57 @@ def small_op(child: Any, raw: bytes, prior: Any, prior_bytes: bytes, name: str) 
     return [codec.OP_SET, child]
 
 
+def _field(
+    name: str, child: Any, prior: Any, prior_bytes: bytes, sink: codec.Sink, delta: bool
+) -> tuple[bytes, list[Any] | None]:
+    """One changed field: its encoded bytes and, against a parent (``delta``), its op.
+    Against a parent, unchanged parts reuse its encoding (and add no blob to ``sink``).
+    """
+    kind = type(child)
+    if child is None or ((kind is list or kind is dict) and not child):
+        # Null and empty (most fields of a new session): constant bytes, a short set op.
+        return (b"null" if child is None else b"[]" if kind is list else b"{}"), (
+            [codec.OP_SET, child] if delta else None)
+    if kind is int or kind is bool or kind is float:
+        # A number's JSON is short and holds no string: always its own encoded form.
+        return orjson.dumps(child), ([codec.OP_SET, child] if delta else None)
+    if kind is dict or kind is list:
+        if delta and _appended(child, prior):
+            # A list that only grew at its end (steps, tool results): encode the tail.
+            item, _ = codec.externalize_field(name, sink)
+            tail = [item(v) for v in to_jsonable_python(child[len(prior):])]
+            return codec.splice_append(prior_bytes, orjson.dumps(tail)), [codec.OP_APPEND, tail]
+        raw = _plain(child)
+        if raw is None:  # holds values pydantic converts first (tuples, datetimes...)
+            child = to_jsonable_python(child)
+            raw = orjson.dumps(child)
+        if not codec.verbatim(name, raw):
+            return _externalized(name, child, prior, prior_bytes, sink, delta)
+    else:
+        plain = child if kind is str else to_jsonable_python(child)
+        raw = orjson.dumps(plain)
+        if not codec.verbatim(name, raw):
+            return _externalized(name, plain, prior, prior_bytes, sink, delta)
+        child = plain
+    # Small and plain (the common step): the value is its own encoded form.
+    return raw, (small_op(child, raw, prior, prior_bytes, name) if delta else None)
+
+
+def _externalized(
+    name: str, child: Any, prior: Any, prior_bytes: bytes, sink: codec.Sink, delta: bool
+) -> tuple[bytes, list[Any] | None]:
+    """A field holding blob-sized or NUL-led values: encoded with its blobs moved out."""
+    if type(child) not in _JSON_SCALARS:
+        child = to_jsonable_python(child)
+    item, whole = codec.externalize_field(name, sink)
+    if delta and type(child) in (dict, list):
+        enc, op = codec.diff_value(child, prior, orjson.loads(prior_bytes), item, whole)
+    else:
+        enc = whole(child)
+        op = [codec.OP_SET, enc]
+    return orjson.dumps(enc), (op if delta else None)
+
+
 def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: int) -> Encoded:
     """Encode ``revision``: a snapshot at revision 0 and every ``snapshot_every``
     revisions, otherwise only the fields that differ from ``parent``.
@@ -182,71 +235,36 @@ def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: in
     Unchanged fields are found by identity first (``model_copy`` shares them), then
     equality; only changed fields are dumped, encoded and hashed.
     """
-    state = revision.state
-    values = state.__dict__
+    values = revision.state.__dict__
     sink: codec.Sink = {}
     if parent is None:
-        changed = list(STATE_FIELDS)
+        changed: list[str] | tuple[str, ...] = STATE_FIELDS
         ebytes = [b""] * len(STATE_FIELDS)
         digests = [b""] * len(STATE_FIELDS)
-        before: dict[str, Any] = {}
+        before: dict[str, Any] = _NO_PARENT
     else:
         before = parent.revision.state.__dict__
+        same = codec.same
         changed = [n for n in STATE_FIELDS
-                   if values[n] is not before[n] and not codec.same(values[n], before[n])]
+                   if values[n] is not before[n] and not same(values[n], before[n])]
         ebytes = list(parent.ebytes)
         digests = list(parent.digests())
+    # A snapshot's body is every field's bytes: its ops are never stored.
+    has_parent = parent is not None
+    delta = has_parent and revision.rev % snapshot_every != 0
     ops: dict[str, list[Any]] = {}
-    # A snapshot's body is every field's bytes: its ops are never stored, so not built.
-    snapshot = parent is None or revision.rev % snapshot_every == 0
-    if parent is not None:
-        # Lists that only grew at the end (steps, tool results): encode just the tail.
-        for name in [n for n in changed if _appended(values[n], before[n])]:
-            i = INDEX[name]
-            item, _ = codec.externalize_field(name, sink)
-            tail = [item(v) for v in to_jsonable_python(values[name][len(before[name]):])]
-            ebytes[i] = codec.splice_append(ebytes[i], orjson.dumps(tail))
-            digests[i] = codec.field_digest(name, ebytes[i])
-            ops[name] = [codec.OP_APPEND, tail]
-            changed.remove(name)
+    appends: dict[str, list[Any]] = {}
+    digest_of = codec.field_digest
     for name in changed:
         i = INDEX[name]
-        child = values[name]
-        kind = type(child)
-        if child is None or ((kind is list or kind is dict) and not child):
-            # Null and empty (most fields of a new session): constant bytes, always
-            # verbatim, and a short set op.
-            empty = b"null" if child is None else b"[]" if kind is list else b"{}"
-            if not snapshot:
-                ops[name] = [codec.OP_SET, child]
-            ebytes[i] = empty
-            digests[i] = codec.field_digest(name, empty)
-            continue
-        plain = _plain(child) if kind is dict or kind is list else None
-        if plain is not None and codec.verbatim(name, plain):
-            raw = plain
-        else:
-            if kind not in _JSON_SCALARS:
-                child = to_jsonable_python(child)
-            raw = orjson.dumps(child)
-        if codec.verbatim(name, raw):
-            # Small and plain (the common step): the value is its own encoded form.
-            if not snapshot:
-                ops[name] = small_op(child, raw, before.get(name), ebytes[i], name)
-            ebytes[i] = raw
-        else:
-            item, whole = codec.externalize_field(name, sink)
-            if parent is not None and type(child) in (dict, list):
-                enc, op = codec.diff_value(
-                    child, before[name], orjson.loads(ebytes[i]), item, whole
-                )
-            else:
-                enc = whole(child)
-                op = [codec.OP_SET, enc]
-            ops[name] = op
-            ebytes[i] = orjson.dumps(enc)
-        digests[i] = codec.field_digest(name, ebytes[i])
-    body = codec.snapshot_body(ebytes) if snapshot else orjson.dumps(ops)
+        raw, op = _field(name, values[name], before[name], ebytes[i], sink, has_parent)
+        if op is not None:
+            (appends if op[0] == codec.OP_APPEND else ops)[name] = op
+        ebytes[i] = raw
+        digests[i] = digest_of(name, raw)
+    if appends:  # appended lists lead the body, as they always have
+        ops = {**appends, **ops}
+    body = orjson.dumps(ops) if delta else codec.snapshot_body(ebytes)
     extra = _extra(revision, sink)
     header = codec.header_bytes(
         revision.sid, revision.rev, revision.parent_rev, revision.fsm, revision.skill, revision.ts
@@ -255,11 +273,10 @@ def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: in
         codec.GENESIS if parent is None else parent.hash, header, extra, digests
     )
     row: Row = (
-        revision.rev, revision.parent_rev, SNAPSHOT if snapshot else DELTA,
+        revision.rev, revision.parent_rev, DELTA if delta else SNAPSHOT,
         revision.fsm, revision.skill, revision.ts, body, extra, digest,
     )
-    entry = Entry(revision, digest, tuple(ebytes), tuple(digests))
-    return Encoded(row, sink, entry)
+    return Encoded(row, sink, Entry(revision, digest, tuple(ebytes), tuple(digests)))
 
 
 def packed(row: Row) -> tuple[Any, ...]:
