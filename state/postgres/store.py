@@ -153,7 +153,7 @@ class PostgresStore(PostgresCore, StateStore):
         if not 0 <= at <= head:
             raise UnknownRevision(f"session {sid!r} has no revision {at}", sid=sid, rev=at)
         try:
-            copies = restamp_rows(self._rows(session, 0, at), sid, new_sid)
+            copies = restamp_rows(self._rows(session, 0, at), sid, new_sid).rows
         except (ValueError, TypeError) as exc:
             raise ChainBroken(str(exc), sid=sid) from exc
 

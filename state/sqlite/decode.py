@@ -139,13 +139,12 @@ class ChainDecoder:
 
     def digests(self) -> list[bytes]:
         """Per-field digests of the current revision."""
-        out: list[bytes] = []
-        for i, name in enumerate(STATE_FIELDS):
-            digest = self._digests[i]
-            if digest is None:
-                digest = self._digests[i] = codec.field_digest(name, self._field_bytes(i))
-            out.append(digest)
-        return out
+        known = self._digests
+        if None in known:  # only the fields the last rows changed
+            for i, digest in enumerate(known):
+                if digest is None:
+                    known[i] = codec.field_digest(STATE_FIELDS[i], self._field_bytes(i))
+        return list(known)  # type: ignore[arg-type]  # no None left
 
     def hash_of(self, row: Row, sid: str | None = None) -> bytes:
         """The chain hash of ``row`` (fed last) under ``sid`` (default: this session)."""

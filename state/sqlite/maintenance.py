@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 import orjson
 
@@ -19,6 +20,7 @@ from state.store import ChainCheck
 
 __all__ = [
     "SELECT_ROWS",
+    "Restamped",
     "compact_rows",
     "prune_blobs",
     "read_rows",
@@ -219,7 +221,16 @@ def prune_blobs(conn: sqlite3.Connection) -> int:
     return len(dead)
 
 
-def restamp_rows(rows: list[Row], sid: str, new_sid: str) -> list[Row]:
+class Restamped(NamedTuple):
+    """What :func:`restamp_rows` made: the copied rows, and the last copy's field bytes
+    and digests (a commit on the copy needs them; here they cost nothing more)."""
+
+    rows: list[Row]
+    ebytes: tuple[bytes, ...]
+    digests: tuple[bytes, ...]
+
+
+def restamp_rows(rows: list[Row], sid: str, new_sid: str) -> Restamped:
     """Copies of ``rows`` for session ``new_sid``: states re-stamped, hashes re-chained.
 
     Delta rows never carry ``sid`` (it cannot change within a session), so only
@@ -231,6 +242,7 @@ def restamp_rows(rows: list[Row], sid: str, new_sid: str) -> list[Row]:
     stamped_digest = codec.field_digest("sid", stamped)
     parent = codec.GENESIS
     out: list[Row] = []
+    digests: list[bytes] = []
     for row in rows:
         rev, parent_rev, kind, fsm, skill, ts, body, extra, stored = row
         source.feed(kind, body)
@@ -252,4 +264,6 @@ def restamp_rows(rows: list[Row], sid: str, new_sid: str) -> list[Row]:
         header = codec.header_bytes(new_sid, rev, parent_rev, fsm, skill, ts)
         parent = codec.revision_hash(parent, header, extra, digests)
         out.append((rev, parent_rev, kind, fsm, skill, ts, bytes(body), bytes(extra), parent))
-    return out
+    ebytes = list(source.ebytes)
+    ebytes[_SID_INDEX] = stamped
+    return Restamped(out, tuple(ebytes), tuple(digests))

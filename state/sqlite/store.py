@@ -12,23 +12,18 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-import orjson
-
-from state import codec
 from state.errors import RevConflict, UnknownRevision, UnknownSession
 from state.model import Revision, SessionState, trusted, verdict_label
 from state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL, SQLiteCore
 from state.sqlite.db import HEAD, ChainBroken
 from state.sqlite.maintenance import compact_rows, prune_blobs, read_rows, restamp_rows, verify_rows
-from state.sqlite.rows import INDEX, Entry, bound, encode_revision
+from state.sqlite.rows import Entry, bound, encode_revision
 from state.store import ChainCheck, CompactReport, StateStore
 
 if TYPE_CHECKING:
     from state.catalog import SummaryPage, SummaryQuery
 
 __all__ = ["SQLiteStore"]
-
-SID_INDEX = INDEX["sid"]
 
 
 def _taken(exc: sqlite3.IntegrityError) -> bool:
@@ -185,15 +180,19 @@ class SQLiteStore(SQLiteCore, StateStore):
 
     def fork(self, sid: str, at: int, new_sid: str) -> Revision:
         """Copy revisions ``0..at`` to ``new_sid``: rows re-stamped and re-hashed, blobs shared."""
-        session, head = self._session(sid)
-        if not 0 <= at <= head:
-            raise UnknownRevision(f"session {sid!r} has no revision {at}", sid=sid, rev=at)
+        session = self._ids.get(sid)
+        if session is None or self._entries.peek((sid, at)) is None:
+            # Unless revision ``at`` is cached (revisions are never deleted, so it still
+            # exists), the head says whether it does.
+            session, head = self._session(sid)
+            if not 0 <= at <= head:
+                raise UnknownRevision(f"session {sid!r} has no revision {at}", sid=sid, rev=at)
         rows = self._read(lambda c: read_rows(c, session, 0, at))
         try:
             copies = restamp_rows(rows, sid, new_sid)
         except (ValueError, TypeError) as exc:
             raise ChainBroken(str(exc), sid=sid) from exc
-        params = [(r[0], *bound(r)) for r in copies]
+        params = [(r[0], *bound(r)) for r in copies.rows]
 
         def insert(c: sqlite3.Connection) -> int:
             target = _new_session(c, new_sid)
@@ -205,21 +204,13 @@ class SQLiteStore(SQLiteCore, StateStore):
         # The copy's newest revision is the source's with the sid re-stamped (its rows
         # were just checked against their hashes): built from the source's entry, which
         # is usually cached, instead of read back and decoded.
-        source = self._entry(sid, at, session)
-        label = verdict_label(source.revision.state.verdict)
+        source = self._entry(sid, at, session).revision
+        label = verdict_label(source.state.verdict)
         self._ids[new_sid] = self._write(insert)
-        return self._restamped(source, new_sid, copies[-1][8])
-
-    def _restamped(self, source: Entry, new_sid: str, digest: bytes) -> Revision:
-        old = source.revision
-        state = trusted(SessionState, {**old.state.__dict__, "sid": new_sid})
-        revision = trusted(Revision, {**old.__dict__, "sid": new_sid, "state": state})
-        ebytes = list(source.ebytes)
-        ebytes[SID_INDEX] = orjson.dumps(new_sid)
-        digests = list(source.digests())
-        digests[SID_INDEX] = codec.field_digest("sid", ebytes[SID_INDEX])
-        self._entries.put((new_sid, old.rev), Entry(revision, digest, tuple(ebytes),
-                                                    tuple(digests)))
+        state = trusted(SessionState, {**source.state.__dict__, "sid": new_sid})
+        revision = trusted(Revision, {**source.__dict__, "sid": new_sid, "state": state})
+        self._entries.put((new_sid, at), Entry(revision, copies.rows[-1][8], copies.ebytes,
+                                               copies.digests))
         return revision
 
     # -- integrity and maintenance ----------------------------------------------------
