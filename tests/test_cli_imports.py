@@ -22,7 +22,8 @@ try:
 except SystemExit:
     pass
 print("\\nMODULES " + " ".join(sorted(m for m in sys.modules if m.split(".")[0] in
-      ("fsm", "skills", "state", "transitions") or m.startswith("pydantic.plugin"))),
+      ("fsm", "skills", "state", "transitions", "numpy", "tomllib")
+      or m.startswith("pydantic.plugin"))),
       file=sys.stderr)
 """
 
@@ -56,6 +57,7 @@ def test_show_reads_the_store_without_the_engine(tmp_path: Path) -> None:
     # No validator compiled, so pydantic's plugin loader (and the importlib.metadata it
     # imports, plugins disabled or not) never loads.
     assert "pydantic.plugin._loader" not in loaded
+    assert not loaded & {"numpy", "tomllib"}  # no config file is read: no TOML parser
 
 
 def test_step_imports_only_the_skill_it_runs(tmp_path: Path) -> None:
@@ -65,7 +67,8 @@ def test_step_imports_only_the_skill_it_runs(tmp_path: Path) -> None:
     assert not loaded & {"skills.registry", "skills.stance_judge", "skills.verdict_aggregate",
                          "skills.evidence_extract", "skills.retrieve", "skills.tools.ingest",
                          "fsm.replay", "fsm.eval", "fsm.bench", "fsm.ui", "state.catalog",
-                         "starlette", "fsm.cli.read", "state.memory", "skills.stance"}
+                         "starlette", "fsm.cli.read", "state.memory", "skills.stance",
+                         "numpy", "tomllib"}
     with Engine.open(db, seed=False) as eng:  # and the step did land
         assert eng.store.head(sid).rev == 1
 
