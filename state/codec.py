@@ -68,6 +68,7 @@ __all__ = [
     "revision_hash",
     "same",
     "snapshot_body",
+    "snapshot_values",
     "splice_append",
     "unpack_blob",
     "unpack_row",
@@ -79,6 +80,7 @@ BLOB_MIN = 256
 
 PAGE_FIELD = "pages"
 STATE_FIELDS: tuple[str, ...] = tuple(SessionState.model_fields)
+_FIELD_LIST = list(STATE_FIELDS)
 
 OP_SET, OP_APPEND, OP_UPDATE = 0, 1, 2
 
@@ -320,5 +322,19 @@ def apply_op(parent_enc: Any, op: Any) -> Any:
 
 
 def snapshot_body(ebytes: Sequence[bytes]) -> bytes:
-    """A full snapshot row body from the encoded bytes of every state field."""
-    return orjson.dumps({n: orjson.Fragment(b) for n, b in zip(STATE_FIELDS, ebytes, strict=True)})
+    """A full snapshot row body: the encoded bytes of every state field, in field order,
+    as one JSON array. (Schema 2 wrote an object keyed by field name; readers take both,
+    see :func:`snapshot_values`. Without the names a small state's snapshot is about half
+    as long, short enough to store unpacked: nothing to inflate on a cold read.)
+    """
+    return b"[" + b",".join(ebytes) + b"]"
+
+
+def snapshot_values(parsed: Any) -> list[Any]:
+    """The encoded field values of a parsed snapshot body, in field order, from either
+    form (array, or schema 2's object); :class:`CodecError` if it is neither."""
+    if type(parsed) is list and len(parsed) == len(STATE_FIELDS):
+        return parsed
+    if type(parsed) is dict and list(parsed) == _FIELD_LIST:
+        return list(parsed.values())
+    raise CodecError("snapshot does not hold exactly the state fields")

@@ -32,11 +32,11 @@ GENESIS = bytes(32)
 
 _COMPRESS_MIN = 1024
 _ROW_PACK_MIN = 256
-# Snapshots are packed like other rows. Every cold read inflates its snapshot, which
-# costs about as much as parsing it (a few ns a byte, ~1-2 us for a small state), but a
-# small state's snapshot is mostly field names and empty values that pack to half: in a
-# short session (revision 0 is a snapshot) that is a fifth of what each step stores.
-_SNAPSHOT_PACK_MIN = 256
+# Snapshots (field values in an array, no names) are packed from 1 KB. Below that the
+# array is about as long as the named form packed, and packing costs more than the
+# bytes are worth: setting up zlib is ~7 us to deflate and ~2.5 us to inflate on every
+# cold read, whatever the size.
+_SNAPSHOT_PACK_MIN = 1024
 
 
 class CodecError(ValueError):
@@ -78,7 +78,7 @@ def pack_blob(raw: bytes) -> tuple[int, bytes]:
 
 def pack_row(raw: bytes, *, snapshot: bool = False) -> bytes:
     """A row's ``body`` or ``extra`` as stored: zlib when it saves at least a tenth, from
-    256 bytes (a snapshot ``body`` too: the bytes-per-step figure counts on it).
+    256 bytes (a snapshot ``body`` from 1 KB).
 
     Canonical bodies are JSON objects or arrays (``{``/``[``); zlib streams start with
     ``x``, so the stored bytes say which they are and no column is needed. Hashes are

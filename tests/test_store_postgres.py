@@ -31,3 +31,38 @@ class TestPostgresStore(StoreContract):
         view = PostgresStore(self.url, snapshot_every=store.snapshot_every)
         self.views.append(view)
         return view
+
+
+def test_a_version_1_database_with_named_snapshots_is_read_and_upgraded(
+        pg_server: PgServer) -> None:
+    """Version 1 wrote snapshots as objects keyed by field name: read as they are, and the
+    first writable open only marks the database version 2 (an older claimfsm refuses it)."""
+    import orjson
+    import psycopg
+
+    from state.codec import STATE_FIELDS, pack_row, unpack_row
+    from state.contract import make_revision, rich_state
+    from state.postgres import PostgresStore
+
+    url = pg_server.new_schema()
+    revisions = [make_revision("s", 0, rich_state("s"))]
+    for rev in range(1, 6):
+        state = revisions[-1].state.model_copy(update={"rounds": rev})
+        revisions.append(make_revision("s", rev, state))
+    with PostgresStore(url, snapshot_every=3) as store:
+        store.create(revisions[0])
+        for rev in range(1, 6):
+            store.commit(revisions[rev], expected_rev=rev - 1)
+    with psycopg.connect(url, autocommit=True) as conn:
+        for session, rev, body in conn.execute(
+                "SELECT session, rev, body FROM st_revisions WHERE kind = 0").fetchall():
+            values = orjson.loads(unpack_row(bytes(body)))
+            named = orjson.dumps(dict(zip(STATE_FIELDS, values, strict=True)))
+            conn.execute("UPDATE st_revisions SET body = %s WHERE session = %s AND rev = %s",
+                         (pack_row(named), session, rev))
+        conn.execute("UPDATE st_meta SET value = '1' WHERE key = 'schema'")
+    with PostgresStore(url) as store:
+        assert list(store.history("s")) == revisions
+        assert store.verify_chain("s").ok
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT value FROM st_meta WHERE key = 'schema'").fetchone() == ("2",)

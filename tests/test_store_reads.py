@@ -6,6 +6,7 @@ updates, the default snapshot interval).
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from state.codec import STATE_FIELDS, pack_row, unpack_row
 from state.contract import make_revision, make_state, rich_state
 from state.errors import UnknownRevision
 from state.fsck import fsck
@@ -157,7 +159,7 @@ def test_a_damaged_chain_is_a_corrupt_store_not_wrong_data(
         assert not fsck(store).ok
 
 
-def test_snapshots_are_packed_like_rows_and_small_deltas_stay_raw(tmp_path: Path) -> None:
+def test_small_snapshots_stay_raw_arrays_and_large_ones_are_packed(tmp_path: Path) -> None:
     db = tmp_path / "p.db"
     small = make_state("a")
     large = make_state("b", memory={f"key{i}": f"value {i}" for i in range(120)})
@@ -168,9 +170,12 @@ def test_snapshots_are_packed_like_rows_and_small_deltas_stay_raw(tmp_path: Path
                      expected_rev=0)
     rows = [(kind, bytes(b)) for kind, b in
             _sql(db, "SELECT kind, body FROM st_revisions ORDER BY k")]
-    # Even the smallest snapshot (every field named, most empty) packs by more than a
-    # tenth: stored zlib. A delta of a few bytes stays raw JSON.
-    assert [(kind, body[:1]) for kind, body in rows] == [(0, b"x"), (1, b"{"), (0, b"x")]
+    # A small state's snapshot is an array of its field values, under 1 KB: stored as it
+    # is (nothing to inflate), and shorter than the named form would be even packed. A
+    # large one is packed; a delta of a few bytes stays raw JSON.
+    assert [(kind, body[:1]) for kind, body in rows] == [(0, b"["), (1, b"{"), (0, b"x")]
+    named = orjson.dumps(dict(zip(STATE_FIELDS, orjson.loads(rows[0][1]), strict=True)))
+    assert len(rows[0][1]) < len(zlib.compress(named, 1))
     with SQLiteStore(db) as store:
         assert store.get("a", 0).state == small
         assert store.get("a", 1).state.rounds == 1
@@ -229,3 +234,40 @@ def test_reads_stay_exact_when_the_state_changes_shape(tmp_path: Path) -> None:
         for revision in revisions:
             store.clear_cache()
             assert _dump(store.get("s", revision.rev)) == _dump(revision)
+
+
+def test_a_schema_2_file_with_named_snapshots_reads_verifies_and_upgrades(
+        tmp_path: Path) -> None:
+    """Schema 2 wrote snapshots as objects keyed by field name: such a file reads the
+    same revisions and hashes, passes fsck and takes commits, forks and compaction after
+    its first writable open marks it version 3."""
+    db = tmp_path / "v2.db"
+    revisions = [make_revision("s", 0, rich_state("s"))]
+    for rev in range(1, 20):
+        state = revisions[-1].state.model_copy(update={"rounds": rev, "memory": {"n": rev}})
+        revisions.append(make_revision("s", rev, state))
+    with SQLiteStore(db, snapshot_every=4) as store:
+        _commit_all(store, revisions)
+        hashes = [store.revision_hash("s", r) for r in range(20)]
+    conn = sqlite3.connect(db, isolation_level=None)
+    for k, body in conn.execute("SELECT k, body FROM st_revisions WHERE kind = 0").fetchall():
+        values = orjson.loads(unpack_row(body))
+        named = orjson.dumps(dict(zip(STATE_FIELDS, values, strict=True)))
+        conn.execute("UPDATE st_revisions SET body = ? WHERE k = ?", (pack_row(named), k))
+    conn.execute("UPDATE st_meta SET value = '2' WHERE key = 'schema'")
+    conn.close()
+    with SQLiteStore(db, readonly=True) as store:
+        assert list(store.history("s")) == revisions
+        assert store.get("s", 19) == revisions[19] and fsck(store).ok
+    assert _sql(db, "SELECT value FROM st_meta WHERE key = 'schema'") == [("2",)]
+    with SQLiteStore(db, snapshot_every=4) as store:
+        assert [store.revision_hash("s", r) for r in range(20)] == hashes
+        store.fork("s", 13, "f")
+        assert store.get("f", 13).state == revisions[13].state.model_copy(update={"sid": "f"})
+        store.compact()
+        store.clear_cache()
+        assert list(store.history("s")) == revisions and fsck(store).ok
+    assert _sql(db, "SELECT value FROM st_meta WHERE key = 'schema'") == [("3",)]
+    # compact rewrote the named snapshots as arrays
+    assert {unpack_row(bytes(b))[:1] for (b,) in
+            _sql(db, "SELECT body FROM st_revisions WHERE kind = 0")} == {b"["}

@@ -36,7 +36,9 @@ __all__ = [
     "retrying",
 ]
 
-SCHEMA_VERSION = "1"
+#: Version 2 writes snapshots as arrays of field values and reads version 1's named ones
+#: too: an upgrade only changes the number (so an older claimfsm refuses the database).
+SCHEMA_VERSION = "2"
 T = TypeVar("T")
 
 _SCHEMA = (
@@ -164,6 +166,8 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
         for statement in _SCHEMA:
             conn.execute(statement)
         conn.execute("INSERT INTO st_meta VALUES ('schema', %s) ON CONFLICT DO NOTHING",
+                     (SCHEMA_VERSION,))
+        conn.execute("UPDATE st_meta SET value = %s WHERE key = 'schema' AND value = '1'",
                      (SCHEMA_VERSION,))
         row = conn.execute("SELECT value FROM st_meta WHERE key = 'schema'").fetchone()
     if row is None or row[0] != SCHEMA_VERSION:

@@ -34,7 +34,7 @@ __all__ = [
 
 Durability = Literal["full", "normal", "group"]
 DURABILITY_MODES: tuple[str, ...] = ("full", "normal", "group")
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 #: ``k`` of a session's head row (param 1: the session number << 32). A session's rows
 #: are one key range, so this is one seek down the table's b-tree: the head is never
 #: stored, and a commit writes one row and nothing else.
@@ -66,6 +66,11 @@ _FROM_V1 = (
     "ALTER TABLE st_sessions DROP COLUMN head",
     "UPDATE st_meta SET value = '2' WHERE key = 'schema'",
 )
+# Version 3 writes snapshots as arrays of field values (state.codec.snapshot_body); its
+# readers take version 2's named snapshots too, so upgrading only changes the number,
+# which makes an older claimfsm refuse the file rather than fail on the new rows.
+_FROM_V2 = ("UPDATE st_meta SET value = '3' WHERE key = 'schema'",)
+_UPGRADES = {"1": (_FROM_V1, "2"), "2": (_FROM_V2, "3")}
 
 
 class StoreBusy(StoreError):
@@ -176,10 +181,10 @@ def init_schema(conn: sqlite3.Connection, budget: float) -> None:
             c.execute("INSERT OR REPLACE INTO st_meta VALUES ('catalog', 'fill')")
         c.execute("INSERT OR IGNORE INTO st_meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         found = c.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone()[0]
-        if found == "1":
-            for statement in _FROM_V1:
+        while found in _UPGRADES:
+            statements, found = _UPGRADES[found]
+            for statement in statements:
                 c.execute(statement)
-            found = SCHEMA_VERSION
         if found != SCHEMA_VERSION:
             raise StoreError(f"st_ schema version {found}, expected {SCHEMA_VERSION}")
 

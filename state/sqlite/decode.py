@@ -68,14 +68,11 @@ class ChainDecoder:
             obj = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
             raise CodecError(f"row body is not JSON: {exc}") from exc
-        if type(obj) is not dict:
-            raise CodecError("row body is not an object")
         if kind == SNAPSHOT:
-            if list(obj) != list(STATE_FIELDS):
-                raise CodecError("snapshot does not hold exactly the state fields")
+            values = codec.snapshot_values(obj)
             if not self._started:  # the first row: take every field as it is
                 n = len(STATE_FIELDS)
-                self.enc = list(obj.values())
+                self.enc = list(values)
                 self._eb = [None] * n
                 self._digests = [None] * n
                 self.changed = dict.fromkeys(range(n))
@@ -83,8 +80,7 @@ class ChainDecoder:
                 self._started = True
                 return
             self.changed = {}
-            for i, name in enumerate(STATE_FIELDS):
-                value = obj[name]
+            for i, value in enumerate(values):
                 # Mid-chain snapshots repeat what the deltas built: keep unchanged fields
                 # (and their resolved values) instead of resolving the whole state again.
                 encoded = orjson.dumps(value)
@@ -94,6 +90,8 @@ class ChainDecoder:
                 self.changed[i] = None
                 self._dirty[i] = None
         elif kind == DELTA:
+            if type(obj) is not dict:
+                raise CodecError("row body is not an object")
             if not self._started:
                 raise CodecError("delta without a base snapshot")
             self.changed = {}

@@ -141,9 +141,7 @@ def read_revision(
     if body[:1] == b"x":
         body = _unpack(body)
     refs = _NUL in body
-    enc = _loads(body)
-    if type(enc) is not dict or list(enc) != _FIELDS:
-        raise CodecError("snapshot does not hold exactly the state fields")
+    enc = dict(zip(_FIELDS, codec.snapshot_values(_loads(body)), strict=True))
     deltas, later_refs = _deltas(rows)
     for ops in deltas:
         if type(ops) is not dict:
