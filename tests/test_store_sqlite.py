@@ -477,3 +477,22 @@ def test_fork_past_the_head_is_refused_even_with_a_warm_cache(db: str) -> None:
             store.fork("a", 4, "b")
         with pytest.raises(UnknownSession):
             store.fork("nobody", 0, "c")
+
+
+def test_the_chain_hashes_of_a_fixed_session_do_not_change(tmp_path: Path) -> None:
+    """Hashes are over each field's canonical bytes, not the stored layout: the values
+    below were computed by the schema-2 code (named, packed snapshots) and must stay,
+    or files written before a change would no longer verify."""
+    with SQLiteStore(tmp_path / "p.db", snapshot_every=4) as store:
+        state = rich_state("s")
+        store.create(make_revision("s", 0, state))
+        for rev in range(1, 11):
+            state = state.model_copy(update={"steps": [*state.steps, {"n": rev}],
+                                             "rounds": rev,
+                                             "memory": {**state.memory, f"k{rev}": rev}})
+            store.commit(make_revision("s", rev, state), expected_rev=rev - 1)
+        store.fork("s", 6, "f")
+        assert store.revision_hash("s", 10) == (
+            "10d1f72e886b8f67df9c4ca3c923c567c087015b2e060b7e80e95444139a2b7e")
+        assert store.revision_hash("f", 6) == (
+            "706678d284d159bb15805487b6ade21a00a7a9ed775d5272a516acb30da22a25")
