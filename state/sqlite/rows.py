@@ -178,21 +178,21 @@ def small_op(child: Any, raw: bytes, prior: Any, prior_bytes: bytes, name: str) 
 
 
 def _field(
-    name: str, child: Any, prior: Any, prior_bytes: bytes, sink: codec.Sink, delta: bool
+    name: str, child: Any, prior: Any, prior_bytes: bytes, sink: codec.Sink, has_parent: bool
 ) -> tuple[bytes, list[Any] | None]:
-    """One changed field: its encoded bytes and, against a parent (``delta``), its op.
-    Against a parent, unchanged parts reuse its encoding (and add no blob to ``sink``).
+    """One changed field: its encoded bytes and, when it ``has_parent``, its op against
+    it (unchanged parts reuse the parent's encoding and add no blob to ``sink``).
     """
     kind = type(child)
     if child is None or ((kind is list or kind is dict) and not child):
         # Null and empty (most fields of a new session): constant bytes, a short set op.
         return (b"null" if child is None else b"[]" if kind is list else b"{}"), (
-            [codec.OP_SET, child] if delta else None)
+            [codec.OP_SET, child] if has_parent else None)
     if kind is int or kind is bool or kind is float:
         # A number's JSON is short and holds no string: always its own encoded form.
-        return orjson.dumps(child), ([codec.OP_SET, child] if delta else None)
+        return orjson.dumps(child), ([codec.OP_SET, child] if has_parent else None)
     if kind is dict or kind is list:
-        if delta and _appended(child, prior):
+        if has_parent and _appended(child, prior):
             # A list that only grew at its end (steps, tool results): encode the tail.
             item, _ = codec.externalize_field(name, sink)
             tail = [item(v) for v in to_jsonable_python(child[len(prior):])]
@@ -202,30 +202,30 @@ def _field(
             child = to_jsonable_python(child)
             raw = orjson.dumps(child)
         if not codec.verbatim(name, raw):
-            return _externalized(name, child, prior, prior_bytes, sink, delta)
+            return _externalized(name, child, prior, prior_bytes, sink, has_parent)
     else:
         plain = child if kind is str else to_jsonable_python(child)
         raw = orjson.dumps(plain)
         if not codec.verbatim(name, raw):
-            return _externalized(name, plain, prior, prior_bytes, sink, delta)
+            return _externalized(name, plain, prior, prior_bytes, sink, has_parent)
         child = plain
     # Small and plain (the common step): the value is its own encoded form.
-    return raw, (small_op(child, raw, prior, prior_bytes, name) if delta else None)
+    return raw, (small_op(child, raw, prior, prior_bytes, name) if has_parent else None)
 
 
 def _externalized(
-    name: str, child: Any, prior: Any, prior_bytes: bytes, sink: codec.Sink, delta: bool
+    name: str, child: Any, prior: Any, prior_bytes: bytes, sink: codec.Sink, has_parent: bool
 ) -> tuple[bytes, list[Any] | None]:
     """A field holding blob-sized or NUL-led values: encoded with its blobs moved out."""
     if type(child) not in _JSON_SCALARS:
         child = to_jsonable_python(child)
     item, whole = codec.externalize_field(name, sink)
-    if delta and type(child) in (dict, list):
+    if has_parent and type(child) in (dict, list):
         enc, op = codec.diff_value(child, prior, orjson.loads(prior_bytes), item, whole)
     else:
         enc = whole(child)
         op = [codec.OP_SET, enc]
-    return orjson.dumps(enc), (op if delta else None)
+    return orjson.dumps(enc), (op if has_parent else None)
 
 
 def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: int) -> Encoded:
