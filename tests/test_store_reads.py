@@ -143,6 +143,8 @@ def test_revisions_outside_the_session_are_unknown(grown: Path) -> None:
     ("UPDATE st_revisions SET body = CAST('{\"nope\": [0, 1]}' AS BLOB) WHERE k = ?", 12),
     ("UPDATE st_revisions SET body = CAST('{\"steps\"' AS BLOB) WHERE k = ?", 12),
     ("UPDATE st_revisions SET body = CAST('{\"sid\": \"a\"}' AS BLOB) WHERE k = ?", 8),
+    ("UPDATE st_revisions SET body = CAST('[\"a\", 1]' AS BLOB) WHERE k = ?", 8),  # too short
+    ("UPDATE st_revisions SET body = CAST('[]' AS BLOB) WHERE k = ?", 8),
     ("UPDATE st_revisions SET extra = CAST('{}' AS BLOB) WHERE k = ?", 13),
     ("UPDATE st_revisions SET hash = 'text' WHERE k = ?", 13),
 ])
