@@ -14,7 +14,7 @@ MODEL ?= .cache/stance.npz
 # PYTHONDONTWRITEBYTECODE set (as on some CI and build machines) Python would otherwise
 # recompile every module each time a command starts (~50 ms of each `claimfsm` call).
 install: $(STAMP)
-	@$(BIN)/python -m compileall -q fsm skills state > /dev/null
+	@$(BIN)/python -m compileall -q fsm skills state fixtures > /dev/null
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -36,15 +36,21 @@ fuzz: install
 # The store under abuse, scaled up: 300 SIGKILLs of a writer, 3,000 racing commits.
 stress: install
 	CLAIMFSM_STRESS=1 $(BIN)/python -m pytest -q -p no:cacheprovider -s \
-		tests/test_store_crash.py tests/test_store_concurrency.py
+		tests/state/test_store_crash.py tests/state/test_store_concurrency.py
 
 # How each skill's time grows with its input (1x vs 8x) and the largest input within limits.
 bench-scaling: install
-	$(BIN)/python -m fsm.bench.scaling
+	$(BIN)/python -m claimfsm.bench.scaling
+
+# mypy cannot follow the folder mapping of pyproject.toml, so it checks a tree of links
+# laid out as the package installs (claimfsm/ = fsm/, claimfsm/skills/ = skills/, ...).
+TYPECHECK := .cache/typecheck/claimfsm
 
 lint: install
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_layers.py
-	$(BIN)/ruff check fsm skills state tests
+	$(BIN)/ruff check fsm skills state fixtures tests
+	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)
+	for entry in fsm/* skills state fixtures; do ln -s "$(CURDIR)/$$entry" $(TYPECHECK)/; done
 	$(BIN)/mypy
 
 bench: install
@@ -53,12 +59,12 @@ bench: install
 # claimfsm batch: claims/s serial vs Ray (SQLite, PostgreSQL), PostgresStore commits/s;
 # a throwaway PostgreSQL cluster for the run (docs/scale.md).
 bench-batch: install
-	RAY_USAGE_STATS_ENABLED=0 $(BIN)/python -m tests.pg $(BIN)/python -m fsm.batch.bench \
+	RAY_USAGE_STATS_ENABLED=0 $(BIN)/python -m tests.support.pg $(BIN)/python -m claimfsm.batch.bench \
 		--data $(DATA) --json bench-batch.json
 
 # claimfsm ui on 100,000 sessions: page times over HTTP, a 100-revision session in Chromium.
 bench-ui: install
-	$(BIN)/python -m fsm.ui.bench --json bench-ui.json
+	$(BIN)/python -m claimfsm.ui.bench --json bench-ui.json
 
 bench-quick: install
 	$(BIN)/claimfsm bench --quick
@@ -96,7 +102,7 @@ clean:
 # cli.md from --help, the UI's API reference from its OpenAPI document, and the UI
 # screenshots from the browser tests (they need Debian's chromium and chromium-driver).
 docs: install
-	$(BIN)/python -m fsm.cli.docs > docs/cli.md
+	$(BIN)/python -m claimfsm.cli.docs > docs/cli.md
 	$(BIN)/claimfsm diagram > /dev/null
-	$(BIN)/python -m fsm.ui.docs docs/ui.md
-	CLAIMFSM_SCREENSHOTS=docs/ui $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_ui_browser.py
+	$(BIN)/python -m claimfsm.ui.docs docs/ui.md
+	CLAIMFSM_SCREENSHOTS=docs/ui $(BIN)/python -m pytest -q -p no:cacheprovider tests/ui/test_ui_browser.py

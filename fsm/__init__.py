@@ -1,12 +1,66 @@
-"""claimfsm's engine and its tools.
+"""claimfsm: an explicit finite-state-machine workflow engine that verifies factual claims.
 
-The engine core sits at the top of this package: the machine definition and its
-``transitions`` façade (``machine``), the driver that fires every move and is the only
-writer of state (``driver``), skill bindings (``bindings``), per-session limits
-(``limits``), errors, the public custom-machine API (``api``), the built-in engine
-(``runtime``) and the JSON views (``views``). The core may import ``skills`` and
-``state`` and nothing else of fsm. Its tools live in subpackages and import the core,
-never the other way: ``fsm.replay`` (record/replay), ``fsm.testing`` (toolkit and pytest
-plugin), ``fsm.eval`` (evaluation and training), ``fsm.bench`` (benchmark) and, on top of
-them all, ``fsm.cli``. ``tests/test_layers.py`` enforces these arrows.
+This is the front door: ``from claimfsm import define_machine, skill, Engine, ...`` gives
+what a user needs to define a machine, bind skills, run sessions on a store and replay
+them. Everything else is private (``_name`` modules) or lives in a documented subpackage:
+``claimfsm.engine`` (machine, driver, bindings, runtime), ``claimfsm.skills`` (the skills
+and their tool runtime), ``claimfsm.state`` (session state and stores), ``claimfsm.replay``,
+``claimfsm.testing``, ``claimfsm.eval``, ``claimfsm.bench``, ``claimfsm.batch``,
+``claimfsm.ui`` and ``claimfsm.cli``. Names load on first use, so ``import claimfsm`` (and
+every ``claimfsm.X`` import, which runs this module first) stays cheap.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from claimfsm._base.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from claimfsm.engine.api import MemoryInput, Workflow, define_machine, linear, skill
+    from claimfsm.engine.errors import ClaimFsmError
+    from claimfsm.engine.profile import Profile
+    from claimfsm.engine.runtime import Engine
+    from claimfsm.replay.runner import replay_record
+    from claimfsm.skills.context import SkillContext
+    from claimfsm.skills.envelope import Envelope
+    from claimfsm.state.memory import MemoryStore
+    from claimfsm.state.postgres.store import PostgresStore
+    from claimfsm.state.sqlite.store import SQLiteStore
+
+__version__ = "0.2.0"
+
+__all__ = [
+    "ClaimFsmError",
+    "Engine",
+    "Envelope",
+    "MemoryInput",
+    "MemoryStore",
+    "PostgresStore",
+    "Profile",
+    "SQLiteStore",
+    "SkillContext",
+    "Workflow",
+    "__version__",
+    "define_machine",
+    "linear",
+    "replay_record",
+    "skill",
+]
+
+__getattr__ = lazy_exports(__name__, {
+    "ClaimFsmError": "claimfsm.engine.errors",
+    "MemoryInput": "claimfsm.engine.api",
+    "Workflow": "claimfsm.engine.api",
+    "define_machine": "claimfsm.engine.api",
+    "linear": "claimfsm.engine.api",
+    "skill": "claimfsm.engine.api",
+    "Profile": "claimfsm.engine.profile",
+    "Engine": "claimfsm.engine.runtime",
+    "replay_record": "claimfsm.replay.runner",
+    "SkillContext": "claimfsm.skills.context",
+    "Envelope": "claimfsm.skills.envelope",
+    "MemoryStore": "claimfsm.state.memory",
+    "PostgresStore": "claimfsm.state.postgres.store",
+    "SQLiteStore": "claimfsm.state.sqlite.store",
+})

@@ -20,9 +20,9 @@ from typing import Any, Generic, TypeVar
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from skills.context import SkillContext
-from skills.envelope import Envelope, Rollback
-from skills.limits import MAX_INPUT_BYTES, MAX_INT, too_large
+from claimfsm.skills.context import SkillContext
+from claimfsm.skills.envelope import Envelope, Rollback
+from claimfsm.skills.limits import MAX_INPUT_BYTES, MAX_INT, too_large
 
 __all__ = [
     "BaseIO",

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from skills.analysis.text import tokens
+from claimfsm.skills.analysis.text import tokens
 
 if TYPE_CHECKING:
     import numpy

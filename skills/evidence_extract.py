@@ -9,10 +9,10 @@ For each subclaim the skill
 2. reads the best ``docs_per_claim`` of them: ``page_fetch`` then ``sentence_extract``
    (fetch before extract, each document fetched at most once per call);
 3. adds the knowledge-base facts retrieved for it (as sentences "subject relation object");
-4. scores every sentence's key-term coverage (``score``, :func:`skills.stance.lexical.relevance`),
-   drops those sharing no key term, orders the rest by ``rank``: the reciprocal-rank
-   fusion of the coverage order and the document order of step 1, and keeps the best
-   ``per_claim``.
+4. scores every sentence's key-term coverage (``score``,
+   :func:`claimfsm.skills.stance.lexical.relevance`), drops those sharing no key term,
+   orders the rest by ``rank``: the reciprocal-rank fusion of the coverage order and the
+   document order of step 1, and keeps the best ``per_claim``.
 
 A failed tool call skips that document and is listed in ``skipped``; it never aborts the
 step.
@@ -25,12 +25,12 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from skills.base import BaseIO, Skill, StRef
-from skills.context import SkillContext, ToolCaller
-from skills.envelope import Envelope
-from skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SENTENCE_CHARS, MAX_SUBCLAIMS
-from skills.stance.lexical import relevance
-from skills.tools.vectors import rrf
+from claimfsm.skills.base import BaseIO, Skill, StRef
+from claimfsm.skills.context import SkillContext, ToolCaller
+from claimfsm.skills.envelope import Envelope
+from claimfsm.skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SENTENCE_CHARS, MAX_SUBCLAIMS
+from claimfsm.skills.stance.lexical import relevance
+from claimfsm.skills.tools.vectors import rrf
 
 __all__ = [
     "SKILL",
@@ -256,7 +256,7 @@ def _reranked(evidence: dict[str, list[EvidenceItem]], claim: str, texts: dict[s
               model: str) -> dict[str, list[EvidenceItem]]:
     """Each list in the order of the model's evidence reranker (``rank``: its
     probability); unchanged when the model has none or it cannot run here."""
-    from skills.stance.rerank_session import rerank_evidence
+    from claimfsm.skills.stance.rerank_session import rerank_evidence
 
     order = rerank_evidence(claim, texts, {sid: [(it.doc_id, it.text, it.rank, it.score)
                                           for it in items] for sid, items in evidence.items()},

@@ -3,7 +3,7 @@
 For each subclaim: 1-4 short queries (<= 8 words each) built from the claim's entities,
 content words, key predicate (nominalised) and numbers, in that order; disambiguation
 queries when the main entity is a single everyday word (``Lost`` -> ``Lost (TV series)``);
-the sources and the result limit from :mod:`skills.analysis.sources`. The card is
+the sources and the result limit from :mod:`claimfsm.skills.analysis.sources`. The card is
 ``skills/cards/evidence_query_plan.md``.
 """
 
@@ -14,14 +14,14 @@ from datetime import datetime
 
 from pydantic import Field, model_validator
 
-from skills.analysis.lexicon import COMMON_TITLE_WORDS
-from skills.analysis.sources import Source, choose_lim, choose_sources
-from skills.analysis.terms import Analysis, Term, analyse
-from skills.analysis.text import stem, tokens, words
-from skills.base import BaseIO, Skill, StRef
-from skills.context import SkillContext
-from skills.envelope import Envelope
-from skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SUBCLAIMS
+from claimfsm.skills.analysis.lexicon import COMMON_TITLE_WORDS
+from claimfsm.skills.analysis.sources import Source, choose_lim, choose_sources
+from claimfsm.skills.analysis.terms import Analysis, Term, analyse
+from claimfsm.skills.analysis.text import stem, tokens, words
+from claimfsm.skills.base import BaseIO, Skill, StRef
+from claimfsm.skills.context import SkillContext
+from claimfsm.skills.envelope import Envelope
+from claimfsm.skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SUBCLAIMS
 
 __all__ = [
     "FIXED_HINTS",

@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from skills.analysis.text import keywords, stem, tokens
-from skills.base import BaseIO
+from claimfsm.skills.analysis.text import keywords, stem, tokens
+from claimfsm.skills.base import BaseIO
 
 __all__ = [
     "Claim",

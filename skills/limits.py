@@ -9,7 +9,7 @@ reading at most the limit.
 
 from __future__ import annotations
 
-from skills.envelope import Envelope
+from claimfsm.skills.envelope import Envelope
 
 __all__ = [
     "MAX_CLAIM_CHARS",

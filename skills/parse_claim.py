@@ -1,6 +1,6 @@
 """PARSE_CLAIM: split the claim into subclaims, then plan their evidence queries.
 
-Splitting is :func:`skills.analysis.split.split_claim` (conservative: independent facts
+Splitting is :func:`claimfsm.skills.analysis.split.split_claim` (conservative: independent facts
 only); planning is the Evidence Query Planner's pure :func:`plan_claims` (seed 002), so
 ``parse_claim`` and ``evidence_query_plan`` always plan alike. The card is
 ``skills/cards/parse_claim.md``.
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from skills.analysis.split import split_claim
-from skills.base import BaseIO, Skill, StRef
-from skills.context import SkillContext
-from skills.envelope import Envelope
-from skills.evidence_query_plan import Claim, Plan, plan_claims
-from skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SUBCLAIMS, too_large
+from claimfsm.skills.analysis.split import split_claim
+from claimfsm.skills.base import BaseIO, Skill, StRef
+from claimfsm.skills.context import SkillContext
+from claimfsm.skills.envelope import Envelope
+from claimfsm.skills.evidence_query_plan import Claim, Plan, plan_claims
+from claimfsm.skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SUBCLAIMS, too_large
 
 __all__ = ["SKILL", "Input", "Output", "handler", "subclaims"]
 

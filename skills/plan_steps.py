@@ -9,7 +9,7 @@ there) and a ``status``.
 Expected keys are content addresses (``tool:digest-of-params``), so two steps asking the
 same tool the same thing share one result: the second is ``skipped`` and reuses it. Steps
 are validated against the tool's params model before anything runs; failures are
-:class:`~skills.tools.core.ToolError`\\ s with user-facing messages naming the field, or
+:class:`~claimfsm.skills.tools.core.ToolError`\\ s with user-facing messages naming the field, or
 for an unsupported query type, the supported ones.
 """
 
@@ -23,8 +23,8 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from skills.tools.core import ParameterError, QueryTypeUnsupported, ToolError
-from skills.tools.registry import ToolRegistry
+from claimfsm.skills.tools.core import ParameterError, QueryTypeUnsupported, ToolError
+from claimfsm.skills.tools.registry import ToolRegistry
 
 __all__ = [
     "FINISHED",

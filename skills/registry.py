@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skills import (
+from claimfsm.skills import (
     evidence_extract,
     evidence_query_plan,
     parse_claim,
@@ -13,7 +13,7 @@ from skills import (
     tool_request_compose,
     verdict_aggregate,
 )
-from skills.base import Skill
+from claimfsm.skills.base import Skill
 
 __all__ = ["all_skills"]
 

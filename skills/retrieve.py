@@ -26,10 +26,10 @@ from typing import Any
 
 from pydantic import Field
 
-from skills.base import BaseIO, Skill, StRef
-from skills.context import SkillContext, ToolCaller
-from skills.envelope import Envelope
-from skills.followups import (
+from claimfsm.skills.base import BaseIO, Skill, StRef
+from claimfsm.skills.context import SkillContext, ToolCaller
+from claimfsm.skills.envelope import Envelope
+from claimfsm.skills.followups import (
     Claim,
     Coverage,
     Followup,
@@ -39,7 +39,7 @@ from skills.followups import (
     coverage,
     next_followups,
 )
-from skills.plan_steps import (
+from claimfsm.skills.plan_steps import (
     QUERY_TYPE_FIELD,
     OutputPathMissing,
     PlanStep,
@@ -52,9 +52,9 @@ from skills.plan_steps import (
     steps_for,
     validate_params,
 )
-from skills.tool_request_compose import compose
-from skills.tools.core import QueryTypeUnsupported, ToolError
-from skills.tools.registry import ToolRegistry
+from claimfsm.skills.tool_request_compose import compose
+from claimfsm.skills.tools.core import QueryTypeUnsupported, ToolError
+from claimfsm.skills.tools.registry import ToolRegistry
 
 __all__ = [
     "CLAIM_LIM",

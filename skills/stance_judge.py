@@ -1,12 +1,12 @@
 """VERIFY: judge each subclaim against its evidence sentences.
 
-Every evidence sentence gets a stance (:func:`skills.stance.lexical.sentence_stance`); the
-stances combine (:func:`skills.stance.combine.combine_stances`) into SUPPORTS or REFUTES when the
-evidence says so clearly, citing the sentences the verdict rests on, and NOT_ENOUGH_INFO
+Every evidence sentence gets a stance (:func:`claimfsm.skills.stance.lexical.sentence_stance`); the
+stances combine (:func:`claimfsm.skills.stance.combine.combine_stances`) into SUPPORTS or REFUTES
+when the evidence says so clearly, citing the sentences the verdict rests on, and NOT_ENOUGH_INFO
 otherwise (also when a subclaim has no evidence).
 
 With ``stance_model`` (a file written by ``claimfsm train``) the learned model judges
-instead (:mod:`skills.stance.learned`); when the model cannot run here (its embedder or
+instead (:mod:`claimfsm.skills.stance.learned`); when the model cannot run here (its embedder or
 numpy is missing) the lexical judge does, and every judgment says why.
 """
 
@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from skills.base import BaseIO, Skill, StRef
-from skills.context import SkillContext
-from skills.envelope import Envelope
-from skills.evidence_extract import Claim, EvidenceItem
-from skills.limits import MAX_EVIDENCE_PER_CLAIM, MAX_SUBCLAIMS
-from skills.stance.combine import combine_stances
-from skills.stance.config import DEFAULT_CONFIG, PROFILES, Profile, StanceConfig
-from skills.stance.lexical import Label, sentence_stance
+from claimfsm.skills.base import BaseIO, Skill, StRef
+from claimfsm.skills.context import SkillContext
+from claimfsm.skills.envelope import Envelope
+from claimfsm.skills.evidence_extract import Claim, EvidenceItem
+from claimfsm.skills.limits import MAX_EVIDENCE_PER_CLAIM, MAX_SUBCLAIMS
+from claimfsm.skills.stance.combine import combine_stances
+from claimfsm.skills.stance.config import DEFAULT_CONFIG, PROFILES, Profile, StanceConfig
+from claimfsm.skills.stance.lexical import Label, sentence_stance
 
 if TYPE_CHECKING:
-    from skills.stance.model import Featurizer, StanceModel
+    from claimfsm.skills.stance.model import Featurizer, StanceModel
 
 __all__ = [
     "SKILL",
@@ -73,7 +73,8 @@ class Input(BaseIO):
     claims: list[Claim] = Field(max_length=MAX_SUBCLAIMS)
     evidence: dict[str, Evidence] = Field(default_factory=dict, max_length=MAX_SUBCLAIMS)
     profile: Profile = "default"
-    """Which calibrated thresholds to judge with (:data:`skills.stance.config.PROFILES`)."""
+    """Which calibrated thresholds to judge with
+    (:data:`claimfsm.skills.stance.config.PROFILES`)."""
     stance_model: str | None = None
     """A model file from ``claimfsm train``: the learned judge instead of the lexical one."""
     st: StRef
@@ -115,11 +116,11 @@ class Learned:
 def load_learned(path: str) -> Learned:
     """Load a model file for judging (cached per path)."""
     try:
-        from skills.stance import learned as stance_learned
+        from claimfsm.skills.stance import learned as stance_learned
     except ImportError as exc:
         return Learned(fallback=f"stance model needs numpy ({exc.name} is not installed): "
                        "lexical judge used")
-    from skills.stance.model import ModelError
+    from claimfsm.skills.stance.model import ModelError
 
     try:
         model, feat, reason = stance_learned.load(path)
@@ -132,7 +133,7 @@ def load_learned(path: str) -> Learned:
 
 
 def _judge_learned(claim: Claim, evidence: list[EvidenceItem], learned: Learned) -> Judgment:
-    from skills.stance.learned import judge_sentences
+    from claimfsm.skills.stance.learned import judge_sentences
 
     assert learned.model is not None and learned.featurizer is not None
     lj = judge_sentences(claim.c, [(e.id, e.text) for e in evidence], learned.model,

@@ -14,9 +14,9 @@ from typing import Annotated, Any, Literal, TypedDict
 
 from pydantic import Field, ValidationError
 
-from skills.base import BaseIO, Skill, StRef, describe_validation_error
-from skills.context import SkillContext
-from skills.envelope import Envelope
+from claimfsm.skills.base import BaseIO, Skill, StRef, describe_validation_error
+from claimfsm.skills.context import SkillContext
+from claimfsm.skills.envelope import Envelope
 
 __all__ = [
     "SEARCH_PREFERENCE",

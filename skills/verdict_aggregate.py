@@ -3,18 +3,18 @@
 The rule (a claim is supported only if every part is):
 
 1. DISPUTED when one subclaim is SUPPORTS and another REFUTES, or when a subclaim's own
-   evidence strongly goes both ways (:func:`skills.stance.combine.is_disputed`);
+   evidence strongly goes both ways (:func:`claimfsm.skills.stance.combine.is_disputed`);
 2. SUPPORTS when every subclaim is SUPPORTS;
 3. REFUTES when some subclaim is REFUTES (and none SUPPORTS);
 4. NOT_ENOUGH_INFO otherwise (all NOT_ENOUGH_INFO, or SUPPORTS mixed with
    NOT_ENOUGH_INFO). A subclaim without a judgment counts as NOT_ENOUGH_INFO.
 
-With a learned stance model (``stance_model``, see :mod:`skills.stance.learned`) the
+With a learned stance model (``stance_model``, see :mod:`claimfsm.skills.stance.learned`) the
 dataset's own rule applies to every judged sentence of every subclaim, with the clear
 labels the model's cross-validated thresholds gave: DISPUTED when some sentence clearly
 supports and another clearly refutes, else SUPPORTS if any does, else REFUTES if any
 does, else NOT_ENOUGH_INFO. When that model has a claim-level verdict head
-(:mod:`skills.stance.verdict_head`), the head labels the claim instead, from the claim's
+(:mod:`claimfsm.skills.stance.verdict_head`), the head labels the claim instead, from the claim's
 wording and its ranked evidence (``claim`` and ``evidence``, given only with a model).
 """
 
@@ -24,14 +24,14 @@ from typing import Literal
 
 from pydantic import Field
 
-from skills.base import BaseIO, Skill, StRef
-from skills.context import SkillContext
-from skills.envelope import Envelope
-from skills.evidence_extract import Claim, EvidenceItem
-from skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SUBCLAIMS
-from skills.stance.combine import is_disputed
-from skills.stance.config import DEFAULT_CONFIG, PROFILES, Profile, StanceConfig
-from skills.stance_judge import Judgment, Learned, load_learned
+from claimfsm.skills.base import BaseIO, Skill, StRef
+from claimfsm.skills.context import SkillContext
+from claimfsm.skills.envelope import Envelope
+from claimfsm.skills.evidence_extract import Claim, EvidenceItem
+from claimfsm.skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SUBCLAIMS
+from claimfsm.skills.stance.combine import is_disputed
+from claimfsm.skills.stance.config import DEFAULT_CONFIG, PROFILES, Profile, StanceConfig
+from claimfsm.skills.stance_judge import Judgment, Learned, load_learned
 
 __all__ = ["SKILL", "Input", "Output", "Verdict", "VerdictLabel", "aggregate", "handler"]
 
@@ -130,7 +130,7 @@ def _head_verdict(inp: Input, learned: Learned) -> Verdict | str | None:
     model, feat = learned.model, learned.featurizer
     if model is None or feat is None or model.verdict is None or inp.claim is None:
         return None
-    from skills.stance.learned import head_embedder, head_inputs, judge_claim
+    from claimfsm.skills.stance.learned import head_embedder, head_inputs, judge_claim
 
     emb, why_not = head_embedder(model)
     if why_not is not None:

@@ -1,23 +1,25 @@
 """The session-state model and the revision-stamped stores (SQLite default, in-memory).
 
 Imports neither ``fsm`` nor ``skills``. The reusable store test suite lives in
-:mod:`state.contract` (it needs pytest, so it is not imported here).
+:mod:`claimfsm.state.contract` (it needs pytest, so it is not imported here).
 """
 
 from typing import TYPE_CHECKING
 
+from claimfsm._base.lazy import lazy_exports
+
 # Eager: the function ``fsck`` shares its name with its module, which importing the
 # module would otherwise leave in its place.
-from state.fsck import FsckProblem, FsckReport, fsck
+from claimfsm.state.fsck import FsckProblem, FsckReport, fsck
 
 if TYPE_CHECKING:
-    from state.errors import RevConflict, StoreError, UnknownRevision, UnknownSession
-    from state.memory import MemoryStore
-    from state.model import TOOL_SLICE, RetryState, Revision, SessionState
-    from state.rollback import entry_state, rewind_revision, tools_restored
-    from state.sqlite.db import ChainBroken, CorruptStore, StoreBusy
-    from state.sqlite.store import SQLiteStore
-    from state.store import ChainCheck, CompactReport, StateStore
+    from claimfsm.state.errors import RevConflict, StoreError, UnknownRevision, UnknownSession
+    from claimfsm.state.memory import MemoryStore
+    from claimfsm.state.model import TOOL_SLICE, RetryState, Revision, SessionState
+    from claimfsm.state.rollback import entry_state, rewind_revision, tools_restored
+    from claimfsm.state.sqlite.db import ChainBroken, CorruptStore, StoreBusy
+    from claimfsm.state.sqlite.store import SQLiteStore
+    from claimfsm.state.store import ChainCheck, CompactReport, StateStore
 
 __all__ = [
     "TOOL_SLICE",
@@ -48,10 +50,10 @@ __all__ = [
 ]
 
 
-# Where each name lives, imported on first use: importing any ``state.X`` runs this
-# package first, and a command that reads one SQLite file need not load the in-memory
-# store, rollback, the catalog's models or the SQLite backend before it asks for them.
-_WHERE = {
+# Where each name lives, imported on first use: importing any ``claimfsm.state.X`` runs
+# this package first, and a command that reads one SQLite file need not load the
+# in-memory store, rollback, the catalog's models or the SQLite backend before it asks.
+_WHERE = {k: f"claimfsm.state.{v}" for k, v in {
     "RevConflict": "errors", "StoreError": "errors", "UnknownRevision": "errors",
     "UnknownSession": "errors", "MemoryStore": "memory", "TOOL_SLICE": "model",
     "RetryState": "model", "Revision": "model", "SessionState": "model", "entry_state": "rollback",
@@ -59,13 +61,6 @@ _WHERE = {
     "CorruptStore": "sqlite.db", "StoreBusy": "sqlite.db", "SQLiteStore": "sqlite.store",
     "ChainCheck": "store", "CompactReport": "store", "StateStore": "store",
     "SessionSummary": "catalog", "SummaryPage": "catalog", "SummaryQuery": "catalog",
-}
+}.items()}
 
-
-def __getattr__(name: str) -> object:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'state' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"state.{where}"), name)
+__getattr__ = lazy_exports(__name__, _WHERE)

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from state.model import Frozen, verdict_label
+from claimfsm.state.model import Frozen, verdict_label
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from state.model import Revision
+    from claimfsm.state.model import Revision
 
 __all__ = [
     "MAX_PAGE",

@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from state.codec_bytes import (
+from claimfsm.state.codec_bytes import (
     FORMAT,
     GENESIS,
     CodecError,
@@ -40,7 +40,7 @@ from state.codec_bytes import (
     unpack_blob,
     unpack_row,
 )
-from state.model import SessionState
+from claimfsm.state.model import SessionState
 
 __all__ = [
     "BLOB_MIN",

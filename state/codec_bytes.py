@@ -1,5 +1,5 @@
 """Byte-level pieces of the storage format: packing of blobs and rows, and the hashes
-of the revision chain. Re-exported by :mod:`state.codec`, which holds the encoding.
+of the revision chain. Re-exported by :mod:`claimfsm.state.codec`, which holds the encoding.
 """
 
 from __future__ import annotations

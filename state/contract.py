@@ -1,4 +1,4 @@
-"""A reusable conformance suite for :class:`state.store.StateStore` backends.
+"""A reusable conformance suite for :class:`claimfsm.state.store.StateStore` backends.
 
 Subclass :class:`StoreContract` in a test module and provide a ``store`` fixture that
 yields a fresh, empty store (the pattern of LangGraph's checkpoint-conformance suite)::
@@ -22,10 +22,10 @@ from typing import Any
 import orjson
 import pytest
 
-from state.contract_catalog import CatalogContract
-from state.errors import RevConflict, UnknownRevision, UnknownSession
-from state.model import RetryState, Revision, SessionState
-from state.store import StateStore
+from claimfsm.state.contract_catalog import CatalogContract
+from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
+from claimfsm.state.model import RetryState, Revision, SessionState
+from claimfsm.state.store import StateStore
 
 __all__ = ["StoreContract", "make_revision", "make_state", "rich_state"]
 

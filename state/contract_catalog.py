@@ -1,4 +1,4 @@
-"""The session-catalog part of the store contract suite (:mod:`state.contract` mixes it
+"""The session-catalog part of the store contract suite (:mod:`claimfsm.state.contract` mixes it
 in, so every backend passes it): listing newest first, keyset paging that visits each
 session once, filters, and a verdict that follows commits, rewinds and forks."""
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from state.catalog import SummaryQuery
-from state.model import Revision, SessionState
-from state.store import StateStore
+from claimfsm.state.catalog import SummaryQuery
+from claimfsm.state.model import Revision, SessionState
+from claimfsm.state.store import StateStore
 
 __all__ = ["CatalogContract"]
 
@@ -22,7 +22,7 @@ def _rev(sid: str, rev: int, state: SessionState) -> Revision:
 
 
 class CatalogContract:
-    """Mixed into :class:`state.contract.StoreContract`."""
+    """Mixed into :class:`claimfsm.state.contract.StoreContract`."""
 
     def reopened(self, store: StateStore) -> StateStore:
         return store

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from state.errors import StoreError
-from state.store import StateStore
+from claimfsm.state.errors import StoreError
+from claimfsm.state.store import StateStore
 
 __all__ = ["FsckProblem", "FsckReport", "fsck"]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from state.errors import RevConflict, UnknownRevision, UnknownSession
-from state.model import Revision
-from state.store import StateStore
+from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
+from claimfsm.state.model import Revision
+from claimfsm.state.store import StateStore
 
 __all__ = ["MemoryStore"]
 

@@ -3,7 +3,7 @@
 A ``--db`` value is a SQLite file (sessions and the evidence index share it) or a
 ``postgresql://`` URL (sessions in PostgreSQL; the evidence index stays a SQLite/FTS5
 file, named by the URL's ``index`` query parameter, or the bundled demo corpus in
-memory when there is none). The CLI's ``engine()`` and ``fsm.runtime.Engine.open`` both
+memory when there is none). The CLI's ``engine()`` and ``claimfsm.engine.runtime.Engine.open`` both
 come through here, so every command takes either form.
 """
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from state.errors import NoStore, StoreError
-from state.store import StateStore
+from claimfsm.state.errors import NoStore, StoreError
+from claimfsm.state.store import StateStore
 
 __all__ = ["URL_SCHEMES", "Location", "NoStore", "locate", "open_store"]
 
@@ -55,8 +55,8 @@ def open_store(
     create: bool = True,
     readonly: bool = False,
 ) -> StateStore:
-    """The session store ``db`` points to: :class:`~state.sqlite.SQLiteStore` for a file,
-    :class:`~state.postgres.PostgresStore` for a URL (needs the ``postgres`` extra).
+    """The session store ``db`` points to: :class:`~claimfsm.state.sqlite.SQLiteStore` for a file,
+    :class:`~claimfsm.state.postgres.PostgresStore` for a URL (needs the ``postgres`` extra).
 
     With ``create=False`` a missing file, or a database without the store's tables, is
     :class:`NoStore` instead of being created; ``readonly=True`` (implies ``create=False``)
@@ -69,7 +69,7 @@ def open_store(
     if not where.url:
         return _open_sqlite(where.store, durability, create=create, readonly=readonly)
     try:
-        from state.postgres import PostgresStore
+        from claimfsm.state.postgres import PostgresStore
     except ImportError as exc:
         raise StoreError(
             f"--db: a postgresql:// URL needs psycopg: pip install 'claimfsm[postgres]' ({exc})",
@@ -81,8 +81,8 @@ def _open_sqlite(path: str, durability: Literal["full", "normal", "group"], *, c
                  readonly: bool) -> StateStore:
     import sqlite3
 
-    from state.sqlite.probe import ForeignStore, probe, store_error
-    from state.sqlite.store import SQLiteStore
+    from claimfsm.state.sqlite.probe import ForeignStore, probe, store_error
+    from claimfsm.state.sqlite.store import SQLiteStore
 
     kind = probe(path)
     if kind == "foreign":

@@ -4,9 +4,9 @@ commits what they build.
 
 from __future__ import annotations
 
-from state.errors import UnknownRevision
-from state.model import Revision, SessionState
-from state.store import StateStore
+from claimfsm.state.errors import UnknownRevision
+from claimfsm.state.model import Revision, SessionState
+from claimfsm.state.store import StateStore
 
 __all__ = ["entry_state", "rewind_revision", "tools_restored"]
 

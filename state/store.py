@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from state.model import Revision
+from claimfsm.state.model import Revision
 
 if TYPE_CHECKING:
-    from state.catalog import SummaryPage, SummaryQuery
+    from claimfsm.state.catalog import SummaryPage, SummaryQuery
 
 __all__ = ["ChainCheck", "CompactReport", "StateStore"]
 
@@ -54,7 +54,8 @@ class CompactReport(BaseModel):
 
 
 class StateStore(ABC):
-    """Backends: :class:`state.memory.MemoryStore` and :class:`state.sqlite.store.SQLiteStore`."""
+    """Backends: :class:`claimfsm.state.memory.MemoryStore` and
+    :class:`claimfsm.state.sqlite.store.SQLiteStore`."""
 
     @abstractmethod
     def create(self, first: Revision) -> Revision:
@@ -90,7 +91,7 @@ class StateStore(ABC):
         """One page of session summaries (claim, state, verdict, revisions, last update),
         newest first, filtered and keyset-paged by ``query``. This default reads every
         listed session's head; backends with an index answer from it."""
-        from state.catalog import scan_summaries  # listing models load when listing
+        from claimfsm.state.catalog import scan_summaries  # listing models load when listing
 
         return scan_summaries(self.sessions(), self.head, query)
 

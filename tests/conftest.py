@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 # The throwaway PostgreSQL cluster (``pg_server``, per-test ``pg_url``) and local Ray.
-pytest_plugins = ["tests.pg", "tests.ray_local"]
+pytest_plugins = ["tests.support.pg", "tests.support.ray_local"]
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

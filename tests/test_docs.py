@@ -5,15 +5,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from fsm.cli.docs import render
-from fsm.cli.main import COMMANDS, main
+from claimfsm.cli.docs import render
+from claimfsm.cli.main import COMMANDS, main
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_cli_reference_matches_the_cli() -> None:
     committed = (ROOT / "docs" / "cli.md").read_text()
-    assert committed == render(main), "regenerate: python -m fsm.cli.docs > docs/cli.md"
+    assert committed == render(main), "regenerate: python -m claimfsm.cli.docs > docs/cli.md"
 
 
 def test_every_command_is_in_the_reference() -> None:

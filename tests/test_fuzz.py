@@ -21,11 +21,11 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fsm.cli.main import main
-from fsm.replay import RecordError, parse_record, replay_record
-from skills.context import SkillContext
-from skills.envelope import Envelope
-from skills.registry import all_skills
+from claimfsm.cli.main import main
+from claimfsm.replay import RecordError, parse_record, replay_record
+from claimfsm.skills.context import SkillContext
+from claimfsm.skills.envelope import Envelope
+from claimfsm.skills.registry import all_skills
 
 FUZZ = os.environ.get("CLAIMFSM_FUZZ") == "1"
 SKILL_EXAMPLES = 10_000 if FUZZ else 150

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from fsm.runtime import Engine
-from skills.analysis.text import stem, tokens
-from skills.tools.core import Tool, ToolContext, ToolExample, ToolResult
-from skills.tools.index import Fact
-from state.model import Revision
+from claimfsm.engine.runtime import Engine
+from claimfsm.skills.analysis.text import stem, tokens
+from claimfsm.skills.tools.core import Tool, ToolContext, ToolExample, ToolResult
+from claimfsm.skills.tools.index import Fact
+from claimfsm.state.model import Revision
 
 # 1. The data behind the tool. Real tools call out to something; this one reads a table.
 ALMANAC: tuple[Fact, ...] = (

@@ -2,14 +2,14 @@
 store (PostgreSQL, or a SQLite file on one machine) or in this process, resumable and
 exactly-once in its revisions.
 
-A tool on the engine core, like ``fsm.replay``: it may import the core, ``skills`` and
-``state``; only ``fsm.cli`` imports it. Ray is optional (the ``ray`` extra) and imported
+A tool on the engine core, like ``claimfsm.replay``: it may import the core, ``skills`` and
+``state``; only ``claimfsm.cli`` imports it. Ray is optional (the ``ray`` extra) and imported
 only when a batch runs on it.
 """
 
-from fsm.batch.claims import BatchClaim, BatchInputError, read_claims, session_id
-from fsm.batch.runner import BatchSummary, chunked, run_batch
-from fsm.batch.worker import ClaimRunner, verify_chunk
+from claimfsm.batch.claims import BatchClaim, BatchInputError, read_claims, session_id
+from claimfsm.batch.runner import BatchSummary, chunked, run_batch
+from claimfsm.batch.worker import ClaimRunner, verify_chunk
 
 __all__ = [
     "BatchClaim",

@@ -1,8 +1,8 @@
 """The batch benchmark (``make bench-batch``): claims/s of ``claimfsm batch`` serial on
 SQLite and on Ray (SQLite, PostgreSQL), and compare-and-set commits/s of
-:class:`~state.postgres.PostgresStore` with 1 and 8 writer processes.
+:class:`~claimfsm.state.postgres.PostgresStore` with 1 and 8 writer processes.
 
-Run ``python -m fsm.batch.bench --pg URL [--data DIR] [--json FILE]``; without a URL
+Run ``python -m claimfsm.batch.bench --pg URL [--data DIR] [--json FILE]``; without a URL
 (or the ``CLAIMFSM_PG_URL`` variable) the PostgreSQL rows are left out. Each PostgreSQL
 case runs in a schema of its own, dropped afterwards. With ``--data`` (a Climate-FEVER
 folder: ``corpus.jsonl``, ``dev.jsonl``) the same cases also run on its first dev claims
@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fsm.batch.claims import BatchClaim
-from fsm.batch.runner import run_batch
-from fsm.runtime import FIXTURES
-from state.model import Revision, SessionState
+from claimfsm.batch.claims import BatchClaim
+from claimfsm.batch.runner import run_batch
+from claimfsm.engine.runtime import FIXTURES
+from claimfsm.state.model import Revision, SessionState
 
 __all__ = ["commit_rate", "demo_claims", "main"]
 
@@ -60,7 +60,7 @@ def _drop_schema(url: str, name: str) -> None:
 
 def _writer(url: str, writer: int, commits: int, go: Any, out: Any) -> None:
     """One process: a session of its own, ``commits`` revisions like a pipeline step's."""
-    from state.postgres import PostgresStore
+    from claimfsm.state.postgres import PostgresStore
 
     with PostgresStore(url) as store:
         sid = f"w{writer}"
@@ -106,8 +106,8 @@ def commit_rate(url: str, writers: int, commits: int = COMMITS_PER_WRITER) -> di
 
 def climate_fever(data: Path, n: int, tmp: Path) -> tuple[list[BatchClaim], Path]:
     """The first ``n`` dev claims and an index file holding the corpus."""
-    from skills.tools.index import EvidenceIndex
-    from skills.tools.ingest import ingest_corpus
+    from claimfsm.skills.tools.index import EvidenceIndex
+    from claimfsm.skills.tools.ingest import ingest_corpus
 
     index = tmp / "climate-fever-index.db"
     opened = EvidenceIndex.open(index)
@@ -170,7 +170,7 @@ def _suite(suite: str, claims: list[BatchClaim], index: Path | None, tmp: Path,
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the cases, print a table, optionally write JSON; exit 1 if a goal is missed."""
-    parser = argparse.ArgumentParser(prog="python -m fsm.batch.bench")
+    parser = argparse.ArgumentParser(prog="python -m claimfsm.batch.bench")
     parser.add_argument("--pg", default=os.environ.get("CLAIMFSM_PG_URL"))
     parser.add_argument("--claims", type=int, default=1000)
     parser.add_argument("--data", type=Path, default=None,

@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 from pydantic import BaseModel, ConfigDict
 
-from fsm.errors import ClaimFsmError, check_claim
+from claimfsm.engine.errors import ClaimFsmError, check_claim
 
 __all__ = ["BatchClaim", "BatchInputError", "read_claims", "session_id"]
 

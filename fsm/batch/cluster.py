@@ -2,7 +2,7 @@
 flight, hand back each chunk's results as it finishes.
 
 Ray retries a task whose worker process died (``max_retries``); the retried task reads
-each claim's head and resumes it (:mod:`fsm.batch.worker`), which is what makes the
+each claim's head and resumes it (:mod:`claimfsm.batch.worker`), which is what makes the
 retry safe.
 """
 
@@ -14,8 +14,8 @@ import socket
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from fsm.batch.claims import BatchClaim
-from fsm.errors import ClaimFsmError
+from claimfsm.batch.claims import BatchClaim
+from claimfsm.engine.errors import ClaimFsmError
 
 __all__ = ["RAY_RETRIES", "RayUnavailable", "ray_available", "run_on_ray"]
 
@@ -97,7 +97,7 @@ def run_on_ray(
     """
     import ray
 
-    from fsm.batch.worker import threads_for, verify_chunk, warm
+    from claimfsm.batch.worker import threads_for, verify_chunk, warm
 
     started = _init(address, workers)
     task = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(verify_chunk)

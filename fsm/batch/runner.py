@@ -12,10 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from fsm.batch.claims import BatchClaim
-from fsm.batch.cluster import ray_available, run_on_ray
-from fsm.batch.worker import ClaimRunner, close_idle, threads_for, verify_chunk
-from fsm.profile import Profile
+from claimfsm.batch.claims import BatchClaim
+from claimfsm.batch.cluster import ray_available, run_on_ray
+from claimfsm.batch.worker import ClaimRunner, close_idle, threads_for, verify_chunk
+from claimfsm.engine.profile import Profile
 
 __all__ = ["BatchSummary", "chunked", "run_batch"]
 
@@ -79,7 +79,7 @@ def run_batch(
 ) -> BatchSummary:
     """Verify ``claims`` on ``db``: on Ray when ``workers > 0`` (or ``address`` is given)
     and Ray is installed, else in this process (on a PostgreSQL store, several claims at
-    a time: :func:`~fsm.batch.worker.threads_for`). ``on_result`` gets each result line as
+    a time: :func:`~claimfsm.batch.worker.threads_for`). ``on_result`` gets each result line as
     it finishes; ``on_progress(finished, total, seconds)`` after each. New sessions
     verify with ``profile`` (default: lexical retrieval and judge); a resumed one keeps
     the profile it started with.

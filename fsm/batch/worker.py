@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from fsm.batch.claims import BatchClaim
-from fsm.driver import StepResult
-from fsm.errors import ClaimFsmError
-from fsm.profile import Profile
-from fsm.runtime import Engine
-from state.errors import RevConflict, StoreError, UnknownSession
-from state.open import locate
+from claimfsm.batch.claims import BatchClaim
+from claimfsm.engine.driver import StepResult
+from claimfsm.engine.errors import ClaimFsmError
+from claimfsm.engine.profile import Profile
+from claimfsm.engine.runtime import Engine
+from claimfsm.state.errors import RevConflict, StoreError, UnknownSession
+from claimfsm.state.open import locate
 
 __all__ = [
     "SERVER_THREADS", "ClaimRunner", "close_idle", "threads_for", "verify_chunk", "warm",
@@ -154,7 +154,7 @@ def verify_chunk(
     threads: int = 1,
 ) -> list[dict[str, Any]]:
     """Run each ``(id, claim)`` of ``items`` on ``db`` with the verification ``profile``
-    (a :class:`~fsm.profile.Profile` as a dict; the body of a Ray task), ``threads``
+    (a :class:`~claimfsm.engine.profile.Profile` as a dict; the body of a Ray task), ``threads``
     claims at a time, each thread with an engine (and connection) of its own.
 
     Engines are opened once per process and kept, so a worker pays for its connections

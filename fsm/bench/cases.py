@@ -2,7 +2,7 @@
 case in a fresh temporary directory and returns its figure.
 
 Timings use ``time.perf_counter`` around the measured calls only (set-up, such as
-starting the sessions, is outside). Sessions use a :class:`~skills.context.FixedClock`
+starting the sessions, is outside). Sessions use a :class:`~claimfsm.skills.context.FixedClock`
 so their contents, and therefore the bytes stored, do not depend on when they ran.
 See ``docs/bench.md`` for what each figure means.
 """
@@ -22,13 +22,13 @@ from pathlib import Path
 
 import orjson
 
-from fsm.api import Workflow
-from fsm.bench.workflow import LOOP, LOOP_STEPS, PIPELINE, STAGES
-from fsm.driver import Driver
-from skills.context import FixedClock
-from state.memory import MemoryStore
-from state.sqlite.store import SQLiteStore
-from state.store import StateStore
+from claimfsm.bench.workflow import LOOP, LOOP_STEPS, PIPELINE, STAGES
+from claimfsm.engine.api import Workflow
+from claimfsm.engine.driver import Driver
+from claimfsm.skills.context import FixedClock
+from claimfsm.state.memory import MemoryStore
+from claimfsm.state.sqlite.store import SQLiteStore
+from claimfsm.state.store import StateStore
 
 __all__ = [
     "PIPELINE_STEPS",
@@ -124,7 +124,7 @@ def group_commit_us(tmp: Path, threads: int, sessions_per_thread: int) -> tuple[
 
 
 def loop_session(path: Path) -> str:
-    """Write one :data:`~fsm.bench.workflow.LOOP` session of 100 steps; its id."""
+    """Write one :data:`~claimfsm.bench.workflow.LOOP` session of 100 steps; its id."""
     with SQLiteStore(path) as store:
         driver = _driver(LOOP, store, prefix="loop")
         head = driver.run(driver.start("bench").sid, max_steps=LOOP_STEPS + 1)
@@ -225,7 +225,7 @@ def realistic(tmp: Path, claims: list[str]) -> dict[str, float]:
     """Run real claims through the real engine on SQLite; storage ratio against full
     snapshots per step, and cold read figures on those sessions.
     """
-    from fsm.runtime import Engine  # the real engine: skills, tools, evidence index
+    from claimfsm.engine.runtime import Engine  # the real engine: skills, tools, evidence index
 
     path = tmp / "realistic.db"
     clock = FixedClock(tick=timedelta(milliseconds=1))
@@ -285,12 +285,12 @@ def peak_mb_per_1000(sessions: int = 1000) -> float:
 
 
 def replay_steps_per_s(sessions: int) -> float:
-    """Steps per second of :func:`fsm.replay.runner.replay_record` in strict mode over the
+    """Steps per second of :func:`claimfsm.replay.runner.replay_record` in strict mode over the
     records of ``sessions`` no-op pipeline sessions (every envelope compared byte for
     byte; each replay builds its own driver and in-memory store).
     """
-    from fsm.replay.runner import replay_record
-    from fsm.replay.write import export_record
+    from claimfsm.replay.runner import replay_record
+    from claimfsm.replay.write import export_record
 
     store = MemoryStore()
     driver = _driver(PIPELINE, store)

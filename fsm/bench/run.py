@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from fsm.bench import cases, scale
+from claimfsm.bench import cases, scale
 
 __all__ = ["GOALS", "KEYS", "BenchConfig", "BenchReport", "format_table", "run_bench"]
 
@@ -191,7 +191,7 @@ def _one_rep(config: BenchConfig, rep: int, tmp: Path, report: BenchReport,
 
 
 def _claims(limit: int | None) -> list[str]:
-    from fsm.runtime import FIXTURES
+    from claimfsm.engine.runtime import FIXTURES
 
     items = orjson.loads((FIXTURES / "demo_claims.json").read_bytes())
     claims = [str(item["claim"]) for item in items]

@@ -16,10 +16,10 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-from fsm.api import MemoryInput, define_machine, skill
-from skills.context import FixedClock, SkillContext
-from skills.envelope import Envelope
-from state.sqlite.store import SQLiteStore
+from claimfsm.engine.api import MemoryInput, define_machine, skill
+from claimfsm.skills.context import FixedClock, SkillContext
+from claimfsm.skills.envelope import Envelope
+from claimfsm.state.sqlite.store import SQLiteStore
 
 __all__ = ["CLI_FLOOR", "TICK", "cli_ms", "deep_session_ratios"]
 
@@ -98,7 +98,7 @@ CLI_FLOOR = (
     "    x: int = 0\n"
     "M(x=1)\n"
 )
-_COMMAND = "from fsm.cli import main; main()"
+_COMMAND = "from claimfsm.cli import main; main()"
 
 
 def _process_ms(code: str, args: list[str], env: dict[str, str]) -> float:
@@ -116,7 +116,7 @@ def cli_ms(tmp: Path, sessions: int = 2, max_steps: int = 20) -> dict[str, float
     One untimed command first writes the bytecode cache, as the first run of any
     installation does; bytecode caching is on (as by default).
     """
-    from fsm.runtime import Engine
+    from claimfsm.engine.runtime import Engine
 
     db = str(tmp / "cli.db")
     with Engine.open(db) as eng:

@@ -1,5 +1,5 @@
 """How each skill's time grows with its input: the same input at 1x and 8x size, and the
-largest input the documented limits allow. ``python -m fsm.bench.scaling [--json FILE]``
+largest input the documented limits allow. ``python -m claimfsm.bench.scaling [--json FILE]``
 (``make bench-scaling``).
 
 A linear skill takes about 8x as long on an 8x input; the goal is a ratio of at most 16
@@ -16,15 +16,15 @@ from typing import Any
 
 import orjson
 
-from skills.context import FixedClock, SkillContext
-from skills.limits import (
+from claimfsm.skills.context import FixedClock, SkillContext
+from claimfsm.skills.limits import (
     MAX_CLAIM_CHARS,
     MAX_EVIDENCE_PER_CLAIM,
     MAX_INPUT_BYTES,
     MAX_SENTENCE_CHARS,
     MAX_SUBCLAIMS,
 )
-from skills.registry import all_skills
+from claimfsm.skills.registry import all_skills
 
 __all__ = ["GOAL_RATIO", "GOAL_WORST_S", "cases", "measure", "run"]
 

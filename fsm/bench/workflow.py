@@ -7,10 +7,10 @@ The block between the ``api.md`` markers is the example in ``docs/api.md``, verb
 from __future__ import annotations
 
 # --- api.md: begin ---
-from fsm.api import MemoryInput, MemoryOutput, define_machine, linear, skill
-from skills.base import Skill
-from skills.context import SkillContext
-from skills.envelope import Envelope
+from claimfsm.engine.api import MemoryInput, MemoryOutput, define_machine, linear, skill
+from claimfsm.skills.base import Skill
+from claimfsm.skills.context import SkillContext
+from claimfsm.skills.envelope import Envelope
 
 STAGES = ("FETCH", "CLEAN", "SCORE", "RANK", "REPORT", "PUBLISH")
 

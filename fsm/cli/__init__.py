@@ -20,6 +20,6 @@ def main(*args: Any, **kwargs: Any) -> Any:
     # when the first model is built: ~15 ms of each command's start-up in a full
     # environment, for plugins the CLI never uses. Set the variable yourself to keep them.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    from fsm.cli.main import main as command
+    from claimfsm.cli.main import main as command
 
     return command(*args, **kwargs)

@@ -11,7 +11,7 @@ from typing import IO, Any
 import click
 import orjson
 
-from fsm.cli.common import db_option, emit, fail, json_option, profile_from, profile_options
+from claimfsm.cli.common import db_option, emit, fail, json_option, profile_from, profile_options
 
 __all__ = ["batch"]
 
@@ -64,11 +64,11 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
 
     Exit 0 when every claim's session is DONE, 1 otherwise, 2 on bad input.
     """
-    from fsm.batch import BatchInputError, read_claims, run_batch
-    from fsm.batch.cluster import ray_available
-    from fsm.errors import ClaimFsmError
-    from skills.tools.core import ToolError
-    from state.errors import StoreError
+    from claimfsm.batch import BatchInputError, read_claims, run_batch
+    from claimfsm.batch.cluster import ray_available
+    from claimfsm.engine.errors import ClaimFsmError
+    from claimfsm.skills.tools.core import ToolError
+    from claimfsm.state.errors import StoreError
 
     if workers == 0 and address is not None:
         fail("BAD_OPTION", "--ray joins a cluster, --workers 0 runs in-process: pick one",

@@ -15,11 +15,11 @@ from pathlib import Path
 import click
 import orjson
 
-from fsm.cli.common import emit, fail, json_option
-from state.errors import StoreError
-from state.fsck import fsck as fsck_store
-from state.open import open_store
-from state.store import CompactReport, StateStore
+from claimfsm.cli.common import emit, fail, json_option
+from claimfsm.state.errors import StoreError
+from claimfsm.state.fsck import fsck as fsck_store
+from claimfsm.state.open import open_store
+from claimfsm.state.store import CompactReport, StateStore
 
 __all__ = ["bench", "compact", "fsck"]
 
@@ -111,7 +111,7 @@ def bench(quick: bool, json_file: str | None, reps: int | None, where: str | Non
     """
     from dataclasses import replace
 
-    from fsm.bench.run import BenchConfig, format_table, run_bench
+    from claimfsm.bench.run import BenchConfig, format_table, run_bench
 
     config = BenchConfig.quick() if quick else BenchConfig()
     if reps is not None:

@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 import orjson
 
-from fsm.errors import ClaimFsmError
-from fsm.profile import Profile, ProfileError, resolve_profile
-from fsm.views import revision_line
-from state.errors import StoreError
+from claimfsm.engine.errors import ClaimFsmError
+from claimfsm.engine.profile import Profile, ProfileError, resolve_profile
+from claimfsm.engine.views import revision_line
+from claimfsm.state.errors import StoreError
 
 if TYPE_CHECKING:  # the engine (skills, tools, index) loads only for commands that run it
-    from fsm.driver import StepResult
-    from fsm.runtime import Engine
-    from state.store import StateStore
+    from claimfsm.engine.driver import StepResult
+    from claimfsm.engine.runtime import Engine
+    from claimfsm.state.store import StateStore
 
 __all__ = [
     "better_profile", "db_option", "durability_option", "emit", "engine", "fail",
@@ -98,7 +98,7 @@ def profile_from(options: Mapping[str, Any], *, as_json: bool) -> Profile:
 
 def better_profile(profile: Profile) -> str | None:
     """One line naming a better profile that is installed here, or ``None``."""
-    from skills.embed import semantic_available
+    from claimfsm.skills.embed import semantic_available
 
     if profile.retrieval == "lexical" and semantic_available():
         return ("hint: hybrid retrieval is installed and finds more evidence: "
@@ -129,8 +129,8 @@ def engine(db: str, as_json: bool, *, profile: Mapping[str, Any] | None = None,
     """Open the engine and turn contract errors into clean exits. ``profile`` (the
     options of :func:`profile_options`) is resolved against the config file; without it
     the engine runs sessions with the profile each one stored."""
-    from fsm.runtime import Engine
-    from skills.tools.core import ToolError
+    from claimfsm.engine.runtime import Engine
+    from claimfsm.skills.tools.core import ToolError
 
     try:
         prof = resolve_profile(profile) if profile is not None else None
@@ -154,7 +154,7 @@ def engine(db: str, as_json: bool, *, profile: Mapping[str, Any] | None = None,
 
 def _store_failure(exc: sqlite3.Error, db: str, as_json: bool) -> NoReturn:
     # SQLite's own errors (a damaged file, a read-only one, a full disk) as STORE_* codes.
-    from state.sqlite.probe import store_error
+    from claimfsm.state.sqlite.probe import store_error
 
     err = store_error(exc, db)
     fail(err.code, str(err), as_json=as_json)
@@ -165,7 +165,7 @@ def _store_failure(exc: sqlite3.Error, db: str, as_json: bool) -> NoReturn:
 def store(db: str, as_json: bool) -> Iterator[StateStore]:
     """Open only the session store of ``db`` (for commands that read revisions: no
     skills, tools or evidence index to load), with :func:`engine`'s clean exits."""
-    from state.open import open_store
+    from claimfsm.state.open import open_store
 
     try:
         opened = open_store(db, readonly=True)

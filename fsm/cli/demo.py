@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 import orjson
 
-from fsm.cli.common import db_option, engine, print_step
-from fsm.views import revision_line, session_summary
+from claimfsm.cli.common import db_option, engine, print_step
+from claimfsm.engine.views import revision_line, session_summary
 
 __all__ = ["demo"]
 
@@ -19,7 +19,7 @@ def demo(db: str) -> None:
     One supported, one refuted and one not-enough-info claim are shown step by step; every
     demo claim then appears in a table with its expected and actual verdict.
     """
-    from fsm.runtime import FIXTURES
+    from claimfsm.engine.runtime import FIXTURES
 
     claims = orjson.loads((FIXTURES / "demo_claims.json").read_bytes())
     shown: set[str] = set()

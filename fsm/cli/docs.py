@@ -1,6 +1,6 @@
 """docs/cli.md, generated from the CLI itself so the reference never drifts from ``--help``.
 
-``python -m fsm.cli.docs > docs/cli.md`` rewrites it; a test fails when they disagree.
+``python -m claimfsm.cli.docs > docs/cli.md`` rewrites it; a test fails when they disagree.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ __all__ = ["render"]
 
 _INTRO = """# CLI reference
 
-Generated from `claimfsm --help` by `python -m fsm.cli.docs > docs/cli.md` (a test checks
+Generated from `claimfsm --help` by `python -m claimfsm.cli.docs > docs/cli.md` (a test checks
 that this page and the code agree). Every command that touches sessions takes `--db PATH`
 (default `claimfsm.db`, SQLite: sessions and the evidence index in one file). Errors print
 `error: CODE: message` (or `{"error": {"code", "msg"}}` with `--json`) and exit non-zero;
@@ -38,6 +38,6 @@ def render(group: click.Group) -> str:
 
 
 if __name__ == "__main__":  # pragma: no cover - the generator entry point
-    from fsm.cli.main import main
+    from claimfsm.cli.main import main
 
     click.echo(render(main), nl=False)

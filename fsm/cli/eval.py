@@ -12,13 +12,13 @@ from typing import Any
 
 import click
 
-from fsm.cli.common import emit, fail, json_option, profile_from, profile_options
-from fsm.eval.data import CLAIM_LABELS, DatasetError, read_dataset
-from fsm.eval.metrics import ClassScores
-from fsm.eval.run import EvalReport, evaluate, open_engine
-from fsm.profile import ProfileError
-from fsm.runtime import check_profile
-from skills.embed import load_embedder
+from claimfsm.cli.common import emit, fail, json_option, profile_from, profile_options
+from claimfsm.engine.profile import ProfileError
+from claimfsm.engine.runtime import check_profile
+from claimfsm.eval.data import CLAIM_LABELS, DatasetError, read_dataset
+from claimfsm.eval.metrics import ClassScores
+from claimfsm.eval.run import EvalReport, evaluate, open_engine
+from claimfsm.skills.embed import load_embedder
 
 __all__ = ["eval_command", "render"]
 
@@ -89,7 +89,7 @@ def eval_command(dataset: Path, corpus: Path, limit: int | None, semantic: bool 
     except ProfileError as exc:
         fail(exc.code, exc.msg, as_json=as_json)
     if prof.stance_model is not None:
-        from fsm.eval.seen import seen_claims
+        from claimfsm.eval.seen import seen_claims
 
         seen = seen_claims(prof.stance_model, [c.claim for c in data.claims])
         if seen:

@@ -11,10 +11,10 @@ from typing import Any
 
 import click
 
-from fsm.cli.common import db_option, emit, engine, fail, json_option
-from skills.limits import MAX_DOC_BYTES
-from skills.tools.index import SOURCES, EvidenceIndex, Source
-from state.open import locate
+from claimfsm.cli.common import db_option, emit, engine, fail, json_option
+from claimfsm.skills.limits import MAX_DOC_BYTES
+from claimfsm.skills.tools.index import SOURCES, EvidenceIndex, Source
+from claimfsm.state.open import locate
 
 __all__ = ["ingest"]
 
@@ -35,7 +35,7 @@ def _bar(label: str, length: int, shown: bool) -> Iterator[Callable[[int, int], 
 
 def _embed(index: EvidenceIndex, embed: bool | None, shown: bool, as_json: bool) -> int:
     """Embed the documents that have no vector yet, when asked or when the extra is there."""
-    from skills.embed import load_embedder, semantic_available
+    from claimfsm.skills.embed import load_embedder, semantic_available
 
     if embed is False or (embed is None and not semantic_available()):
         return 0
@@ -91,8 +91,8 @@ def ingest(path: Path, source: str | None, kb: bool, id_field: str, title_field:
     alone. With the 'semantic' extra, every new or changed document gets its sentence
     embedding now, stored in the same database, so hybrid sessions never compute it.
     """
-    from skills.tools.folder import ingest_folder
-    from skills.tools.ingest import FieldMap, ingest_documents, ingest_facts
+    from claimfsm.skills.tools.folder import ingest_folder
+    from claimfsm.skills.tools.ingest import FieldMap, ingest_documents, ingest_facts
 
     if locate(db).index is None:
         fail("NO_INDEX", "--db: a postgresql:// URL keeps the evidence index in a SQLite file; "

@@ -1,7 +1,7 @@
 """CLI options for a session's limits (``claimfsm start/verify --deadline --max-tool-calls``).
 
 They land in the session's config (``deadline_s``, ``max_tool_calls``), so every process
-that later steps the session applies the same limits (see ``fsm.limits``).
+that later steps the session applies the same limits (see ``claimfsm.engine.limits``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from fsm.limits import MAX_DEADLINE_S, MAX_TOOL_CALLS
+from claimfsm.engine.limits import MAX_DEADLINE_S, MAX_TOOL_CALLS
 
 __all__ = ["limit_options", "limits_config"]
 

@@ -3,15 +3,15 @@
 They open the session store alone (no skills, tools, evidence index or session limits),
 and live apart from the commands that run the engine so that importing them does not
 build those commands' options (``--deadline`` and ``--max-tool-calls`` need
-``fsm.limits``, which loads the tool runtime).
+``claimfsm.engine.limits``, which loads the tool runtime).
 """
 
 from __future__ import annotations
 
 import click
 
-from fsm.cli.common import db_option, emit, fail, json_option, store
-from fsm.views import profile_text, revision_json, revision_line, session_summary
+from claimfsm.cli.common import db_option, emit, fail, json_option, store
+from claimfsm.engine.views import profile_text, revision_json, revision_line, session_summary
 
 __all__ = ["history", "sessions", "show"]
 
@@ -74,7 +74,7 @@ def sessions(q: str | None, fsm: str | None, verdict: str | None, limit: int,
     """
     from pydantic import ValidationError
 
-    from state.catalog import SummaryQuery
+    from claimfsm.state.catalog import SummaryQuery
 
     if verdict is not None and verdict != "none":
         verdict = verdict.upper()

@@ -14,22 +14,22 @@ from typing import cast
 
 import click
 
-from fsm.cli.common import db_option, emit, engine, fail, json_option, record_option
-from fsm.driver import StepResult
-from fsm.errors import ClaimFsmError
-from fsm.replay.diff import short
-from fsm.replay.record import Record, RecordError, read_record
-from fsm.replay.runner import MODES, Mode, ReplayReport, replay_record
-from fsm.replay.write import (
+from claimfsm.cli.common import db_option, emit, engine, fail, json_option, record_option
+from claimfsm.engine.driver import StepResult
+from claimfsm.engine.errors import ClaimFsmError
+from claimfsm.engine.runtime import Engine
+from claimfsm.replay.diff import short
+from claimfsm.replay.record import Record, RecordError, read_record
+from claimfsm.replay.runner import MODES, Mode, ReplayReport, replay_record
+from claimfsm.replay.write import (
     Recorder,
     RecordWriteError,
     engine_record,
     engine_tools,
     export_record,
 )
-from fsm.runtime import Engine
-from skills.tools.index import EvidenceIndex
-from state.model import Revision
+from claimfsm.skills.tools.index import EvidenceIndex
+from claimfsm.state.model import Revision
 
 __all__ = [
     "engine_tools",

@@ -1,5 +1,5 @@
 """Commands that run the engine on sessions: verify, start, step, rollback, fork (the
-read-only ones are in ``fsm.cli.read``)."""
+read-only ones are in ``claimfsm.cli.read``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from fsm.cli.common import (
+from claimfsm.cli.common import (
     better_profile,
     db_option,
     durability_option,
@@ -19,8 +19,14 @@ from fsm.cli.common import (
     profile_options,
     record_option,
 )
-from fsm.cli.limits import limit_options, limits_config
-from fsm.views import revision_json, revision_line, session_summary, step_json, verdict_json
+from claimfsm.cli.limits import limit_options, limits_config
+from claimfsm.engine.views import (
+    revision_json,
+    revision_line,
+    session_summary,
+    step_json,
+    verdict_json,
+)
 
 __all__ = ["fork", "rollback", "start", "step", "verify"]
 
@@ -42,7 +48,7 @@ def verify(claim: str, db: str, as_json: bool, durability: str, record: str | No
     that could not commit); the output says why. The verification profile (--retrieval,
     --judge, --stance-model; defaults from claimfsm.toml) is stored in the session.
     """
-    from fsm.cli import replay  # record/replay loads only when a command records
+    from claimfsm.cli import replay  # record/replay loads only when a command records
 
     rec = replay.open_recorder(record, as_json)
     hook = replay.with_recorder(None if as_json else print_step, rec)
@@ -76,7 +82,7 @@ def start(claim: str, db: str, as_json: bool, durability: str, record: str | Non
           profile: dict[str, Any]) -> None:
     """Create a session for CLAIM (revision 0, PARSE_CLAIM) and print its id. The
     verification profile is stored in the session; later steps use it."""
-    from fsm.cli import replay  # record/replay loads only when a command records
+    from claimfsm.cli import replay  # record/replay loads only when a command records
 
     rec = replay.open_recorder(record, as_json)
     with engine(db, as_json, durability=durability, profile=profile) as eng:
@@ -98,7 +104,7 @@ def step(sid: str, db: str, as_json: bool, durability: str, record: str | None) 
     """Fire one transition of session SID (exit 1 if the step failed)."""
     with engine(db, as_json, durability=durability, create=False) as eng:
         if record is not None:
-            from fsm.cli import replay
+            from claimfsm.cli import replay
 
             eng.driver.on_step = replay.recorder_for_session(record, eng, sid, as_json)
         result = eng.driver.step(sid)

@@ -6,12 +6,12 @@ import sys
 
 import click
 
-from fsm.cli.common import json_option
-from fsm.machine import DEFAULT_MACHINE, mermaid
-from skills.context import SkillContext
-from skills.envelope import Envelope
-from skills.limits import MAX_INPUT_BYTES
-from skills.registry import all_skills
+from claimfsm.cli.common import json_option
+from claimfsm.engine.machine import DEFAULT_MACHINE, mermaid
+from claimfsm.skills.context import SkillContext
+from claimfsm.skills.envelope import Envelope
+from claimfsm.skills.limits import MAX_INPUT_BYTES
+from claimfsm.skills.registry import all_skills
 
 __all__ = ["diagram", "skill"]
 
@@ -47,8 +47,8 @@ _WITH_TOOLS = {"retrieve": "RETRIEVAL", "evidence_extract": "EXTRACT"}
 
 
 def _run_with_tools(name: str, raw: bytes) -> Envelope:
-    from fsm.runtime import Engine
-    from state.model import SessionState
+    from claimfsm.engine.runtime import Engine
+    from claimfsm.state.model import SessionState
 
     with Engine.open(None) as eng:
         assert eng.driver.tools is not None

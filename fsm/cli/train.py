@@ -7,15 +7,15 @@ from pathlib import Path
 
 import click
 
-from fsm.cli.common import emit, fail, json_option
-from fsm.eval.data import DatasetError, read_dataset
+from claimfsm.cli.common import emit, fail, json_option
+from claimfsm.eval.data import DatasetError, read_dataset
 
 __all__ = ["render", "train_command"]
 
 
 def render(rep: object) -> list[str]:
     """The training report for people."""
-    from fsm.eval.train.judge import TrainReport
+    from claimfsm.eval.train.judge import TrainReport
 
     assert isinstance(rep, TrainReport)
     s, v = rep.cv_stance, rep.cv_verdict
@@ -63,7 +63,7 @@ def render(rep: object) -> list[str]:
 @click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True,
               help="Cross-validation folds (by claim).")
 @click.option("--embedder", default=None, metavar="NAME",
-              help="Add dense features from skills.embed (e.g. minilm); lexical only if "
+              help="Add dense features from claimfsm.skills.embed (e.g. minilm); lexical only if "
               "not given.")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Train on the first N claims only.")
@@ -100,9 +100,9 @@ def train_command(dataset: Path, out: Path, folds: int, embedder: str | None,
     if not out.parent.is_dir():
         fail("NOT_FOUND", f"out: no directory {out.parent}", as_json=as_json)
     try:
-        from fsm.eval.train.judge import train
-        from fsm.eval.train.retrieved import retrieve_for_training
-        from skills.stance.model import Featurizer, resolve_embedder
+        from claimfsm.eval.train.judge import train
+        from claimfsm.eval.train.retrieved import retrieve_for_training
+        from claimfsm.skills.stance.model import Featurizer, resolve_embedder
     except ImportError as exc:
         fail("MISSING_DEPENDENCY", f"train needs numpy ({exc.name} is not installed)",
              as_json=as_json)
@@ -115,8 +115,8 @@ def train_command(dataset: Path, out: Path, folds: int, embedder: str | None,
                 fail("EMBEDDER_UNAVAILABLE", f"{opt}: '{name}' cannot be loaded here",
                      as_json=as_json)
             emb, hemb = (got, hemb) if opt == "embedder" else (emb, got)
-    from fsm.eval.train.head import HeadSpec
-    from skills.embed import load_embedder
+    from claimfsm.eval.train.head import HeadSpec
+    from claimfsm.skills.embed import load_embedder
 
     retr_emb = load_embedder("minilm") if corpus is not None and semantic is not False else None
     if semantic and retr_emb is None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from fsm.cli.common import db_option, fail, store
+from claimfsm.cli.common import db_option, fail, store
 
 __all__ = ["report", "ui"]
 
@@ -61,8 +61,8 @@ def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None) 
     try:
         import uvicorn
 
-        from fsm.ui.app import create_app
-        from fsm.ui.service import Service
+        from claimfsm.ui.app import create_app
+        from claimfsm.ui.service import Service
     except ImportError as exc:
         fail("UI_UNAVAILABLE", f"the ui extra is not installed ({exc.name}): "
              "pip install 'claimfsm[ui]'", as_json=False)
@@ -74,7 +74,7 @@ def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None) 
         click.echo(f"warning: binding {host}: anyone who reaches port {port} can read and "
                    "drive every session (no authentication)", err=True)
     _check_port(host, port)
-    from fsm.cli.common import engine
+    from claimfsm.cli.common import engine
 
     with engine(db, False) as eng:
         service = Service(eng, records) if records is not None else Service(eng)
@@ -104,8 +104,8 @@ def report(sid: str, db: str, html: str) -> None:
     verdict with its evidence. For a bug report or a review."""
     from datetime import UTC, datetime
 
-    from fsm.machine import DEFAULT_MACHINE
-    from fsm.ui.report import render_report
+    from claimfsm.engine.machine import DEFAULT_MACHINE
+    from claimfsm.ui.report import render_report
 
     with store(db, False) as opened:
         revisions = list(opened.history(sid))

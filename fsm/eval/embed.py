@@ -12,10 +12,10 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skills.tools.index import EvidenceIndex
+from claimfsm.skills.tools.index import EvidenceIndex
 
 if TYPE_CHECKING:
-    from skills.embed import Embedder
+    from claimfsm.skills.embed import Embedder
 
 __all__ = ["CACHE_DIR", "attach_vectors", "cache_path"]
 

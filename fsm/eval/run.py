@@ -2,7 +2,7 @@
 
 The engine and the scorer are kept apart by construction:
 
-- :func:`run_claim` gets an :class:`~fsm.eval.data.EvalClaim` (id and text only) and runs
+- :func:`run_claim` gets an :class:`~claimfsm.eval.data.EvalClaim` (id and text only) and runs
   a full session, PARSE_CLAIM to DONE, in an engine whose in-memory index holds the
   corpus. It returns a :class:`ClaimRun`: the verdict, the ranked evidence and the
   citations.
@@ -26,9 +26,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from fsm.eval.data import CLAIM_LABELS, EVIDENCE_LABELS, Dataset, EvalClaim, GoldClaim
-from fsm.eval.embed import CACHE_DIR, attach_vectors
-from fsm.eval.metrics import (
+from claimfsm.engine.profile import RUN_CONFIG
+from claimfsm.engine.runtime import Engine
+from claimfsm.eval.data import CLAIM_LABELS, EVIDENCE_LABELS, Dataset, EvalClaim, GoldClaim
+from claimfsm.eval.embed import CACHE_DIR, attach_vectors
+from claimfsm.eval.metrics import (
     PLACES,
     ClassScores,
     RetrievalScores,
@@ -37,14 +39,12 @@ from fsm.eval.metrics import (
     retrieval,
     strict_hit,
 )
-from fsm.profile import RUN_CONFIG
-from fsm.runtime import Engine
-from skills.context import FixedClock, SkillContext
-from skills.embed import Embedder
-from skills.parse_claim import subclaims
-from skills.stance_judge import SKILL as VERIFY
-from skills.tools.ingest import IngestReport, ProgressCallback, ingest_corpus
-from skills.verdict_aggregate import SKILL as AGGREGATE
+from claimfsm.skills.context import FixedClock, SkillContext
+from claimfsm.skills.embed import Embedder
+from claimfsm.skills.parse_claim import subclaims
+from claimfsm.skills.stance_judge import SKILL as VERIFY
+from claimfsm.skills.tools.ingest import IngestReport, ProgressCallback, ingest_corpus
+from claimfsm.skills.verdict_aggregate import SKILL as AGGREGATE
 
 __all__ = [
     "EVAL_CONFIG",
@@ -64,7 +64,8 @@ EVAL_NOW = datetime(2026, 1, 1, tzinfo=UTC)
 """Every session's clock reading, so a report does not depend on the day it runs."""
 
 EVAL_CONFIG: Mapping[str, Any] = RUN_CONFIG
-"""The settings every session runs with (:data:`fsm.profile.RUN_CONFIG`); ``claimfsm eval``
+"""The settings every session runs with (:data:`claimfsm.engine.profile.RUN_CONFIG`);
+``claimfsm eval``
 adds the verification profile exactly as ``verify`` does (``Profile.config()``), so both
 compute the same verdict and evidence for a claim."""
 

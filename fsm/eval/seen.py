@@ -23,8 +23,8 @@ def seen_claims(model_path: str, claims: Sequence[str]) -> int:
     try:
         import numpy as np
 
-        from skills.stance.learned import head_embedder
-        from skills.stance.model import ModelError, cached_model
+        from claimfsm.skills.stance.learned import head_embedder
+        from claimfsm.skills.stance.model import ModelError, cached_model
     except ImportError:
         return 0
     try:

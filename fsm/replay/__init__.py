@@ -2,13 +2,15 @@
 ``claimfsm export``, strict/tools/live replay with divergence reports, and the recorded
 tool runtime and clock replay answers from.
 
-Part of fsm's tools: it may import the engine core (``fsm.driver``, ``fsm.machine``,
-``fsm.bindings``, ...), ``skills`` and ``state``; never ``fsm.cli``, ``fsm.eval``,
-``fsm.bench`` or ``fsm.testing``. The core never imports this package.
+Part of fsm's tools: it may import the engine core (``claimfsm.engine.driver``,
+``claimfsm.engine.machine``,
+``claimfsm.engine.bindings``, ...), ``skills`` and ``state``; never ``claimfsm.cli``,
+``claimfsm.eval``,
+``claimfsm.bench`` or ``claimfsm.testing``. The core never imports this package.
 """
 
-from fsm.replay.diff import ABSENT, first_diff, join_path
-from fsm.replay.record import (
+from claimfsm.replay.diff import ABSENT, first_diff, join_path
+from claimfsm.replay.record import (
     FORMAT_VERSION,
     End,
     Entry,
@@ -22,7 +24,7 @@ from fsm.replay.record import (
     parse_record,
     read_record,
 )
-from fsm.replay.runner import (
+from claimfsm.replay.runner import (
     MODES,
     Divergence,
     Mode,
@@ -30,8 +32,8 @@ from fsm.replay.runner import (
     ReplayReport,
     replay_record,
 )
-from fsm.replay.tools import RecordedTools, ReplayClock, Unrecorded, runtime_from_info
-from fsm.replay.write import (
+from claimfsm.replay.tools import RecordedTools, ReplayClock, Unrecorded, runtime_from_info
+from claimfsm.replay.write import (
     Recorder,
     RecordWriteError,
     engine_record,

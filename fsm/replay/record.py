@@ -14,7 +14,7 @@ Line kinds (field ``t``), each one orjson object with a fixed key order:
 
 :func:`read_record` checks every line and the chain of heads, and raises
 :class:`RecordError` (``BAD_RECORD``) naming the line. Writing lives in
-:mod:`fsm.replay.write` (the recorder and the export).
+:mod:`claimfsm.replay.write` (the recorder and the export).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from typing import Annotated, Any, Literal
 import orjson
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
-from fsm.errors import ClaimFsmError
-from skills.base import describe_validation_error
-from skills.context import ToolCall
+from claimfsm.engine.errors import ClaimFsmError
+from claimfsm.skills.base import describe_validation_error
+from claimfsm.skills.context import ToolCall
 
 __all__ = [
     "FORMAT_VERSION",

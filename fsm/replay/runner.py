@@ -24,20 +24,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from fsm.bindings import DEFAULT_BINDINGS, Binding
-from fsm.driver import Driver, StepResult, ToolsFactory
-from fsm.errors import ClaimFsmError
-from fsm.machine import DEFAULT_MACHINE, MachineDef
-from fsm.replay.diff import first_diff
-from fsm.replay.record import Record, RecordError, Rewind, Step
-from fsm.replay.tools import RecordedTools, ReplayClock, runtime_from_info
-from fsm.runtime import seed_demo
-from skills.envelope import dumps
-from skills.tools.index import EvidenceIndex
-from state.errors import StoreError
-from state.memory import MemoryStore
-from state.model import Revision
-from state.store import StateStore
+from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
+from claimfsm.engine.driver import Driver, StepResult, ToolsFactory
+from claimfsm.engine.errors import ClaimFsmError
+from claimfsm.engine.machine import DEFAULT_MACHINE, MachineDef
+from claimfsm.engine.runtime import seed_demo
+from claimfsm.replay.diff import first_diff
+from claimfsm.replay.record import Record, RecordError, Rewind, Step
+from claimfsm.replay.tools import RecordedTools, ReplayClock, runtime_from_info
+from claimfsm.skills.envelope import dumps
+from claimfsm.skills.tools.index import EvidenceIndex
+from claimfsm.state.errors import StoreError
+from claimfsm.state.memory import MemoryStore
+from claimfsm.state.model import Revision
+from claimfsm.state.store import StateStore
 
 __all__ = ["MODES", "Divergence", "Mode", "Outcome", "ReplayReport", "replay_record"]
 

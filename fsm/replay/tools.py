@@ -10,16 +10,16 @@ from typing import Any
 
 import orjson
 
-from fsm.driver import ToolSession, ToolsFactory
-from fsm.replay.record import Record, Step
-from fsm.runtime import DEFAULT_FALLBACKS, ProfiledTools, executor_factory
-from skills.context import Clock, ToolCall
-from skills.tools.builtin import builtin_tools
-from skills.tools.core import ToolError
-from skills.tools.index import EvidenceIndex
-from skills.tools.limits import RateLimit
-from skills.tools.registry import ToolRegistry
-from state.model import SessionState
+from claimfsm.engine.driver import ToolSession, ToolsFactory
+from claimfsm.engine.runtime import DEFAULT_FALLBACKS, ProfiledTools, executor_factory
+from claimfsm.replay.record import Record, Step
+from claimfsm.skills.context import Clock, ToolCall
+from claimfsm.skills.tools.builtin import builtin_tools
+from claimfsm.skills.tools.core import ToolError
+from claimfsm.skills.tools.index import EvidenceIndex
+from claimfsm.skills.tools.limits import RateLimit
+from claimfsm.skills.tools.registry import ToolRegistry
+from claimfsm.state.model import SessionState
 
 __all__ = ["RecordedTools", "ReplayClock", "Unrecorded", "runtime_from_info"]
 

@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from fsm.bindings import DEFAULT_BINDINGS, Binding
-from fsm.driver import StepResult
-from fsm.errors import ClaimFsmError
-from fsm.machine import DEFAULT_MACHINE
-from fsm.replay.record import (
+from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
+from claimfsm.engine.driver import StepResult
+from claimfsm.engine.errors import ClaimFsmError
+from claimfsm.engine.machine import DEFAULT_MACHINE
+from claimfsm.replay.record import (
     FORMAT_VERSION,
     End,
     Entry,
@@ -26,12 +26,12 @@ from fsm.replay.record import (
     encode_line,
     engine_version,
 )
-from skills.context import ToolCall
-from state.model import Revision
-from state.store import StateStore
+from claimfsm.skills.context import ToolCall
+from claimfsm.state.model import Revision
+from claimfsm.state.store import StateStore
 
 if TYPE_CHECKING:
-    from fsm.runtime import Engine
+    from claimfsm.engine.runtime import Engine
 
 __all__ = [
     "RecordWriteError",
@@ -64,7 +64,7 @@ def tools_info(
 def engine_tools(eng: Engine) -> dict[str, Any]:
     """The header's ``tools`` for a session run by ``eng`` (the default runtime: its
     index's size and the default fallbacks)."""
-    from fsm.runtime import DEFAULT_FALLBACKS
+    from claimfsm.engine.runtime import DEFAULT_FALLBACKS
 
     return tools_info(documents=eng.index.count_documents(), facts=eng.index.count_facts(),
                       fallbacks=DEFAULT_FALLBACKS)

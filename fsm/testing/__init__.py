@@ -1,13 +1,13 @@
 """The testing toolkit for users' own tests: a fixed clock and id source, ``run_skill``
 and ``step_once``, matchers, scripted skills/tools/drivers, path enumeration over a
-machine's definition, and the pytest plugin (``fsm.testing.plugin``, loaded by the
+machine's definition, and the pytest plugin (``claimfsm.testing.plugin``, loaded by the
 ``pytest11`` entry point, not imported here so this package does not need pytest).
 
-Part of fsm's tools: it may import the engine core, ``fsm.replay`` (it builds records),
-``skills`` and ``state``; never ``fsm.cli``, ``fsm.eval`` or ``fsm.bench``.
+Part of fsm's tools: it may import the engine core, ``claimfsm.replay`` (it builds records),
+``skills`` and ``state``; never ``claimfsm.cli``, ``claimfsm.eval`` or ``claimfsm.bench``.
 """
 
-from fsm.testing.toolkit import (
+from claimfsm.testing.toolkit import (
     ANY,
     ANY_ID,
     ANY_TS,

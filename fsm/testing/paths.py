@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from fsm.machine import MachineDef
+from claimfsm.engine.machine import MachineDef
 
 __all__ = ["Path", "shortest_paths", "simple_paths", "transition_coverage", "uncovered"]
 

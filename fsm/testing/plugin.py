@@ -2,12 +2,12 @@
 
 Installed with claimfsm, so any test suite in the environment can ask for:
 
-- ``claimfsm_clock``: a :class:`~skills.context.FixedClock` at 2026-01-01T00:00:00Z;
-- ``claimfsm_ids``: a :class:`~skills.context.SeqIds` id source;
+- ``claimfsm_clock``: a :class:`~claimfsm.skills.context.FixedClock` at 2026-01-01T00:00:00Z;
+- ``claimfsm_ids``: a :class:`~claimfsm.skills.context.SeqIds` id source;
 - ``claimfsm_store``: an empty in-memory store (closed after the test);
-- ``claimfsm_run_skill``: :func:`fsm.testing.toolkit.run_skill` on that clock and id source;
-- ``claimfsm_step_once``: :func:`fsm.testing.toolkit.step_once` on that clock;
-- ``claimfsm_tools``: an empty :class:`fsm.testing.toolkit.ScriptedTools` (set ``responses``);
+- ``claimfsm_run_skill``: :func:`claimfsm.testing.toolkit.run_skill` on that clock and id source;
+- ``claimfsm_step_once``: :func:`claimfsm.testing.toolkit.step_once` on that clock;
+- ``claimfsm_tools``: an empty :class:`claimfsm.testing.toolkit.ScriptedTools` (set ``responses``);
 - ``claimfsm_driver``: a factory ``(machine=DEFAULT_MACHINE, scripts=None, **kw)`` for a
   scripted driver over the store and clock above;
 - ``claimfsm_replay``: ``(path, mode="strict", **kw)`` -> a replay report.
@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from fsm.driver import Driver
-    from fsm.replay.runner import ReplayReport
-    from fsm.testing.toolkit import ScriptedTools
-    from skills.context import FixedClock, SeqIds
-    from skills.envelope import Envelope
-    from state.memory import MemoryStore
+    from claimfsm.engine.driver import Driver
+    from claimfsm.replay.runner import ReplayReport
+    from claimfsm.skills.context import FixedClock, SeqIds
+    from claimfsm.skills.envelope import Envelope
+    from claimfsm.state.memory import MemoryStore
+    from claimfsm.testing.toolkit import ScriptedTools
 
 __all__ = [
     "claimfsm_clock",
@@ -47,7 +47,7 @@ __all__ = [
 @pytest.fixture
 def claimfsm_clock() -> FixedClock:
     """A fixed clock at 2026-01-01T00:00:00Z that moves only when told to."""
-    from skills.context import FixedClock
+    from claimfsm.skills.context import FixedClock
 
     return FixedClock()
 
@@ -55,7 +55,7 @@ def claimfsm_clock() -> FixedClock:
 @pytest.fixture
 def claimfsm_ids() -> SeqIds:
     """Deterministic ids: ``next("t")`` -> ``t1``, ``t2``, ..."""
-    from skills.context import SeqIds
+    from claimfsm.skills.context import SeqIds
 
     return SeqIds()
 
@@ -63,7 +63,7 @@ def claimfsm_ids() -> SeqIds:
 @pytest.fixture
 def claimfsm_store() -> Iterator[MemoryStore]:
     """An empty in-memory session store."""
-    from state.memory import MemoryStore
+    from claimfsm.state.memory import MemoryStore
 
     store = MemoryStore()
     yield store
@@ -75,7 +75,7 @@ def claimfsm_run_skill(
     claimfsm_clock: FixedClock, claimfsm_ids: SeqIds
 ) -> Callable[..., Envelope]:
     """``run_skill(skill_or_name, input, **kw)`` with the fixture clock and ids."""
-    from fsm.testing.toolkit import run_skill
+    from claimfsm.testing.toolkit import run_skill
 
     def run(skill: Any, input: Any, **kw: Any) -> Envelope:
         kw.setdefault("clock", claimfsm_clock)
@@ -88,7 +88,7 @@ def claimfsm_run_skill(
 @pytest.fixture
 def claimfsm_step_once(claimfsm_clock: FixedClock) -> Callable[..., tuple[Envelope, str]]:
     """``step_once(fsm, session_state=None, **kw)`` -> ``(envelope, next state)``."""
-    from fsm.testing.toolkit import step_once
+    from claimfsm.testing.toolkit import step_once
 
     def fire(fsm: str, session_state: Any = None, **kw: Any) -> tuple[Envelope, str]:
         kw.setdefault("clock", claimfsm_clock)
@@ -100,7 +100,7 @@ def claimfsm_step_once(claimfsm_clock: FixedClock) -> Callable[..., tuple[Envelo
 @pytest.fixture
 def claimfsm_tools() -> ScriptedTools:
     """A scripted tool caller with no answers yet (``claimfsm_tools.responses[...] = ...``)."""
-    from fsm.testing.toolkit import ScriptedTools
+    from claimfsm.testing.toolkit import ScriptedTools
 
     return ScriptedTools()
 
@@ -110,8 +110,8 @@ def claimfsm_driver(
     claimfsm_store: MemoryStore, claimfsm_clock: FixedClock
 ) -> Callable[..., Driver]:
     """A factory for scripted drivers over ``claimfsm_store`` and ``claimfsm_clock``."""
-    from fsm.machine import DEFAULT_MACHINE
-    from fsm.testing.toolkit import scripted_driver
+    from claimfsm.engine.machine import DEFAULT_MACHINE
+    from claimfsm.testing.toolkit import scripted_driver
 
     def make(machine: Any = DEFAULT_MACHINE, scripts: Any = None, **kw: Any) -> Driver:
         kw.setdefault("store", claimfsm_store)
@@ -124,8 +124,8 @@ def claimfsm_driver(
 @pytest.fixture
 def claimfsm_replay() -> Callable[..., ReplayReport]:
     """``replay(path, mode="strict", **kw)``: read a record file and replay it."""
-    from fsm.replay.record import read_record
-    from fsm.replay.runner import replay_record
+    from claimfsm.replay.record import read_record
+    from claimfsm.replay.runner import replay_record
 
     def replay(path: str | Path, mode: Any = "strict", **kw: Any) -> ReplayReport:
         return replay_record(read_record(path), mode, **kw)

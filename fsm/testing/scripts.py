@@ -1,5 +1,6 @@
 """Scripted stand-ins for tests: skills that answer with given envelopes, tools that
-answer with given results, and drivers wired from them (re-exported by :mod:`fsm.testing.toolkit`).
+answer with given results, and drivers wired from them (re-exported by
+:mod:`claimfsm.testing.toolkit`).
 """
 
 from __future__ import annotations
@@ -10,16 +11,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from fsm.bindings import Binding, memory_binding
-from fsm.driver import Driver, StepResult, ToolsFactory
-from fsm.machine import DEFAULT_MACHINE, MachineDef
-from fsm.testing.paths import Path
-from skills.base import Skill, StRef
-from skills.context import Clock, FixedClock, SkillContext, ToolCall
-from skills.envelope import Envelope, Rollback
-from state.memory import MemoryStore
-from state.model import Revision, SessionState
-from state.store import StateStore
+from claimfsm.engine.bindings import Binding, memory_binding
+from claimfsm.engine.driver import Driver, StepResult, ToolsFactory
+from claimfsm.engine.machine import DEFAULT_MACHINE, MachineDef
+from claimfsm.skills.base import Skill, StRef
+from claimfsm.skills.context import Clock, FixedClock, SkillContext, ToolCall
+from claimfsm.skills.envelope import Envelope, Rollback
+from claimfsm.state.memory import MemoryStore
+from claimfsm.state.model import Revision, SessionState
+from claimfsm.state.store import StateStore
+from claimfsm.testing.paths import Path
 
 __all__ = [
     "AnyInput",

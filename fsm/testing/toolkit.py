@@ -23,14 +23,26 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from fsm.bindings import DEFAULT_BINDINGS, Binding
-from fsm.driver import Driver, StepResult, ToolsFactory, iso
-from fsm.errors import UnknownSkill
-from fsm.machine import DEFAULT_MACHINE, MachineDef, StateSpec
-from fsm.replay.record import End, Record, Step
-from fsm.replay.write import header_for, step_from_result
-from fsm.testing.paths import Path, shortest_paths, simple_paths, transition_coverage, uncovered
-from fsm.testing.scripts import (
+from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
+from claimfsm.engine.driver import Driver, StepResult, ToolsFactory, iso
+from claimfsm.engine.errors import UnknownSkill
+from claimfsm.engine.machine import DEFAULT_MACHINE, MachineDef, StateSpec
+from claimfsm.replay.record import End, Record, Step
+from claimfsm.replay.write import header_for, step_from_result
+from claimfsm.skills.base import Skill
+from claimfsm.skills.context import Clock, FixedClock, IdSource, SeqIds, SkillContext, ToolCaller
+from claimfsm.skills.envelope import Envelope
+from claimfsm.skills.registry import all_skills
+from claimfsm.state.memory import MemoryStore
+from claimfsm.state.model import Revision, SessionState
+from claimfsm.testing.paths import (
+    Path,
+    shortest_paths,
+    simple_paths,
+    transition_coverage,
+    uncovered,
+)
+from claimfsm.testing.scripts import (
     AnyInput,
     Script,
     ScriptedTools,
@@ -43,12 +55,6 @@ from fsm.testing.scripts import (
     scripted_driver,
     scripted_skill,
 )
-from skills.base import Skill
-from skills.context import Clock, FixedClock, IdSource, SeqIds, SkillContext, ToolCaller
-from skills.envelope import Envelope
-from skills.registry import all_skills
-from state.memory import MemoryStore
-from state.model import Revision, SessionState
 
 __all__ = [
     "ANY",

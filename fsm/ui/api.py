@@ -1,7 +1,7 @@
 """The JSON HTTP API, ``/api/v1/...``: the CLI's session operations with the CLI's JSON
 shapes (``step`` as ``claimfsm step --json``, ``run`` as ``verify --json``, revisions as
 ``show --json``). Errors are ``{"error": {"code", "msg", "field"?}}`` with the engine's
-codes; :mod:`fsm.ui.app` maps each code to its HTTP status."""
+codes; :mod:`claimfsm.ui.app` maps each code to its HTTP status."""
 
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from fsm.errors import BadInput, ClaimFsmError, InputTooLarge
-from fsm.ui.models import (
+from claimfsm.engine.errors import BadInput, ClaimFsmError, InputTooLarge
+from claimfsm.engine.views import revision_json, step_json, verdict_json
+from claimfsm.state.catalog import SummaryQuery, summary_of
+from claimfsm.ui.models import (
     ForkRequest,
     ReplayRequest,
     RollbackRequest,
@@ -24,11 +26,9 @@ from fsm.ui.models import (
     StartRequest,
     StepRequest,
 )
-from fsm.ui.replaying import replay_bytes
-from fsm.ui.report import render_report
-from fsm.ui.service import Service
-from fsm.views import revision_json, step_json, verdict_json
-from state.catalog import SummaryQuery, summary_of
+from claimfsm.ui.replaying import replay_bytes
+from claimfsm.ui.report import render_report
+from claimfsm.ui.service import Service
 
 __all__ = ["MAX_BODY", "MAX_RECORD", "api_routes", "bad_input", "read_upload"]
 

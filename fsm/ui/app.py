@@ -1,5 +1,5 @@
 """The ASGI application: the inspector's pages and the ``/api/v1`` API over one
-:class:`~fsm.ui.service.Service`, with the engine's error codes as HTTP statuses."""
+:class:`~claimfsm.ui.service.Service`, with the engine's error codes as HTTP statuses."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from fsm.errors import ClaimFsmError
-from fsm.profile import ProfileError
-from fsm.ui.api import JSON, api_routes, query_of, read_upload
-from fsm.ui.html import e, page
-from fsm.ui.openapi import openapi
-from fsm.ui.pages import document_page, panels, replay_page, session_page, sessions_page
-from fsm.ui.replaying import replay_bytes
-from fsm.ui.service import Service
-from state.errors import StoreError
+from claimfsm.engine.errors import ClaimFsmError
+from claimfsm.engine.profile import ProfileError
+from claimfsm.state.errors import StoreError
+from claimfsm.ui.api import JSON, api_routes, query_of, read_upload
+from claimfsm.ui.html import e, page
+from claimfsm.ui.openapi import openapi
+from claimfsm.ui.pages import document_page, panels, replay_page, session_page, sessions_page
+from claimfsm.ui.replaying import replay_bytes
+from claimfsm.ui.service import Service
 
 __all__ = ["STATUS", "create_app", "status_of"]
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from state.catalog import SummaryQuery
+from claimfsm.state.catalog import SummaryQuery
 
 __all__ = ["build_store", "main"]
 
@@ -37,7 +37,7 @@ CLAIMS = ("NASA landed on the Moon in 1969.", "The Eiffel Tower is in Berlin.",
 
 def build_store(db: Path, sessions: int) -> str:
     """Create ``db`` with ``sessions`` sessions and one of 100 revisions; returns its sid."""
-    from fsm.runtime import Engine
+    from claimfsm.engine.runtime import Engine
 
     with Engine.open(str(db)) as eng:
         have = len(eng.store.sessions())
@@ -104,7 +104,7 @@ def _chromium(url: str) -> dict[str, float] | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Build the store if needed, serve it, measure, print."""
-    p = argparse.ArgumentParser(prog="python -m fsm.ui.bench", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m claimfsm.ui.bench", description=__doc__)
     p.add_argument("--sessions", type=int, default=100_000)
     p.add_argument("--db", type=Path, default=Path(".cache/ui-bench.db"))
     p.add_argument("--json", type=Path, default=None)
@@ -115,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     built = time.perf_counter() - t0
     import uvicorn
 
-    from fsm.ui.app import create_app
-    from fsm.ui.service import Service
+    from claimfsm.ui.app import create_app
+    from claimfsm.ui.service import Service
 
     # As if no session had been listed yet: the claims the catalog fills on first sight.
     conn = sqlite3.connect(args.db)

@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from fsm.machine import MachineDef
+from claimfsm.engine.machine import MachineDef
 
 __all__ = ["diagram_svg", "executed_moves", "layout"]
 

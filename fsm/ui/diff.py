@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fsm.replay.diff import join_path
+from claimfsm.replay.diff import join_path
 
 __all__ = ["Change", "diff_values"]
 

@@ -1,13 +1,13 @@
 """Keeps docs/ui.md's API reference equal to the OpenAPI document: the text between the
 ``<!-- api:begin -->`` and ``<!-- api:end -->`` markers is generated
-(``python -m fsm.ui.docs docs/ui.md`` rewrites it; a test fails when they disagree)."""
+(``python -m claimfsm.ui.docs docs/ui.md`` rewrites it; a test fails when they disagree)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from fsm.ui.openapi import markdown
+from claimfsm.ui.openapi import markdown
 
 __all__ = ["BEGIN", "END", "with_reference"]
 

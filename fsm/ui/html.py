@@ -11,9 +11,9 @@ from typing import Any
 
 import orjson
 
-from fsm.replay.diff import join_path
-from fsm.ui.static import CSS
-from skills.analysis.text import keywords, stem
+from claimfsm.replay.diff import join_path
+from claimfsm.skills.analysis.text import keywords, stem
+from claimfsm.ui.static import CSS
 
 __all__ = ["e", "json_html", "mark_terms", "page", "pretty"]
 

@@ -1,12 +1,13 @@
 """The OpenAPI document of ``/api/v1``, built from the request models and a table of
 routes (a test checks the table and the app's routes agree); docs/ui.md's API reference
-is generated from it (:mod:`fsm.ui.docs`)."""
+is generated from it (:mod:`claimfsm.ui.docs`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fsm.ui.models import (
+from claimfsm.state.catalog import SummaryPage
+from claimfsm.ui.models import (
     ForkRequest,
     ReplayRequest,
     RollbackRequest,
@@ -14,7 +15,6 @@ from fsm.ui.models import (
     StartRequest,
     StepRequest,
 )
-from state.catalog import SummaryPage
 
 __all__ = ["ENDPOINTS", "markdown", "openapi"]
 

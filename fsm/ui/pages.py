@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from fsm.machine import MachineDef
-from fsm.replay.runner import ReplayReport
-from fsm.ui.html import e, json_html, page
-from fsm.ui.panels import diagram_panel, timeline, verdict_panel
-from fsm.ui.static import SESSION_JS, SESSIONS_JS
-from state.catalog import SummaryPage, SummaryQuery
-from state.model import Revision
+from claimfsm.engine.machine import MachineDef
+from claimfsm.replay.runner import ReplayReport
+from claimfsm.state.catalog import SummaryPage, SummaryQuery
+from claimfsm.state.model import Revision
+from claimfsm.ui.html import e, json_html, page
+from claimfsm.ui.panels import diagram_panel, timeline, verdict_panel
+from claimfsm.ui.static import SESSION_JS, SESSIONS_JS
 
 __all__ = ["document_page", "panels", "replay_page", "session_page", "sessions_page"]
 

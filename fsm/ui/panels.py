@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
-from fsm.machine import MachineDef
-from fsm.ui.diagram import diagram_svg
-from fsm.ui.html import e, mark_terms
-from fsm.views import profile_text, verdict_json
-from state.model import Revision
+from claimfsm.engine.machine import MachineDef
+from claimfsm.engine.views import profile_text, verdict_json
+from claimfsm.state.model import Revision
+from claimfsm.ui.diagram import diagram_svg
+from claimfsm.ui.html import e, mark_terms
 
 __all__ = ["diagram_panel", "timeline", "tool_calls", "verdict_panel"]
 

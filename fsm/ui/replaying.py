@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fsm.errors import BadInput
-from fsm.replay.diff import short
-from fsm.replay.record import Rewind, Step, parse_record
-from fsm.replay.runner import MODES, replay_record
+from claimfsm.engine.errors import BadInput
+from claimfsm.replay.diff import short
+from claimfsm.replay.record import Rewind, Step, parse_record
+from claimfsm.replay.runner import MODES, replay_record
 
 __all__ = ["replay_bytes"]
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fsm.machine import MachineDef
-from fsm.ui.html import e, page, pretty
-from fsm.ui.panels import diagram_panel, timeline, verdict_panel
-from fsm.views import revision_json
-from state.model import Revision
+from claimfsm.engine.machine import MachineDef
+from claimfsm.engine.views import revision_json
+from claimfsm.state.model import Revision
+from claimfsm.ui.html import e, page, pretty
+from claimfsm.ui.panels import diagram_panel, timeline, verdict_panel
 
 __all__ = ["render_report"]
 

@@ -2,8 +2,8 @@
 
 Every call takes the engine's lock: the web server runs handlers on worker threads and an
 engine (its store connection, its evidence index) is used by one of them at a time.
-Contract errors propagate as the engine raises them (:class:`~fsm.errors.ClaimFsmError`,
-:class:`~state.errors.StoreError`); the web layer maps their codes to HTTP statuses.
+Contract errors propagate as the engine raises them (:class:`~claimfsm.engine.errors.ClaimFsmError`,
+:class:`~claimfsm.state.errors.StoreError`); the web layer maps their codes to HTTP statuses.
 """
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fsm.driver import StepResult
-from fsm.errors import BadInput
-from fsm.profile import resolve_profile
-from fsm.replay.write import engine_record
-from fsm.runtime import FIXTURES, Engine
-from fsm.ui.diff import Change, diff_values
-from fsm.views import revision_json
-from state.catalog import SummaryPage, SummaryQuery
-from state.errors import RevConflict
-from state.model import Revision
+from claimfsm.engine.driver import StepResult
+from claimfsm.engine.errors import BadInput
+from claimfsm.engine.profile import resolve_profile
+from claimfsm.engine.runtime import FIXTURES, Engine
+from claimfsm.engine.views import revision_json
+from claimfsm.replay.write import engine_record
+from claimfsm.state.catalog import SummaryPage, SummaryQuery
+from claimfsm.state.errors import RevConflict
+from claimfsm.state.model import Revision
+from claimfsm.ui.diff import Change, diff_values
 
 __all__ = ["RECORDS", "Service"]
 

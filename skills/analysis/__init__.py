@@ -9,7 +9,7 @@ skill modules.
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from skills.analysis.lexicon import (
+    from claimfsm.skills.analysis.lexicon import (
         AUXILIARIES,
         COMMON_TITLE_WORDS,
         DETERMINERS,
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         is_regular_past,
         word_set,
     )
-    from skills.analysis.sources import (
+    from claimfsm.skills.analysis.sources import (
         SOURCES,
         Source,
         choose_lim,
@@ -34,8 +34,8 @@ if TYPE_CHECKING:
         is_kb_fact,
         is_recent,
     )
-    from skills.analysis.split import split_claim
-    from skills.analysis.terms import (
+    from claimfsm.skills.analysis.split import split_claim
+    from claimfsm.skills.analysis.terms import (
         MAX_PHRASE,
         MAX_SPAN,
         Analysis,
@@ -45,7 +45,15 @@ if TYPE_CHECKING:
         analyse,
         gerund,
     )
-    from skills.analysis.text import NEGATIONS, STOPWORDS, keywords, numbers, stem, tokens, words
+    from claimfsm.skills.analysis.text import (
+        NEGATIONS,
+        STOPWORDS,
+        keywords,
+        numbers,
+        stem,
+        tokens,
+        words,
+    )
 
 __all__ = [
     "AUXILIARIES",
@@ -89,7 +97,7 @@ __all__ = [
 
 
 # Where each name lives, imported on first use: the tool index needs only ``text``, and
-# importing any ``skills.analysis.X`` runs this package first.
+# importing any ``claimfsm.skills.analysis.X`` runs this package first.
 _MODULES = {
     "lexicon": (
         "AUXILIARIES", "COMMON_TITLE_WORDS", "DETERMINERS", "ED_NOT_VERBS", "GENERIC_WORDS",
@@ -116,7 +124,7 @@ _WHERE = {name: module for module, names in _MODULES.items() for name in names}
 def __getattr__(name: str) -> object:
     module = _WHERE.get(name)
     if module is None:
-        raise AttributeError(f"module 'skills.analysis' has no attribute {name!r}")
+        raise AttributeError(f"module 'claimfsm.skills.analysis' has no attribute {name!r}")
     import importlib
 
-    return getattr(importlib.import_module(f"skills.analysis.{module}"), name)
+    return getattr(importlib.import_module(f"claimfsm.skills.analysis.{module}"), name)

@@ -23,9 +23,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from skills.analysis.lexicon import RECENCY_PHRASES, word_set
-from skills.analysis.terms import Analysis
-from skills.analysis.text import tokens
+from claimfsm.skills.analysis.lexicon import RECENCY_PHRASES, word_set
+from claimfsm.skills.analysis.terms import Analysis
+from claimfsm.skills.analysis.text import tokens
 
 __all__ = [
     "SOURCES",

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from skills.analysis.lexicon import (
+from claimfsm.skills.analysis.lexicon import (
     AUXILIARIES,
     DETERMINERS,
     SUBJECT_PRONOUNS,
@@ -33,7 +33,7 @@ from skills.analysis.lexicon import (
     is_regular_past,
     word_set,
 )
-from skills.analysis.text import STOPWORDS
+from claimfsm.skills.analysis.text import STOPWORDS
 
 __all__ = ["split_claim"]
 

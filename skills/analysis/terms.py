@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from skills.analysis.lexicon import (
+from claimfsm.skills.analysis.lexicon import (
     GENERIC_WORDS,
     IRREGULAR_VERBS,
     PLURAL_AUXILIARIES,
@@ -32,7 +32,7 @@ from skills.analysis.lexicon import (
     is_finite_verb,
     is_regular_past,
 )
-from skills.analysis.text import STOPWORDS, numbers, words
+from claimfsm.skills.analysis.text import STOPWORDS, numbers, words
 
 __all__ = [
     "MAX_PHRASE",

@@ -2,20 +2,21 @@
 (features, lexicon, number checks, thresholds, combining sentence stances into a
 verdict) and the optional learned model with its claim-level verdict head.
 
-May import ``skills.analysis``, ``skills.embed`` and ``skills.envelope``/``base``; never
+May import ``claimfsm.skills.analysis``, ``claimfsm.skills.embed`` and
+``claimfsm.skills.envelope``/``base``; never
 ``fsm`` or ``state``. The learned modules need numpy and are not imported here.
 """
 
-from skills.stance.combine import Combined, combine_stances, is_disputed
-from skills.stance.config import (
+from claimfsm.skills.stance.combine import Combined, combine_stances, is_disputed
+from claimfsm.skills.stance.config import (
     CALIBRATED_CONFIG,
     DEFAULT_CONFIG,
     PROFILES,
     Profile,
     StanceConfig,
 )
-from skills.stance.lexical import LABELS, Label, Stance, relevance, sentence_stance
-from skills.stance.numbers import (
+from claimfsm.skills.stance.lexical import LABELS, Label, Stance, relevance, sentence_stance
+from claimfsm.skills.stance.numbers import (
     NUMBER_WORDS,
     Num,
     NumberCheck,

@@ -3,7 +3,7 @@
 Evidence that strongly goes both ways is a dispute (:func:`is_disputed`), which
 ``verdict_aggregate`` reports as DISPUTED. Otherwise a side (REFUTES, then SUPPORTS)
 wins when it has a clear sentence and beats the other side's best by ``win_margin``; it
-cites the sentences it rests on. Thresholds are in :mod:`skills.stance.config`.
+cites the sentences it rests on. Thresholds are in :mod:`claimfsm.skills.stance.config`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from skills.stance.config import DEFAULT_CONFIG, StanceConfig
-from skills.stance.lexical import Label, Stance
+from claimfsm.skills.stance.config import DEFAULT_CONFIG, StanceConfig
+from claimfsm.skills.stance.lexical import Label, Stance
 
 __all__ = ["Combined", "combine_stances", "is_disputed"]
 

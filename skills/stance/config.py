@@ -16,7 +16,8 @@ __all__ = ["CALIBRATED_CONFIG", "DEFAULT_CONFIG", "PROFILES", "Profile", "Stance
 
 
 class StanceConfig(BaseModel):
-    """Thresholds and weights for :func:`skills.stance.lexical.sentence_stance` and the judge."""
+    """Thresholds and weights for :func:`claimfsm.skills.stance.lexical.sentence_stance` and the
+    judge."""
 
     model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
@@ -111,8 +112,8 @@ CALIBRATED_CONFIG = StanceConfig(
 best verdict accuracy + macro-F1): annotators there call a sentence supporting when it
 is on topic and agrees in spirit, so a partial match supports, while a contradiction
 needs a strong signal (a refutation wins ties), and strong evidence both ways is a
-dispute. Every session runs with it (``fsm.profile.RUN_CONFIG``), so the dispute rule was
-then tightened (0.65 / 0.1, from 0.5 / 0.5) until the bundled demo claims came out as
+dispute. Every session runs with it (``claimfsm.engine.profile.RUN_CONFIG``), so the dispute rule
+was then tightened (0.65 / 0.1, from 0.5 / 0.5) until the bundled demo claims came out as
 written too: dev verdict accuracy 0.454 / macro-F1 0.342, from 0.442 / 0.339."""
 
 PROFILES: dict[str, StanceConfig] = {"default": DEFAULT_CONFIG, "calibrated": CALIBRATED_CONFIG}

@@ -2,7 +2,7 @@
 
 Each function reads one kind of signal: which key terms the sentence covers, which
 numbers agree or clash, whether one side denies what the other asserts, and whether the
-two point in opposite directions. :mod:`skills.stance.lexical` weighs them.
+two point in opposite directions. :mod:`claimfsm.skills.stance.lexical` weighs them.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from skills.analysis.text import STOPWORDS, words
-from skills.stance.lexicon import (
+from claimfsm.skills.analysis.text import STOPWORDS, words
+from claimfsm.skills.stance.lexicon import (
     ANTONYMS,
     DIRECTION,
     EXCLUSIVE,
@@ -26,7 +26,7 @@ from skills.stance.lexicon import (
     is_name,
     term,
 )
-from skills.stance.numbers import NUMBER_WORDS, Num, find_numbers
+from claimfsm.skills.stance.numbers import NUMBER_WORDS, Num, find_numbers
 
 __all__ = [
     "Analysis",

@@ -1,4 +1,4 @@
-"""Judging with the learned stance model (:mod:`skills.stance.model`), when one is given.
+"""Judging with the learned stance model (:mod:`claimfsm.skills.stance.model`), when one is given.
 
 Imported only when a session names a model file, so the default engine needs no numpy.
 Per subclaim, the model judges the first ``model.top`` evidence sentences (EXTRACT ranks
@@ -8,7 +8,7 @@ both sides clear -> NOT_ENOUGH_INFO marked disputed (the claim becomes DISPUTED)
 otherwise SUPPORTS if any, else REFUTES if any, else NOT_ENOUGH_INFO. Every cited
 sentence's reason gives its probability and the features that carried it.
 
-When the model has a claim-level verdict head (:mod:`skills.stance.verdict_head`),
+When the model has a claim-level verdict head (:mod:`claimfsm.skills.stance.verdict_head`),
 AGGREGATE asks :func:`judge_claim` instead of applying the sentence rule: it reads every
 subclaim's first ``head.top`` sentences, cites the best five on the side it chose, and
 says why in terms of the head's features and the sentences' probabilities.
@@ -21,16 +21,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skills.stance.lexical import LABELS, Label
-from skills.stance.model import (
+from claimfsm.skills.stance.lexical import LABELS, Label
+from claimfsm.skills.stance.model import (
     Embedder,
     Featurizer,
     StanceModel,
     cached_model,
     resolve_embedder,
 )
-from skills.stance.model_features import LEXICAL_FEATURES, lexical_features
-from skills.stance.verdict_head import VERDICTS, claim_row
+from claimfsm.skills.stance.model_features import LEXICAL_FEATURES, lexical_features
+from claimfsm.skills.stance.verdict_head import VERDICTS, claim_row
 
 __all__ = [
     "ClaimVerdict",
@@ -55,7 +55,7 @@ class LearnedJudgment:
 
 
 def load(path: str) -> tuple[StanceModel, Featurizer | None, str | None]:
-    """:func:`skills.stance.model.cached_model` (raises ``ModelError``)."""
+    """:func:`claimfsm.skills.stance.model.cached_model` (raises ``ModelError``)."""
     return cached_model(path)
 
 

@@ -6,8 +6,8 @@ number is replaced by a different one of the same quantity, when one side denies
 the other asserts, when the two point in opposite directions (rise vs fall) or use an
 antonym, or when an exclusive relation (capital, largest, born) holds for another name;
 otherwise it supports when it covers the claim's key terms and confirms its numbers.
-Hedged sentences count less. Every threshold is in :mod:`skills.stance.config`;
-:mod:`skills.stance.combine` turns the stances of a subclaim's sentences into a verdict.
+Hedged sentences count less. Every threshold is in :mod:`claimfsm.skills.stance.config`;
+:mod:`claimfsm.skills.stance.combine` turns the stances of a subclaim's sentences into a verdict.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from skills.stance.config import DEFAULT_CONFIG, StanceConfig
-from skills.stance.features import (
+from claimfsm.skills.stance.config import DEFAULT_CONFIG, StanceConfig
+from claimfsm.skills.stance.features import (
     Analysis,
     ClaimTerm,
     Coverage,
@@ -34,7 +34,7 @@ from skills.stance.features import (
     other_entity,
     unstated_change,
 )
-from skills.stance.numbers import NumberCheck, compare_numbers
+from claimfsm.skills.stance.numbers import NumberCheck, compare_numbers
 
 __all__ = [
     "LABELS",

@@ -7,7 +7,7 @@ so ``rising``/``rises``/``rise`` all hit the ``rise`` entry. Irregular forms (``
 
 from __future__ import annotations
 
-from skills.analysis.text import NEGATIONS, STOPWORDS, stem
+from claimfsm.skills.analysis.text import NEGATIONS, STOPWORDS, stem
 
 __all__ = [
     "ANTONYMS",
@@ -29,8 +29,8 @@ _VOWELS = frozenset("aeiou")
 
 
 def term(word: str) -> str:
-    """A matching key for a word: :func:`skills.analysis.text.stem`, a final ``e`` dropped and a
-    final doubled consonant undoubled, so ``increase``/``increased`` and
+    """A matching key for a word: :func:`claimfsm.skills.analysis.text.stem`, a final ``e`` dropped
+    and a final doubled consonant undoubled, so ``increase``/``increased`` and
     ``fall``/``falling`` meet."""
     t = stem(word)
     if len(t) > 3 and t.endswith("e"):

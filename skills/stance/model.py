@@ -1,9 +1,9 @@
 """The learned stance model: a multinomial logistic regression over (claim, sentence) pairs.
 
-Optional and explainable. ``claimfsm train`` (:mod:`fsm.eval.train.judge`) fits it on a labelled
-dataset the user points to and writes one ``.npz`` file; a session uses it when its
+Optional and explainable. ``claimfsm train`` (:mod:`claimfsm.eval.train.judge`) fits it on a
+labelled dataset the user points to and writes one ``.npz`` file; a session uses it when its
 config names the file (``stance_model``). Without a model file the lexical judge
-(:mod:`skills.stance.lexical`) runs, exactly as before. numpy is needed only here, and this
+(:mod:`claimfsm.skills.stance.lexical`) runs, exactly as before. numpy is needed only here, and this
 module is imported only when a model is used.
 
 A sentence is a *clear* SUPPORTS when ``p(SUPPORTS) >= support_t``, a clear REFUTES when
@@ -26,10 +26,10 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from skills.stance.lexical import LABELS, Label
-from skills.stance.model_features import LEXICAL_FEATURES, lexical_features
-from skills.stance.rerank import Reranker, read_reranker, reranker_arrays
-from skills.stance.verdict_head import VerdictHead
+from claimfsm.skills.stance.lexical import LABELS, Label
+from claimfsm.skills.stance.model_features import LEXICAL_FEATURES, lexical_features
+from claimfsm.skills.stance.rerank import Reranker, read_reranker, reranker_arrays
+from claimfsm.skills.stance.verdict_head import VerdictHead
 
 __all__ = [
     "FORMAT",
@@ -59,7 +59,7 @@ class ModelError(Exception):
 
 
 class Embedder(Protocol):
-    """Anything that turns texts into L2-normalised rows (``skills.embed`` API)."""
+    """Anything that turns texts into L2-normalised rows (``claimfsm.skills.embed`` API)."""
 
     def encode(self, texts: Sequence[str]) -> Any:
         """One row per text."""
@@ -69,10 +69,10 @@ class Embedder(Protocol):
 def resolve_embedder(name: str) -> Embedder | None:
     """The embedder a model was trained with, or None when it is not available here.
 
-    ``"hashing-<dim>"`` is ``skills.embed.HashingEmbedder(dim=<dim>)`` (no weights);
-    anything else goes to ``skills.embed.load_embedder(name=...)``."""
+    ``"hashing-<dim>"`` is ``claimfsm.skills.embed.HashingEmbedder(dim=<dim>)`` (no weights);
+    anything else goes to ``claimfsm.skills.embed.load_embedder(name=...)``."""
     try:
-        from skills.embed import HashingEmbedder, load_embedder
+        from claimfsm.skills.embed import HashingEmbedder, load_embedder
     except ImportError:
         return None
     if name.startswith("hashing-") and name[8:].isdigit():
@@ -149,7 +149,7 @@ class StanceModel:
     """The evidence reranker EXTRACT applies, when the model was trained with one."""
 
     def probabilities(self, x: Array) -> Array:
-        """``(n, 3)`` probabilities in :data:`skills.stance.lexical.LABELS` order."""
+        """``(n, 3)`` probabilities in :data:`claimfsm.skills.stance.lexical.LABELS` order."""
         z = ((x - self.mean) / self.scale) @ self.weights.T + self.bias
         return _softmax(z)
 

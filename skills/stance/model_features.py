@@ -1,19 +1,19 @@
 """Features of a (claim, sentence) pair for the learned stance model.
 
 Lexical features come from the same explainable signals as the lexical judge
-(:mod:`skills.stance.features`): key-term coverage, numbers that agree or clash, negation,
+(:mod:`claimfsm.skills.stance.features`): key-term coverage, numbers that agree or clash, negation,
 direction of change and antonyms, hedges, plus the lexical judge's own verdict. Each has a
 short name, so the model's reasons can say which features carried a prediction. Dense
 features (cosine, ``u*v``, ``|u-v|`` of sentence embeddings) are added by
-:mod:`skills.stance.model` when the model was trained with an embedder.
+:mod:`claimfsm.skills.stance.model` when the model was trained with an embedder.
 """
 
 from __future__ import annotations
 
 import math
 
-from skills.stance.config import CALIBRATED_CONFIG
-from skills.stance.features import (
+from claimfsm.skills.stance.config import CALIBRATED_CONFIG
+from claimfsm.skills.stance.features import (
     analyze,
     antonym_clash,
     claim_terms,
@@ -25,9 +25,9 @@ from skills.stance.features import (
     other_entity,
     unstated_change,
 )
-from skills.stance.lexical import sentence_stance
-from skills.stance.lexicon import POST_NEGATIONS, PRE_NEGATIONS
-from skills.stance.numbers import compare_numbers
+from claimfsm.skills.stance.lexical import sentence_stance
+from claimfsm.skills.stance.lexicon import POST_NEGATIONS, PRE_NEGATIONS
+from claimfsm.skills.stance.numbers import compare_numbers
 
 __all__ = ["LEXICAL_FEATURES", "lexical_features"]
 

@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from skills.analysis.text import STOPWORDS, words
-from skills.stance.lexicon import is_month, is_name, term
+from claimfsm.skills.analysis.text import STOPWORDS, words
+from claimfsm.skills.stance.lexicon import is_month, is_name, term
 
 __all__ = ["NUMBER_WORDS", "Num", "NumberCheck", "compare_numbers", "find_numbers"]
 

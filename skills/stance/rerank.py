@@ -11,9 +11,10 @@ EXTRACT re-orders that list by a logistic regression over, per sentence:
   (SUPPORTS or REFUTES), a smoothed decisive share, and the claim's best cosine
   similarity to a training claim for which it was decisive, and to one for which it was
   not (the training claims' vectors are the verdict head's bank: see
-  :mod:`skills.stance.neighbours`);
+  :mod:`claimfsm.skills.stance.neighbours`);
 - the claim's cosine similarity to the sentence (MiniLM), and the stance model's lexical
-  features of the (subclaim, sentence) pair (:data:`~skills.stance.model_features.LEXICAL_FEATURES`:
+  features of the (subclaim, sentence) pair
+  (:data:`~claimfsm.skills.stance.model_features.LEXICAL_FEATURES`:
   coverage, names, numbers, negation...; VERIFY reads the same rows from the same cache).
 
 A sentence with no history gets the "never annotated" values, so the reranker still
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from skills.stance.model_features import LEXICAL_FEATURES
+from claimfsm.skills.stance.model_features import LEXICAL_FEATURES
 
 __all__ = [
     "RERANK_FEATURES",
@@ -83,7 +84,7 @@ def history_rows(
 def rerank_row(position: int, rank: float, coverage: float, subclaims: int,
                history: Array, cosine: float, lexical: Sequence[float]) -> list[float]:
     """One sentence's feature row (:data:`RERANK_FEATURES` order); ``lexical`` is the
-    pair's row of :data:`~skills.stance.model_features.LEXICAL_FEATURES`."""
+    pair's row of :data:`~claimfsm.skills.stance.model_features.LEXICAL_FEATURES`."""
     return [float(position), math.log1p(position), 1.0 / (1 + position), float(rank),
             float(coverage), float(subclaims), *(float(v) for v in history), float(cosine),
             *(float(v) for v in lexical)]

@@ -1,4 +1,4 @@
-"""EXTRACT's use of a model's evidence reranker (:mod:`skills.stance.rerank`).
+"""EXTRACT's use of a model's evidence reranker (:mod:`claimfsm.skills.stance.rerank`).
 
 Only a learned profile gets here (EXTRACT's input carries ``stance_model`` and the claim
 only then). Anything that keeps the reranker from running (numpy missing, an unreadable
@@ -25,10 +25,10 @@ def rerank_evidence(
     try:
         import numpy as np
 
-        from skills.stance.learned import head_embedder
-        from skills.stance.model import Featurizer, ModelError, cached_model
-        from skills.stance.model_features import LEXICAL_FEATURES
-        from skills.stance.rerank import history_rows, rerank_row
+        from claimfsm.skills.stance.learned import head_embedder
+        from claimfsm.skills.stance.model import Featurizer, ModelError, cached_model
+        from claimfsm.skills.stance.model_features import LEXICAL_FEATURES
+        from claimfsm.skills.stance.rerank import history_rows, rerank_row
     except ImportError:
         return None
     try:

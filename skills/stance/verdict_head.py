@@ -12,11 +12,12 @@ multinomial logistic regression over one row per claim:
 - with an embedder (``embedder``): the claim's top-:data:`SIMS` cosine similarities to the
   judged sentences and the claim embedding itself;
 - with a bank of training claims (``bank``, ``bank_labels``, ``k``): how the claim's
-  nearest training claims were labelled (:mod:`skills.stance.neighbours`).
+  nearest training claims were labelled (:mod:`claimfsm.skills.stance.neighbours`).
 
 Its probabilities are divided by ``prior ** alpha`` (the training label distribution) and
 renormalised, which trades a little accuracy for recall on the rare classes; ``alpha``
-and the L2 penalty are chosen by cross-validation at training time (:mod:`fsm.eval.train.verdict`).
+and the L2 penalty are chosen by cross-validation at training time
+(:mod:`claimfsm.eval.train.verdict`).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from skills.stance.model_features import LEXICAL_FEATURES
-from skills.stance.neighbours import NEIGHBOUR_FEATURES, neighbour_matrix
+from claimfsm.skills.stance.model_features import LEXICAL_FEATURES
+from claimfsm.skills.stance.neighbours import NEIGHBOUR_FEATURES, neighbour_matrix
 
 __all__ = [
     "EVIDENCE_FEATURES",
@@ -89,7 +90,7 @@ def claim_row(
     ``(n, len(LEXICAL_FEATURES))`` lexical rows of its judged sentences; ``claim_lex``, a
     lexical row of the claim alone (used when there is no evidence); with ``claim_vec``
     (``(dim,)``) and ``sent_vecs`` (``(n, dim)``), the dense part, and ``neighbours``
-    (the claim's row of :func:`~skills.stance.neighbours.neighbour_matrix`) before the
+    (the claim's row of :func:`~claimfsm.skills.stance.neighbours.neighbour_matrix`) before the
     claim vector."""
     n = len(probs)
     row: list[float] = [math.log1p(n)]

@@ -5,7 +5,7 @@ own modules; this package re-exports only the runtime so that those modules can 
 without a cycle.
 """
 
-from skills.tools.core import (
+from claimfsm.skills.tools.core import (
     BudgetTracker,
     DeadlineExceeded,
     ParameterError,
@@ -17,15 +17,15 @@ from skills.tools.core import (
     ToolExample,
     ToolResult,
 )
-from skills.tools.executor import Executor
-from skills.tools.limits import RateLimit, ToolLimits
-from skills.tools.policies import (
+from claimfsm.skills.tools.executor import Executor
+from claimfsm.skills.tools.limits import RateLimit, ToolLimits
+from claimfsm.skills.tools.policies import (
     FetchBeforeExtractPolicy,
     PolicyDecision,
     SequentialDependencyPolicy,
     ToolPolicy,
 )
-from skills.tools.registry import ToolRegistry
+from claimfsm.skills.tools.registry import ToolRegistry
 
 __all__ = [
     "BudgetTracker",

@@ -14,9 +14,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skills.tools.core import Tool, ToolContext, ToolExample, ToolResult
-from skills.tools.index import Document, EvidenceIndex, Fact, Hit, Source
-from skills.tools.sentences import rank_sentences, split_sentences
+from claimfsm.skills.tools.core import Tool, ToolContext, ToolExample, ToolResult
+from claimfsm.skills.tools.index import Document, EvidenceIndex, Fact, Hit, Source
+from claimfsm.skills.tools.sentences import rank_sentences, split_sentences
 
 __all__ = [
     "RETRIEVAL_RESOURCE",

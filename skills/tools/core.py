@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from skills.context import Clock
+from claimfsm.skills.context import Clock
 
 __all__ = [
     "CODE_PATTERN",

@@ -1,7 +1,7 @@
 """The evidence index's records: documents, knowledge-base facts and search hits.
 
 Plain frozen models with no database behind them, so ingest, the tools and the index
-share one definition (``skills.tools.index`` re-exports them).
+share one definition (``claimfsm.skills.tools.index`` re-exports them).
 """
 
 from __future__ import annotations

@@ -19,10 +19,10 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from skills.base import describe_validation_error
-from skills.context import Clock, IdSource, ToolCall
-from skills.limits import MAX_TOOL_RESULT_BYTES
-from skills.tools.core import (
+from claimfsm.skills.base import describe_validation_error
+from claimfsm.skills.context import Clock, IdSource, ToolCall
+from claimfsm.skills.limits import MAX_TOOL_RESULT_BYTES
+from claimfsm.skills.tools.core import (
     BudgetTracker,
     Tool,
     ToolContext,
@@ -30,9 +30,9 @@ from skills.tools.core import (
     ToolError,
     ToolResult,
 )
-from skills.tools.limits import ToolLimits
-from skills.tools.policies import ToolPolicy, empty_policy_state
-from skills.tools.registry import ToolRegistry
+from claimfsm.skills.tools.limits import ToolLimits
+from claimfsm.skills.tools.policies import ToolPolicy, empty_policy_state
+from claimfsm.skills.tools.registry import ToolRegistry
 
 __all__ = ["DEFAULT_FALLBACK_CODES", "Executor"]
 
@@ -70,7 +70,7 @@ def _exception_failure(tool: str, exc: Exception) -> _Failure:
 
 
 class Executor:
-    """Runs tool calls for skills (implements ``skills.context.ToolCaller``).
+    """Runs tool calls for skills (implements ``claimfsm.skills.context.ToolCaller``).
 
     ``calls`` holds every attempt in order, ``events`` the ``ToolInvoked`` telemetry, and
     ``policy_state`` the JSON-able policy state (keyed by policy name) the driver stores

@@ -4,7 +4,7 @@ The id is the file's path under the folder (``notes/ice.md``), so ids are stable
 machines; the title is a Markdown file's first ``# heading``, else the file name without
 its extension (``sea_level-rise`` -> ``sea level rise``); the text is the whole file.
 Files are read in sorted path order. A file that is not UTF-8 or is empty is an
-:class:`~skills.tools.ingest.IngestError` naming the file (``line`` 0), never a crash.
+:class:`~claimfsm.skills.tools.ingest.IngestError` naming the file (``line`` 0), never a crash.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from skills.limits import MAX_DOC_BYTES
-from skills.tools.index import Document, EvidenceIndex, Source
-from skills.tools.ingest import IngestError, IngestReport, ProgressCallback
+from claimfsm.skills.limits import MAX_DOC_BYTES
+from claimfsm.skills.tools.index import Document, EvidenceIndex, Source
+from claimfsm.skills.tools.ingest import IngestError, IngestReport, ProgressCallback
 
 __all__ = ["SUFFIXES", "ingest_folder", "read_folder"]
 

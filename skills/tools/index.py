@@ -16,14 +16,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skills.analysis.text import STOPWORDS, tokens
-from skills.tools.documents import SOURCES, Document, Fact, Hit, Source
-from skills.tools.index_schema import SCHEMA, UPSERT_DOC, UPSERT_FACT
-from skills.tools.sentence_vectors import SentenceVectors
-from skills.tools.vectors import DENSE_POOL, DenseStore, fuse_scores
+from claimfsm.skills.analysis.text import STOPWORDS, tokens
+from claimfsm.skills.tools.documents import SOURCES, Document, Fact, Hit, Source
+from claimfsm.skills.tools.index_schema import SCHEMA, UPSERT_DOC, UPSERT_FACT
+from claimfsm.skills.tools.sentence_vectors import SentenceVectors
+from claimfsm.skills.tools.vectors import DENSE_POOL, DenseStore, fuse_scores
 
 if TYPE_CHECKING:
-    from skills.embed import Embedder
+    from claimfsm.skills.embed import Embedder
 
 __all__ = [
     "SNIPPET_CHARS",
@@ -261,7 +261,7 @@ class EvidenceIndex:
         ``doc_id``. ``src`` restricts to one source. An empty query gives no hits.
 
         With dense vectors, the BM25 and cosine top-``max(50, lim)`` documents are fused by
-        score (:func:`~skills.tools.vectors.fuse_scores`); ties by ``doc_id``. ``dense``
+        score (:func:`~claimfsm.skills.tools.vectors.fuse_scores`); ties by ``doc_id``. ``dense``
         ``False`` ranks by BM25 alone even then (a lexical session on a hybrid index);
         ``None`` uses the vectors whenever there are some."""
         match = fts_query(q)

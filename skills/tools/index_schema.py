@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from skills.tools.sentence_vectors import SENTENCE_SCHEMA
-from skills.tools.vectors import VEC_SCHEMA
+from claimfsm.skills.tools.sentence_vectors import SENTENCE_SCHEMA
+from claimfsm.skills.tools.vectors import VEC_SCHEMA
 
 __all__ = ["SCHEMA", "TOKENIZE", "UPSERT_DOC", "UPSERT_FACT"]
 

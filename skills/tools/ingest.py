@@ -9,7 +9,7 @@ field. Formats (one JSON object per line, UTF-8; extra fields are ignored):
   file as it is; other field names through :class:`FieldMap`
 - facts: ``{"id", "subject", "relation", "object"}`` plus an optional ``"source"``
 
-A folder of ``.txt``/``.md`` files is one document per file (:mod:`skills.tools.folder`).
+A folder of ``.txt``/``.md`` files is one document per file (:mod:`claimfsm.skills.tools.folder`).
 Re-ingesting a document that is stored unchanged writes nothing (``unchanged`` counts it).
 """
 
@@ -24,8 +24,8 @@ from typing import Any, TypeVar
 import orjson
 from pydantic import BaseModel, ConfigDict
 
-from skills.limits import MAX_DOC_BYTES
-from skills.tools.index import SOURCES, Document, EvidenceIndex, Fact, Source
+from claimfsm.skills.limits import MAX_DOC_BYTES
+from claimfsm.skills.tools.index import SOURCES, Document, EvidenceIndex, Fact, Source
 
 __all__ = [
     "FieldMap",

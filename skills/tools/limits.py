@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from skills.tools.core import ToolDefinitionError
+from claimfsm.skills.tools.core import ToolDefinitionError
 
 __all__ = ["RateLimit", "ToolLimits"]
 

@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from skills.tools.core import Tool
+from claimfsm.skills.tools.core import Tool
 
 __all__ = [
     "FetchBeforeExtractPolicy",

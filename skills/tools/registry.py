@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from skills.base import describe_validation_error
-from skills.tools.core import Tool, ToolDefinitionError
+from claimfsm.skills.base import describe_validation_error
+from claimfsm.skills.tools.core import Tool, ToolDefinitionError
 
 __all__ = ["MAX_DESCRIPTION", "NAME_PATTERN", "ToolRegistry", "validate_tool"]
 

@@ -3,7 +3,7 @@
 The learned judge's verdict head compares the claim with each evidence sentence in
 embedding space; those sentences come from the corpus, so their vectors are computed once,
 at ingest (or when ``eval`` prepares its index), and stored in ``ev_text_vectors(key,
-model, vec)``: ``key`` is :func:`skills.embed.text_key` of the sentence text, shared by
+model, vec)``: ``key`` is :func:`claimfsm.skills.embed.text_key` of the sentence text, shared by
 every document that contains the same sentence. An engine that ranks with an embedder
 hands these rows to it (``remember``), and the embedder answers them from memory.
 """
@@ -15,11 +15,11 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from skills.embed import text_key
-from skills.tools.sentences import split_sentences
+from claimfsm.skills.embed import text_key
+from claimfsm.skills.tools.sentences import split_sentences
 
 if TYPE_CHECKING:
-    from skills.embed import Embedder
+    from claimfsm.skills.embed import Embedder
 
 __all__ = ["SENTENCE_SCHEMA", "SentenceVectors"]
 

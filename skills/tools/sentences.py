@@ -15,7 +15,7 @@ from collections import Counter
 
 from pydantic import BaseModel, ConfigDict
 
-from skills.analysis.text import keywords, stem, tokens
+from claimfsm.skills.analysis.text import keywords, stem, tokens
 
 __all__ = ["RankedSentence", "rank_sentences", "split_sentences", "terms"]
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import numpy
     from numpy.typing import NDArray
 
-    from skills.embed import Embedder
+    from claimfsm.skills.embed import Embedder
 
 __all__ = [
     "DENSE_POOL", "LEXICAL_WEIGHT", "RRF_K", "DenseStore", "embed_text", "fuse_scores", "rrf",

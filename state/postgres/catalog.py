@@ -1,7 +1,7 @@
-"""The PostgreSQL side of the session catalog (:mod:`state.catalog`): ``st_catalog``
+"""The PostgreSQL side of the session catalog (:mod:`claimfsm.state.catalog`): ``st_catalog``
 holds each session's claim and its head's verdict label, written in the same statement
 as the session's creation and as the commit that changes the verdict (see
-:mod:`state.postgres.db`). A page is one query: newest first by session id, keyset
+:mod:`claimfsm.state.postgres.db`). A page is one query: newest first by session id, keyset
 paged, filters in SQL, and the state and last update read from the head row."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 
 import psycopg
 
-from state.catalog import SessionSummary, SummaryPage, SummaryQuery, sql_filters
-from state.model import Revision
-from state.postgres.db import listed
+from claimfsm.state.catalog import SessionSummary, SummaryPage, SummaryQuery, sql_filters
+from claimfsm.state.model import Revision
+from claimfsm.state.postgres.db import listed
 
 __all__ = ["fill_catalog", "list_page"]
 

@@ -1,4 +1,4 @@
-"""The plumbing of :class:`~state.postgres.store.PostgresStore`: one connection, the
+"""The plumbing of :class:`~claimfsm.state.postgres.store.PostgresStore`: one connection, the
 retried queries, caches of decoded revisions and blobs, and reading rows back through
 the same decoder as the SQLite backend."""
 
@@ -8,13 +8,13 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from state import codec
-from state.codec import CodecError
-from state.errors import NoStore, StoreError, UnknownRevision, UnknownSession
-from state.postgres.db import ROWS, connect, init_schema, redact, retrying
-from state.sqlite.decode import ChainDecoder, decode_rows
-from state.sqlite.lru import Lru
-from state.sqlite.rows import Encoded, Entry, Row, inflate
+from claimfsm.state import codec
+from claimfsm.state.codec import CodecError
+from claimfsm.state.errors import NoStore, StoreError, UnknownRevision, UnknownSession
+from claimfsm.state.postgres.db import ROWS, connect, init_schema, redact, retrying
+from claimfsm.state.sqlite.decode import ChainDecoder, decode_rows
+from claimfsm.state.sqlite.lru import Lru
+from claimfsm.state.sqlite.rows import Encoded, Entry, Row, inflate
 
 __all__ = ["MAX_REV", "PostgresCore"]
 
@@ -25,7 +25,8 @@ MAX_REV = 0x7FFFFFFF
 
 
 class PostgresCore:
-    """Connection, caches and the read paths (see :class:`~state.postgres.store.PostgresStore`)."""
+    """Connection, caches and the read paths (see
+    :class:`~claimfsm.state.postgres.store.PostgresStore`)."""
 
     def __init__(
         self, url: str, *, snapshot_every: int = 8, cache_size: int = 1024,

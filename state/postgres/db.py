@@ -1,4 +1,4 @@
-"""PostgreSQL plumbing for :class:`state.postgres.store.PostgresStore`: the connection,
+"""PostgreSQL plumbing for :class:`claimfsm.state.postgres.store.PostgresStore`: the connection,
 the ``st_`` schema, the statements, and server errors mapped to store errors.
 
 Every write is one statement in autocommit mode (a data-modifying CTE: compare-and-set
@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import errors as pg_errors
 
-from state.errors import RevConflict, StoreError
-from state.model import SessionState, verdict_label
+from claimfsm.state.errors import RevConflict, StoreError
+from claimfsm.state.model import SessionState, verdict_label
 
 __all__ = [
     "COMMIT",

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from state.errors import RevConflict, UnknownRevision, UnknownSession
-from state.model import Revision, verdict_label
-from state.postgres.core import MAX_REV, PostgresCore
-from state.postgres.db import (
+from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
+from claimfsm.state.model import Revision, verdict_label
+from claimfsm.state.postgres.core import MAX_REV, PostgresCore
+from claimfsm.state.postgres.db import (
     COMMIT,
     COMMIT_BLOBS,
     COMMIT_BLOBS_LABEL,
@@ -25,14 +25,14 @@ from state.postgres.db import (
     listed,
     retrying,
 )
-from state.postgres.verify import prune_blobs, verify_rows
-from state.sqlite.db import ChainBroken
-from state.sqlite.maintenance import restamp_rows
-from state.sqlite.rows import encode_revision, packed
-from state.store import ChainCheck, CompactReport, StateStore
+from claimfsm.state.postgres.verify import prune_blobs, verify_rows
+from claimfsm.state.sqlite.db import ChainBroken
+from claimfsm.state.sqlite.maintenance import restamp_rows
+from claimfsm.state.sqlite.rows import encode_revision, packed
+from claimfsm.state.store import ChainCheck, CompactReport, StateStore
 
 if TYPE_CHECKING:
-    from state.catalog import SummaryPage, SummaryQuery
+    from claimfsm.state.catalog import SummaryPage, SummaryQuery
 
 __all__ = ["PostgresStore"]
 
@@ -43,8 +43,8 @@ class PostgresStore(PostgresCore, StateStore):
 
     Durability is the server's: with ``synchronous_commit=on`` (the default) a commit
     returns once its WAL record is flushed. ``connect_timeout`` is in seconds. With
-    ``create=False`` a database without the ``st_`` tables is :class:`~state.errors.NoStore`
-    (read-only commands never create a store).
+    ``create=False`` a database without the ``st_`` tables is
+    :class:`~claimfsm.state.errors.NoStore` (read-only commands never create a store).
     """
 
     def __enter__(self) -> PostgresStore:
@@ -138,8 +138,8 @@ class PostgresStore(PostgresCore, StateStore):
 
     def summaries(self, query: SummaryQuery) -> SummaryPage:
         """A page of session summaries from the catalog (one indexed query)."""
-        from state.catalog import scan_summaries
-        from state.postgres.catalog import fill_catalog, list_page  # loads when listing
+        from claimfsm.state.catalog import scan_summaries
+        from claimfsm.state.postgres.catalog import fill_catalog, list_page  # loads when listing
 
         if not self._catalog_complete:
             self._catalog_complete = self._locked(lambda: fill_catalog(self._conn, self.head))

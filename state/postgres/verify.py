@@ -1,6 +1,6 @@
 """Chain verification and blob pruning for the PostgreSQL rows.
 
-The walk is the SQLite backend's (:class:`state.sqlite.decode.ChainDecoder` recomputes
+The walk is the SQLite backend's (:class:`claimfsm.state.sqlite.decode.ChainDecoder` recomputes
 every hash); only the blob look-up differs, so it is passed in.
 """
 
@@ -13,11 +13,11 @@ from typing import Any
 import orjson
 import psycopg
 
-from state import codec
-from state.codec import CodecError
-from state.sqlite.maintenance import walk_chain
-from state.sqlite.rows import Row
-from state.store import ChainCheck
+from claimfsm.state import codec
+from claimfsm.state.codec import CodecError
+from claimfsm.state.sqlite.maintenance import walk_chain
+from claimfsm.state.sqlite.rows import Row
+from claimfsm.state.store import ChainCheck
 
 __all__ = ["BlobLookup", "prune_blobs", "verify_rows"]
 

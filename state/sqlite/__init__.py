@@ -6,7 +6,7 @@ May import ``state``'s backend-neutral modules (model, store protocol, codec, er
 never ``fsm`` or ``skills``. Users import :class:`SQLiteStore` from here or from ``state``.
 """
 
-from state.sqlite.store import SQLiteStore
+from claimfsm.state.sqlite.store import SQLiteStore
 
 __all__ = [
     "SQLiteStore",

@@ -1,9 +1,9 @@
-"""The SQLite side of the session catalog (:mod:`state.catalog`).
+"""The SQLite side of the session catalog (:mod:`claimfsm.state.catalog`).
 
 A listing needs each session's claim, state, verdict, revision count and last update.
 The state and the last update are columns of the head row (the session's last key in
 ``st_revisions``); ``st_catalog`` (created with the other tables in
-:mod:`state.sqlite.db`) holds the rest, written so that a step costs nothing extra:
+:mod:`claimfsm.state.sqlite.db`) holds the rest, written so that a step costs nothing extra:
 
 - the verdict label, by the commit that changes it (in the same transaction; a session
   without a row has no verdict), so a step that leaves the verdict alone writes nothing;
@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from state.catalog import (
+from claimfsm.state.catalog import (
     SessionSummary,
     SummaryPage,
     SummaryQuery,
@@ -33,8 +33,8 @@ from state.catalog import (
     sql_filters,
     verdict_label,
 )
-from state.model import Revision
-from state.sqlite.db import HEAD
+from claimfsm.state.model import Revision
+from claimfsm.state.sqlite.db import HEAD
 
 __all__ = ["CatalogReader"]
 _CLAIM = ("INSERT INTO st_catalog (id, claim) VALUES (?, ?)"

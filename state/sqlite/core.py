@@ -1,4 +1,4 @@
-"""The plumbing under :class:`state.sqlite.store.SQLiteStore`: options, connections, the
+"""The plumbing under :class:`claimfsm.state.sqlite.store.SQLiteStore`: options, connections, the
 read and write paths, the decoded-revision and blob caches.
 """
 
@@ -12,10 +12,10 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar
 
-from state import codec
-from state.codec import CodecError
-from state.errors import StoreError, UnknownRevision, UnknownSession
-from state.sqlite.db import (
+from claimfsm.state import codec
+from claimfsm.state.codec import CodecError
+from claimfsm.state.errors import StoreError, UnknownRevision, UnknownSession
+from claimfsm.state.sqlite.db import (
     DURABILITY_MODES,
     HEAD,
     CorruptStore,
@@ -28,11 +28,11 @@ from state.sqlite.db import (
     retrying,
     transaction,
 )
-from state.sqlite.decode import ChainDecoder, decode_rows
-from state.sqlite.lru import Lru
-from state.sqlite.read import READ_ROWS, read_revision
-from state.sqlite.rows import Encoded, Entry, Row, inflate
-from state.sqlite.writers import WriterQueue
+from claimfsm.state.sqlite.decode import ChainDecoder, decode_rows
+from claimfsm.state.sqlite.lru import Lru
+from claimfsm.state.sqlite.read import READ_ROWS, read_revision
+from claimfsm.state.sqlite.rows import Encoded, Entry, Row, inflate
+from claimfsm.state.sqlite.writers import WriterQueue
 
 __all__ = ["INSERT_BLOB", "INSERT_ROW", "SQLiteCore"]
 
@@ -57,7 +57,8 @@ _SESSION = (f"SELECT id, {HEAD.replace('?1', '(id << 32)')} FROM st_sessions"
 
 
 class SQLiteCore:
-    """Connection, caches and the read/write paths (see :class:`state.sqlite.store.SQLiteStore`)."""
+    """Connection, caches and the read/write paths (see
+    :class:`claimfsm.state.sqlite.store.SQLiteStore`)."""
 
     def __init__(
         self,

@@ -1,5 +1,5 @@
-"""SQLite plumbing for :class:`state.sqlite.store.SQLiteStore`: connections, the ``st_`` schema,
-bounded retry on SQLITE_BUSY, write transactions and the group committer.
+"""SQLite plumbing for :class:`claimfsm.state.sqlite.store.SQLiteStore`: connections, the ``st_``
+schema, bounded retry on SQLITE_BUSY, write transactions and the group committer.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from state.errors import StoreError
+from claimfsm.state.errors import StoreError
 
 __all__ = [
     "DURABILITY_MODES",

@@ -12,11 +12,11 @@ from typing import Any
 
 import orjson
 
-from state import codec
-from state.codec import STATE_FIELDS, CodecError
-from state.model import Revision
-from state.sqlite.db import CorruptStore
-from state.sqlite.rows import DELTA, INDEX, SNAPSHOT, Entry, Row, state_from, trusted
+from claimfsm.state import codec
+from claimfsm.state.codec import STATE_FIELDS, CodecError
+from claimfsm.state.model import Revision
+from claimfsm.state.sqlite.db import CorruptStore
+from claimfsm.state.sqlite.rows import DELTA, INDEX, SNAPSHOT, Entry, Row, state_from, trusted
 
 __all__ = ["ChainDecoder", "decode_rows"]
 
@@ -210,7 +210,7 @@ def decode_rows(sid: str, decoder: ChainDecoder, rows: list[Row],
                 every: bool = True) -> list[Entry]:
     """``rows`` of session ``sid`` through ``decoder``: an entry for each (with
     ``every=False`` only the last), each also handed to ``keep`` (a store's cache).
-    Raises :class:`~state.sqlite.db.CorruptStore` when a row does not decode."""
+    Raises :class:`~claimfsm.state.sqlite.db.CorruptStore` when a row does not decode."""
     out: list[Entry] = []
     last = len(rows) - 1
     try:

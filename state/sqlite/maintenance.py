@@ -12,11 +12,11 @@ from typing import NamedTuple
 
 import orjson
 
-from state import codec
-from state.codec import STATE_FIELDS, CodecError
-from state.sqlite.decode import ChainDecoder
-from state.sqlite.rows import DELTA, SNAPSHOT, Row, inflate, small_op
-from state.store import ChainCheck
+from claimfsm.state import codec
+from claimfsm.state.codec import STATE_FIELDS, CodecError
+from claimfsm.state.sqlite.decode import ChainDecoder
+from claimfsm.state.sqlite.rows import DELTA, SNAPSHOT, Row, inflate, small_op
+from claimfsm.state.store import ChainCheck
 
 __all__ = [
     "SELECT_ROWS",

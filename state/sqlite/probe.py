@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 from typing import Literal
 
-from state.errors import StoreError
+from claimfsm.state.errors import StoreError
 
 __all__ = [
     "ForeignStore",

@@ -1,7 +1,7 @@
 """The cold read of one revision: one statement fetches exactly the rows it needs, and
 they are decoded straight into the revision, with nothing else built on the way.
 
-The chain walk in :mod:`state.sqlite.decode` keeps what fsck, compact, fork and
+The chain walk in :mod:`claimfsm.state.sqlite.decode` keeps what fsck, compact, fork and
 ``history`` need at every row (field bytes, digests, the previous plain values). A single
 read needs only the last state, so this path parses the snapshot once, applies the
 deltas to the parsed values in place (every value here was parsed by this call, so
@@ -16,10 +16,10 @@ from typing import Any
 
 import orjson
 
-from state import codec
-from state.codec import STATE_FIELDS, CodecError
-from state.model import Revision
-from state.sqlite.rows import DELTA, SNAPSHOT, Entry, state_from, trusted
+from claimfsm.state import codec
+from claimfsm.state.codec import STATE_FIELDS, CodecError
+from claimfsm.state.model import Revision
+from claimfsm.state.sqlite.rows import DELTA, SNAPSHOT, Entry, state_from, trusted
 
 __all__ = ["READ_ROWS", "read_revision"]
 

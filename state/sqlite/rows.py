@@ -16,9 +16,9 @@ import orjson
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from state import codec
-from state.codec import STATE_FIELDS
-from state.model import Revision, SessionState, trusted
+from claimfsm.state import codec
+from claimfsm.state.codec import STATE_FIELDS
+from claimfsm.state.model import Revision, SessionState, trusted
 
 __all__ = [
     "DELTA",

@@ -12,16 +12,22 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from state.errors import RevConflict, UnknownRevision, UnknownSession
-from state.model import Revision, SessionState, trusted, verdict_label
-from state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL, SQLiteCore
-from state.sqlite.db import HEAD, ChainBroken
-from state.sqlite.maintenance import compact_rows, prune_blobs, read_rows, restamp_rows, verify_rows
-from state.sqlite.rows import Entry, bound, encode_revision
-from state.store import ChainCheck, CompactReport, StateStore
+from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
+from claimfsm.state.model import Revision, SessionState, trusted, verdict_label
+from claimfsm.state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL, SQLiteCore
+from claimfsm.state.sqlite.db import HEAD, ChainBroken
+from claimfsm.state.sqlite.maintenance import (
+    compact_rows,
+    prune_blobs,
+    read_rows,
+    restamp_rows,
+    verify_rows,
+)
+from claimfsm.state.sqlite.rows import Entry, bound, encode_revision
+from claimfsm.state.store import ChainCheck, CompactReport, StateStore
 
 if TYPE_CHECKING:
-    from state.catalog import SummaryPage, SummaryQuery
+    from claimfsm.state.catalog import SummaryPage, SummaryQuery
 
 __all__ = ["SQLiteStore"]
 
@@ -52,7 +58,7 @@ class SQLiteStore(SQLiteCore, StateStore):
     checkpoints; survives a process crash, may lose the newest commits on power loss) or
     ``"group"`` (concurrent commits in this process share one transaction and fsync;
     each returns once durable). ``busy_timeout`` bounds how long a call waits for other
-    writers before :class:`~state.sqlite.db.StoreBusy`. ``group_window`` (seconds) lets
+    writers before :class:`~claimfsm.state.sqlite.db.StoreBusy`. ``group_window`` (seconds) lets
     the group committer wait for more commits before each batch.
     """
 
@@ -169,7 +175,7 @@ class SQLiteStore(SQLiteCore, StateStore):
     def summaries(self, query: SummaryQuery) -> SummaryPage:
         """A page of session summaries from the catalog (one indexed query)."""
         if self._catalog is None:
-            from state.sqlite.catalog import CatalogReader  # loads when listing
+            from claimfsm.state.sqlite.catalog import CatalogReader  # loads when listing
 
             self._catalog = CatalogReader(
                 read=self._read, write=self._write, head=self.head,

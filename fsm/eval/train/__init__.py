@@ -1,7 +1,7 @@
 """Training of the learned stance judge and its claim-level verdict head, with K-fold
 cross-validation by claim, on one softmax-regression solver.
 
-May import the engine core, ``fsm.eval``'s other modules, ``skills`` and ``state``;
+May import the engine core, ``claimfsm.eval``'s other modules, ``skills`` and ``state``;
 needs numpy.
 """
 
@@ -13,31 +13,31 @@ from typing import Any
 # Re-exported on first use (PEP 562): importing the package stays cheap for the
 # commands that never need it.
 _WHERE = {
-    "ALPHAS": "fsm.eval.train.verdict",
-    "Fit": "fsm.eval.train.judge",
-    "GRID_REFUTE": "fsm.eval.train.judge",
-    "GRID_SUPPORT": "fsm.eval.train.judge",
-    "HeadData": "fsm.eval.train.verdict",
-    "HeadSpec": "fsm.eval.train.head",
-    "L2S": "fsm.eval.train.verdict",
-    "Pairs": "fsm.eval.train.judge",
-    "Retrieved": "fsm.eval.train.retrieved",
-    "TOPS": "fsm.eval.train.retrieved",
-    "TrainReport": "fsm.eval.train.judge",
-    "choose_head": "fsm.eval.train.verdict",
-    "choose_thresholds": "fsm.eval.train.judge",
-    "claim_verdicts": "fsm.eval.train.judge",
-    "collect_pairs": "fsm.eval.train.judge",
-    "fit": "fsm.eval.train.judge",
-    "fit_head": "fsm.eval.train.verdict",
-    "fit_softmax": "fsm.eval.train.softmax",
-    "head_data": "fsm.eval.train.head",
-    "head_fold": "fsm.eval.train.head",
-    "head_matrix": "fsm.eval.train.verdict",
-    "labels_of": "fsm.eval.train.verdict",
-    "predict": "fsm.eval.train.verdict",
-    "retrieve_for_training": "fsm.eval.train.retrieved",
-    "train": "fsm.eval.train.judge",
+    "ALPHAS": "claimfsm.eval.train.verdict",
+    "Fit": "claimfsm.eval.train.judge",
+    "GRID_REFUTE": "claimfsm.eval.train.judge",
+    "GRID_SUPPORT": "claimfsm.eval.train.judge",
+    "HeadData": "claimfsm.eval.train.verdict",
+    "HeadSpec": "claimfsm.eval.train.head",
+    "L2S": "claimfsm.eval.train.verdict",
+    "Pairs": "claimfsm.eval.train.judge",
+    "Retrieved": "claimfsm.eval.train.retrieved",
+    "TOPS": "claimfsm.eval.train.retrieved",
+    "TrainReport": "claimfsm.eval.train.judge",
+    "choose_head": "claimfsm.eval.train.verdict",
+    "choose_thresholds": "claimfsm.eval.train.judge",
+    "claim_verdicts": "claimfsm.eval.train.judge",
+    "collect_pairs": "claimfsm.eval.train.judge",
+    "fit": "claimfsm.eval.train.judge",
+    "fit_head": "claimfsm.eval.train.verdict",
+    "fit_softmax": "claimfsm.eval.train.softmax",
+    "head_data": "claimfsm.eval.train.head",
+    "head_fold": "claimfsm.eval.train.head",
+    "head_matrix": "claimfsm.eval.train.verdict",
+    "labels_of": "claimfsm.eval.train.verdict",
+    "predict": "claimfsm.eval.train.verdict",
+    "retrieve_for_training": "claimfsm.eval.train.retrieved",
+    "train": "claimfsm.eval.train.judge",
 }
 
 __all__ = sorted(_WHERE)

@@ -1,4 +1,4 @@
-"""Glue between :func:`fsm.eval.train.judge.train` and the verdict head's trainer.
+"""Glue between :func:`claimfsm.eval.train.judge.train` and the verdict head's trainer.
 
 :class:`HeadSpec` says how the head is built (how many ranked sentences per subclaim it
 reads, and the embedder for its dense part, if any); :func:`head_data` gathers its
@@ -15,13 +15,20 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from fsm.eval.data import Dataset
-from fsm.eval.train.retrieved import Retrieved
-from fsm.eval.train.verdict import HeadData, choose_head, fit_head, head_matrix, labels_of, predict
-from skills.stance.model_features import LEXICAL_FEATURES, lexical_features
+from claimfsm.eval.data import Dataset
+from claimfsm.eval.train.retrieved import Retrieved
+from claimfsm.eval.train.verdict import (
+    HeadData,
+    choose_head,
+    fit_head,
+    head_matrix,
+    labels_of,
+    predict,
+)
+from claimfsm.skills.stance.model_features import LEXICAL_FEATURES, lexical_features
 
 if TYPE_CHECKING:
-    from skills.stance.model import Embedder
+    from claimfsm.skills.stance.model import Embedder
 
 __all__ = ["HeadSpec", "head_data", "head_fold"]
 

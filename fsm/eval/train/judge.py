@@ -1,13 +1,13 @@
 """``claimfsm train``: fit the learned stance model and measure it honestly.
 
 The training data is every (claim, annotated evidence sentence, evidence label) triple of
-a dataset in the Climate-FEVER format. The model (:class:`skills.stance.model.StanceModel`)
+a dataset in the Climate-FEVER format. The model (:class:`claimfsm.skills.stance.model.StanceModel`)
 is a multinomial logistic regression over standardised features, fitted by accelerated
 gradient descent on a class-balanced cross-entropy with an L2 penalty: no randomness
 except the fixed-seed assignment of claims to folds, so the same data gives the same
 file.
 
-With a corpus (:mod:`fsm.eval.train.retrieved`) the thresholds, and how many ranked sentences
+With a corpus (:mod:`claimfsm.eval.train.retrieved`) the thresholds, and how many ranked sentences
 per subclaim to judge, are chosen on the verdicts over the engine's own retrieved
 evidence instead of the annotated sentences.
 
@@ -28,16 +28,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from fsm.eval.data import CLAIM_LABELS, EVIDENCE_LABELS, Dataset
-from fsm.eval.metrics import classification
-from fsm.eval.train.head import HeadSpec, head_data, head_fold
-from fsm.eval.train.report import TrainReport
-from fsm.eval.train.rerank import train_reranker
-from fsm.eval.train.retrieved import TOPS, Retrieved
-from fsm.eval.train.softmax import Fit, fit_softmax
-from fsm.eval.train.verdict import choose_head, fit_head, head_matrix
-from skills.stance.lexical import LABELS
-from skills.stance.model import Featurizer, StanceModel
+from claimfsm.eval.data import CLAIM_LABELS, EVIDENCE_LABELS, Dataset
+from claimfsm.eval.metrics import classification
+from claimfsm.eval.train.head import HeadSpec, head_data, head_fold
+from claimfsm.eval.train.report import TrainReport
+from claimfsm.eval.train.rerank import train_reranker
+from claimfsm.eval.train.retrieved import TOPS, Retrieved
+from claimfsm.eval.train.softmax import Fit, fit_softmax
+from claimfsm.eval.train.verdict import choose_head, fit_head, head_matrix
+from claimfsm.skills.stance.lexical import LABELS
+from claimfsm.skills.stance.model import Featurizer, StanceModel
 
 __all__ = [
     "GRID_REFUTE",
@@ -212,7 +212,7 @@ def train(
 ) -> TrainReport:
     """Cross-validate (nested, by claim), then fit on everything and write ``out``; with
     ``retrieved`` and ``head``, the claim-level verdict head too (stacked on out-of-fold
-    stance probabilities, see :mod:`fsm.eval.train.verdict`)."""
+    stance probabilities, see :mod:`claimfsm.eval.train.verdict`)."""
     feat = featurizer or Featurizer()
     pairs = collect_pairs(data)
     n = len(pairs.claim_labels)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from fsm.eval.metrics import ClassScores, RetrievalScores
+from claimfsm.eval.metrics import ClassScores, RetrievalScores
 
 __all__ = ["TrainReport"]
 

@@ -1,4 +1,4 @@
-"""Training the evidence reranker (:mod:`skills.stance.rerank`), cross-validated by claim.
+"""Training the evidence reranker (:mod:`claimfsm.skills.stance.rerank`), cross-validated by claim.
 
 Rows are the engine's own retrieved sentences (every subclaim's list, as EXTRACT kept
 it); a row is positive when its sentence is annotated SUPPORTS or REFUTES for the claim
@@ -18,12 +18,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from fsm.eval.data import Dataset
-from fsm.eval.metrics import RetrievalScores, doc_of, retrieval
-from fsm.eval.train.retrieved import Retrieved
-from fsm.eval.train.softmax import fit_softmax
-from fsm.eval.train.verdict import HeadData
-from skills.stance.rerank import (
+from claimfsm.eval.data import Dataset
+from claimfsm.eval.metrics import RetrievalScores, doc_of, retrieval
+from claimfsm.eval.train.retrieved import Retrieved
+from claimfsm.eval.train.softmax import fit_softmax
+from claimfsm.eval.train.verdict import HeadData
+from claimfsm.skills.stance.rerank import (
     RERANK_FEATURES,
     History,
     Reranker,

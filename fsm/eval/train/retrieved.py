@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from fsm.eval.data import Dataset
-from fsm.eval.run import EVAL_CONFIG, open_engine
+from claimfsm.eval.data import Dataset
+from claimfsm.eval.run import EVAL_CONFIG, open_engine
 
 if TYPE_CHECKING:
-    from skills.embed import Embedder
+    from claimfsm.skills.embed import Embedder
 
 __all__ = ["DEPTH", "TOPS", "Retrieved", "retrieve_for_training"]
 

@@ -1,15 +1,15 @@
-"""Training the claim-level verdict head (:mod:`skills.stance.verdict_head`).
+"""Training the claim-level verdict head (:mod:`claimfsm.skills.stance.verdict_head`).
 
 The head is stacked on the stance model: its rows aggregate the stance model's
 probabilities over each claim's *retrieved* evidence, so those probabilities must come
 from a stance model that never saw the claim (out-of-fold), exactly as at run time. The
-caller (:func:`fsm.eval.train.judge.train`) provides them; this module builds the claim rows, picks
-the L2 penalty and the prior-correction exponent by cross-validation over the training
+caller (:func:`claimfsm.eval.train.judge.train`) provides them; this module builds the claim rows,
+picks the L2 penalty and the prior-correction exponent by cross-validation over the training
 claims' folds (best accuracy + macro-F1), and fits a plain (not class-balanced)
 multinomial logistic regression by Nesterov-accelerated gradient descent.
 
 With claim embeddings and ``neighbours`` > 0, each row also reads the labels of the
-claim's nearest claims in a *bank* of training claims (:mod:`skills.stance.neighbours`):
+claim's nearest claims in a *bank* of training claims (:mod:`claimfsm.skills.stance.neighbours`):
 the caller names the bank (the training claims of the fold, or every claim for the model
 written); a claim in the bank never counts itself. Inside the bank the inner
 cross-validation that picks the penalty and exponent sees neighbour features computed
@@ -25,12 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from fsm.eval.data import CLAIM_LABELS
-from fsm.eval.metrics import classification
-from fsm.eval.train.retrieved import Retrieved
-from fsm.eval.train.softmax import Fit, fit_softmax
-from skills.stance.neighbours import neighbour_matrix
-from skills.stance.verdict_head import (
+from claimfsm.eval.data import CLAIM_LABELS
+from claimfsm.eval.metrics import classification
+from claimfsm.eval.train.retrieved import Retrieved
+from claimfsm.eval.train.softmax import Fit, fit_softmax
+from claimfsm.skills.stance.neighbours import neighbour_matrix
+from claimfsm.skills.stance.verdict_head import (
     VERDICTS,
     VerdictHead,
     claim_row,

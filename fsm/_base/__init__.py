@@ -1,0 +1,10 @@
+"""The bottom layer: what ``claimfsm.skills`` and ``claimfsm.state`` both need.
+
+The frozen-model base and ``trusted`` construction, JSON dumps, the error root and the
+stable error codes (``ErrorCode``), and the lazy-export helper every package ``__init__``
+uses. It imports nothing of claimfsm; everything else may import it.
+"""
+
+from claimfsm._base.lazy import lazy_exports
+
+__all__ = ["lazy_exports"]

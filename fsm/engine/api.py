@@ -1,0 +1,190 @@
+"""The public API for custom machines: states, moves and skills in a few lines.
+
+A custom machine is the same engine as the claim-verification one: a
+:class:`~claimfsm.engine.machine.MachineDef` run by a :class:`~claimfsm.engine.driver.Driver` over
+any
+:class:`~claimfsm.state.store.StateStore`, so it gets the store, rollback, fork, fsck and replay
+for free. This module only removes the boilerplate:
+
+- :func:`skill` turns a function ``(inp: MemoryInput, ctx) -> Envelope`` into a
+  :class:`~claimfsm.skills.base.Skill` whose input is the session's claim, config and memory;
+- :meth:`MemoryInput.ok` builds the success envelope (``sp`` is ``st.rev + 1``) whose
+  data is merged into the session's ``memory``;
+- :func:`define_machine` checks the definition and returns a :class:`Workflow`, which
+  builds drivers (``wf.driver(store)``).
+
+See ``docs/api.md`` for the 20-line example the benchmark's no-op workflow uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any
+
+from pydantic import ConfigDict
+
+from claimfsm.engine.bindings import Binding
+from claimfsm.engine.driver import Driver
+from claimfsm.engine.errors import MachineDefinitionError
+from claimfsm.engine.machine import MachineDef, RetryPolicy, StateSpec
+from claimfsm.skills.base import BaseIO, Skill, StRef
+from claimfsm.skills.context import SkillContext
+from claimfsm.skills.envelope import Envelope, Rollback, trusted
+from claimfsm.state.model import SessionState
+from claimfsm.state.model import trusted as trusted_state
+from claimfsm.state.store import StateStore
+
+__all__ = [
+    "MemoryInput",
+    "MemoryOutput",
+    "Workflow",
+    "define_machine",
+    "linear",
+    "memory_skill_binding",
+    "skill",
+]
+
+Handler = Callable[["MemoryInput", SkillContext], Envelope]
+
+
+class MemoryInput(BaseIO):
+    """What a custom skill sees: the session's claim (its input), config and memory."""
+
+    claim: str
+    config: dict[str, Any]
+    memory: dict[str, Any]
+    st: StRef
+
+    def ok(self, to: str, **data: Any) -> Envelope:
+        """Success, moving to ``to``; ``data`` is merged into the session's memory."""
+        # What ``Envelope.ok`` builds, without its checks: keyword arguments are a fresh
+        # dict with string keys, so ``d`` is already what validation would accept.
+        data.pop("sp", None)
+        data["sp"] = {"rev": self.st.rev + 1, "fsm": to}
+        return trusted(Envelope, {"s": "ok", "d": data, "e": None, "rb": "none"})
+
+    def error(self, code: str, msg: str, *, rb: Rollback = "none") -> Envelope:
+        """An expected failure (``rb``: what to roll back)."""
+        return Envelope.error(code, msg, rb=rb)
+
+
+class MemoryOutput(BaseIO):
+    """A custom skill's ``d``: any JSON object (it is merged into memory)."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="allow")
+
+
+def skill(
+    name: str | None = None, *, rb_on_error: Rollback = "state", description: str = ""
+) -> Callable[[Handler], Skill[MemoryInput, MemoryOutput]]:
+    """Decorator: a handler ``(inp: MemoryInput, ctx) -> Envelope`` as a named skill
+    (default name: the function's).
+    """
+
+    def wrap(fn: Handler) -> Skill[MemoryInput, MemoryOutput]:
+        return Skill(
+            name=name or fn.__name__, input_model=MemoryInput, output_model=MemoryOutput,
+            handler=fn, rb_on_error=rb_on_error,
+            description=description or (fn.__doc__ or "").strip(),
+        )
+
+    return wrap
+
+
+def _memory_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
+    return {"claim": state.claim, "config": state.config, "memory": state.memory, "st": st}
+
+
+def _memory_model(inp: dict[str, Any]) -> MemoryInput:
+    # Every value is the session state's own (validated when it entered) or the engine's
+    # ``st`` (a fresh dict per step): the model is built as is. The state's dicts are
+    # copied, as validation would, so a skill that mutates its input cannot reach into a
+    # stored revision.
+    return trusted(MemoryInput, {"claim": inp["claim"], "config": dict(inp["config"]),
+                                 "memory": dict(inp["memory"]),
+                                 "st": trusted(StRef, inp["st"])})
+
+
+def _memory_patch(state: SessionState, d: dict[str, Any], to: str) -> dict[str, Any]:
+    return {"memory": {**state.memory, **d}} if d else {}
+
+
+def _memory_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
+    if not d:
+        return state
+    return trusted_state(SessionState, {**state.__dict__, **_memory_patch(state, d, to)})
+
+
+def memory_skill_binding(sk: Skill[Any, Any]) -> Binding:
+    """The binding :func:`define_machine` gives a skill: input ``{claim, config, memory,
+    st}``; ``d`` (without ``sp``) merged into ``memory``.
+    """
+    build = _memory_model if sk.input_model is MemoryInput else None
+    return Binding(sk, _memory_in, _memory_apply, build, _memory_patch)
+
+
+@dataclass(frozen=True)
+class Workflow:
+    """A checked custom machine and its bindings; :meth:`driver` runs it over a store."""
+
+    definition: MachineDef
+    bindings: Mapping[str, Binding] = field(default_factory=dict)
+
+    def driver(self, store: StateStore, **options: Any) -> Driver:
+        """A :class:`~claimfsm.engine.driver.Driver` of this machine over ``store``; ``options`` go
+        to the driver (``clock``, ``new_sid``, ``tools``, ``sleep``, ``on_step``, ...).
+        """
+        return Driver(store, machine=self.definition, bindings=self.bindings, **options)
+
+
+def define_machine(
+    name: str,
+    *,
+    states: Mapping[str, Skill[Any, Any] | Binding | None],
+    transitions: Iterable[tuple[str, str]],
+    initial: str | None = None,
+    failure: str | None = None,
+    retry: Mapping[str, RetryPolicy] | None = None,
+) -> Workflow:
+    """A checked :class:`Workflow`.
+
+    ``states`` maps each state to its skill (a :class:`~claimfsm.skills.base.Skill`, or a
+    :class:`~claimfsm.engine.bindings.Binding` for a custom state mapping), or to ``None`` for a
+    final state; declaration order is kept. ``initial`` defaults to the first state.
+    ``failure`` names the final state errors lead to; ``retry`` gives per-state
+    :class:`~claimfsm.engine.machine.RetryPolicy`. Raises
+    :class:`~claimfsm.engine.errors.MachineDefinitionError` listing every problem.
+    """
+    retry = retry or {}
+    specs: list[StateSpec] = []
+    bindings: dict[str, Binding] = {}
+    problems = [f"retry policy for unknown state {s!r}" for s in retry if s not in states]
+    for state, bound in states.items():
+        if bound is None:
+            specs.append(StateSpec(state, final=True))
+            continue
+        binding = bound if isinstance(bound, Binding) else memory_skill_binding(bound)
+        sk = binding.skill.name
+        if sk in bindings and bindings[sk].skill is not binding.skill:
+            problems.append(f"two different skills are named {sk!r}")
+        bindings[sk] = binding
+        specs.append(StateSpec(state, skill=sk, retry=retry.get(state, RetryPolicy())))
+    if not specs:
+        problems.append("no states")
+    if problems:
+        raise MachineDefinitionError(
+            f"machine {name!r} is invalid: " + "; ".join(problems), problems=problems
+        )
+    definition = MachineDef(
+        name=name, states=tuple(specs), transitions=tuple(transitions),
+        initial=initial if initial is not None else specs[0].name, failure=failure,
+    ).validate()
+    return Workflow(definition, bindings)
+
+
+def linear(names: Iterable[str], end: str = "DONE") -> list[tuple[str, str]]:
+    """The moves of a straight pipeline: each state to the next, the last to ``end``."""
+    seq = [*names, end]
+    return list(pairwise(seq))

@@ -1,0 +1,330 @@
+"""The driver: the only writer of session state.
+
+One :meth:`Driver.step` = build the bound skill's input from the head revision, run the
+skill, check its envelope (``sp.rev`` is head+1, ``sp.fsm`` a legal move), fold ``d`` into
+the state or apply the rollback the envelope asks for, and commit exactly one revision with
+compare-and-set. Contract violations (illegal move, stale revision, a crashing skill) are
+reported as error envelopes and commit nothing.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
+from claimfsm.engine.errors import (
+    IllegalTransition,
+    MachineMismatch,
+    SessionFailed,
+    SessionFinished,
+    UnknownSkill,
+    check_claim,
+)
+from claimfsm.engine.limits import (
+    LIMIT_CODES,
+    deadline_envelope,
+    initial_runtime,
+    limit_envelope,
+    next_runtime,
+    seconds_left,
+)
+from claimfsm.engine.machine import DEFAULT_MACHINE, Machine, MachineDef
+from claimfsm.engine.step import StepResult, ToolSession, ToolsFactory, iso
+from claimfsm.skills.context import Clock, SeqIds, SkillContext, SystemClock, ToolCall
+from claimfsm.skills.envelope import Envelope
+from claimfsm.state.errors import RevConflict
+from claimfsm.state.model import RetryState, Revision, SessionState, new_state, trusted
+from claimfsm.state.rollback import entry_state, rewind_revision, tools_restored
+from claimfsm.state.store import StateStore
+
+__all__ = ["Driver", "StepResult", "ToolSession", "ToolsFactory", "iso"]
+
+
+class Driver:
+    """Runs sessions of one machine over one store."""
+
+    def __init__(
+        self,
+        store: StateStore,
+        *,
+        machine: MachineDef = DEFAULT_MACHINE,
+        bindings: Mapping[str, Binding] = DEFAULT_BINDINGS,
+        tools: ToolsFactory | None = None,
+        clock: Clock | None = None,
+        new_sid: Callable[[], str] | None = None,
+        sleep: Callable[[float], None] | None = None,
+        on_step: Callable[[StepResult], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.definition = machine
+        self.machine = Machine(machine)
+        for spec in machine.states:
+            if spec.skill and spec.skill not in bindings:
+                raise UnknownSkill(
+                    f"state {spec.name} binds unknown skill {spec.skill!r}",
+                    state=spec.name, skill=spec.skill,
+                )
+        self.bindings = bindings
+        self._finals = machine.finals
+        self._specs = {spec.name: spec for spec in machine.states}
+        # (skill name, binding) of each state that runs a skill, filled as states are
+        # first stepped (the default bindings import a skill's module on first use).
+        self._bound: dict[str, tuple[str, Binding]] = {}
+        self.tools = tools
+        self.clock: Clock = clock or SystemClock()
+        self.new_sid = new_sid or (lambda: uuid.uuid4().hex[:12])
+        self.sleep = sleep or time.sleep
+        self.on_step = on_step
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def start(
+        self, claim: str, *, sid: str | None = None, config: Mapping[str, Any] | None = None,
+        before_create: Callable[[Revision], None] | None = None,
+    ) -> Revision:
+        """Create a session at revision 0 in the initial state.
+
+        ``before_create`` sees revision 0 before it is stored: if it raises, nothing is
+        (``--record`` writes the record's header there, so a record file that cannot be
+        written leaves no session behind).
+
+        Raises :class:`~claimfsm.engine.errors.InputTooLarge` (nothing stored) for a claim over
+        :data:`claimfsm.skills.limits.MAX_CLAIM_CHARS` characters and
+        :class:`~claimfsm.engine.errors.BadInput`
+        for one that is not valid Unicode text (lone surrogates).
+        """
+        check_claim(claim)
+        sid = sid or self.new_sid()
+        initial = self.definition.initial
+        now = self.clock.now()
+        # The claim and config come from outside: validated here, once.
+        state = new_state(sid, claim, initial, dict(config or {}),
+                          initial_runtime(config or {}, now))
+        first = trusted(Revision, {
+            "sid": sid, "rev": 0, "parent_rev": None, "fsm": initial, "skill": None,
+            "envelope": None, "state": state, "ts": iso(now),
+            "events": [{"type": "SessionStarted"}],
+        })
+        if before_create is not None:
+            before_create(first)
+        return self.store.create(first)
+
+    def run(self, sid: str, *, max_steps: int = 1000) -> Revision:
+        """Step until a final state, an uncommitted failure, or ``max_steps``.
+
+        The head is read once; after that, the revision a step committed is the next
+        head (its compare-and-set has just shown it is). If another writer moved the
+        session on in between, the next commit loses its compare-and-set: the head is
+        then read again and that step run once more from it.
+        """
+        finals = self._finals
+        head_of = self.store.head
+        head = head_of(sid)
+        fresh = True
+        for _ in range(max_steps):
+            if head.fsm in finals:
+                return head
+            if head.state.retry is not None:
+                wait = self._retry_wait(head)
+                left = seconds_left(head.state, self.clock.now()) if wait > 0 else None
+                if left is not None:  # never sleep past the session's deadline
+                    wait = min(wait, max(0.0, left))
+                if wait > 0:
+                    self.sleep(wait)
+            result = self._step(head)
+            if result.revision is not None:
+                head, fresh = result.revision, False
+            elif result.lost_race and not fresh:
+                head, fresh = head_of(sid), True
+            else:
+                return head_of(sid)
+        return head_of(sid)
+
+    def rollback(self, sid: str, to: int, *, reopen: bool = False) -> Revision:
+        """Rewind: commit a new head equal to revision ``to`` (history is kept).
+
+        The spent budget, rate buckets and deadline stay as they are at the head. A session
+        in the machine's failure state is rewound only with ``reopen=True``, which the
+        ``Rewind`` event records.
+        """
+        head = self.store.head(sid)
+        failed = head.fsm == self.definition.failure
+        if failed and not reopen:
+            raise SessionFailed(f"session {sid} is {head.fsm}; rolling it back needs reopen "
+                                "(claimfsm rollback --reopen)", sid=sid, fsm=head.fsm)
+        rev = rewind_revision(self.store, sid, to, ts=iso(self.clock.now()),
+                              reopen=failed and reopen)
+        return self.store.commit(rev, expected_rev=head.rev)
+
+    def fork(self, sid: str, at: int, new_sid: str | None = None) -> Revision:
+        """A new session whose history is ``sid``'s up to revision ``at``."""
+        return self.store.fork(sid, at, new_sid or self.new_sid())
+
+    # -- one step -------------------------------------------------------------------------
+
+    def step(self, sid: str) -> StepResult:
+        """Fire one transition of ``sid``; see the module docstring."""
+        return self._step(self.store.head(sid))
+
+    def _step(self, head: Revision) -> StepResult:
+        sid, state, fsm = head.sid, head.state, head.fsm
+        bound = self._bound.get(fsm)
+        if bound is None:
+            bound = self._bind(sid, fsm)
+        name, binding = bound
+        clock = self.clock
+        now = clock.now()
+        ts = now.isoformat() if now.microsecond else iso(now)  # iso(now), one call fewer
+        # Past the session's deadline: run nothing. (No runtime, no deadline.)
+        expired = deadline_envelope(state, now) if state.runtime else None
+        if expired is None and state.retry is not None and self._retry_wait(head, now) > 0:
+            assert state.retry is not None
+            env = Envelope.retry("RETRY_NOT_DUE", f"next attempt at {state.retry.next_at}")
+            return self._report(StepResult(sid, fsm, fsm, None, env, None, ts=ts))
+        tools = self.tools(state, clock) if self.tools else None
+        ctx = SkillContext(clock, SeqIds(), tools)
+        try:
+            inp = binding.to_input(state, {"sid": sid, "rev": head.rev, "fsm": fsm})
+            model = inp if binding.build is None else binding.build(inp)
+        except Exception as exc:  # a binding bug: report, touch nothing
+            env = Envelope.error("INTERNAL", f"{name} input: {type(exc).__name__}: {exc}")
+            return self._report(StepResult(sid, fsm, fsm, name, env, None, ts=ts))
+        env = expired or binding.skill.run(model, ctx)
+        calls: list[ToolCall] = []
+        events: list[dict[str, Any]] = []
+        if tools is not None:
+            calls, events = list(tools.calls), list(tools.events)
+            if calls:  # whole calls, results included, so `claimfsm export` can rebuild a record
+                events.append({"type": "ToolCalls",
+                               "calls": [c.model_dump(mode="json") for c in calls]})
+        limit = expired or (limit_envelope(calls) if calls else None)
+        if limit is not None and limit.e is not None:  # the session's deadline or budget ran out
+            events.append({"type": "LimitExceeded", "code": limit.e.code, "msg": limit.e.msg})
+            env = limit
+        result = StepResult(sid, fsm, fsm, name, env, None, inp, calls, ts)
+        if env.e is not None and env.e.code == "INTERNAL":
+            return self._report(result)
+        try:
+            new_state, after, events = self._next_state(head, env, binding, tools, events, now)
+        except IllegalTransition as exc:
+            result.envelope = Envelope.error(exc.code, exc.msg)
+            return self._report(result)
+        except _StaleRev as exc:
+            result.envelope = Envelope.error("REV_CONFLICT", str(exc))
+            return self._report(result)
+        except Exception as exc:  # an apply bug: report, touch nothing
+            result.envelope = Envelope.error(
+                "INTERNAL", f"{name} apply: {type(exc).__name__}: {exc}"
+            )
+            return self._report(result)
+        # Every field is the engine's own, each checked above: built without validation.
+        rev = trusted(Revision, {
+            "sid": sid, "rev": head.rev + 1, "parent_rev": head.rev, "fsm": after,
+            "skill": name, "envelope": env.to_dict(), "state": new_state, "ts": ts,
+            "events": events,
+        })
+        try:
+            result.revision = self.store.commit(rev, expected_rev=head.rev)
+        except RevConflict as exc:
+            result.envelope = Envelope.error("REV_CONFLICT", exc.msg)
+            result.lost_race = True
+            return self._report(result)
+        result.after = after
+        return result if self.on_step is None else self._report(result)
+
+    def _bind(self, sid: str, fsm: str) -> tuple[str, Binding]:
+        if fsm in self._finals:
+            raise SessionFinished(f"session {sid} is in final state {fsm}", sid=sid, fsm=fsm)
+        spec = self._specs.get(fsm)
+        if spec is None:
+            raise MachineMismatch(
+                f"session {sid} is in state {fsm}, which machine {self.definition.name!r} does "
+                "not have (was it started by another machine? drive it with that one)",
+                sid=sid, fsm=fsm)
+        assert spec.skill is not None  # validated: non-final states bind a skill
+        bound = self._bound[fsm] = (spec.skill, self.bindings[spec.skill])
+        return bound
+
+    def _report(self, result: StepResult) -> StepResult:
+        if self.on_step is not None:
+            self.on_step(result)
+        return result
+
+    def _retry_wait(self, head: Revision, now: datetime | None = None) -> float:
+        retry = head.state.retry
+        if retry is None or retry.next_at is None or retry.state != head.fsm:
+            return 0.0
+        now = now or self.clock.now()
+        return max(0.0, (datetime.fromisoformat(retry.next_at) - now).total_seconds())
+
+    def _next_state(
+        self,
+        head: Revision,
+        env: Envelope,
+        binding: Binding,
+        tools: ToolSession | None,
+        events: list[dict[str, Any]],
+        now: datetime,
+    ) -> tuple[SessionState, str, list[dict[str, Any]]]:
+        state, fsm = head.state, head.fsm
+        spec = self._specs[fsm]
+        # Spent calls are never given back. Without tools nothing was spent: the runtime
+        # is shared with the parent (the store sees an unchanged field by identity).
+        runtime = state.runtime if tools is None else next_runtime(state.runtime, tools)
+        if env.s == "ok":
+            move = env.move()
+            if move is None:
+                raise IllegalTransition(f"{spec.skill}: ok envelope without d.sp", source=fsm)
+            rev, to = move
+            if rev != head.rev + 1:
+                raise _StaleRev(f"sp.rev is {rev}, expected head+1 = {head.rev + 1}")
+            self.machine.fire(fsm, to)
+            update: dict[str, Any] = {"fsm": to, "retry": None, "error": None,
+                                      "runtime": runtime}
+            if tools is not None:
+                update["policy"] = dict(tools.policy_state)
+            if to != fsm:
+                update["entry_rev"] = head.rev + 1
+            patch = binding.patch
+            if patch is not None:  # the binding's fields and the driver's: one new state
+                fields = {**state.__dict__, **patch(state, env.data, to), **update}
+            else:
+                fields = {**binding.apply(state, env.data, to).__dict__, **update}
+            # ``model_copy(update=...)`` without its copies: the values are the driver's.
+            return trusted(SessionState, fields), to, events
+        assert env.e is not None
+        code, msg = env.e.code, env.e.msg
+        if env.rb == "state":
+            state = entry_state(self.store, head.sid, head)
+            events = [*events, {"type": "Rollback", "rb": "state", "to": state.entry_rev}]
+        elif env.rb == "tools":
+            state = tools_restored(self.store, head.sid, head)
+            events = [*events, {"type": "Rollback", "rb": "tools", "to": state.entry_rev}]
+        policy = spec.retry
+        attempts = (state.retry.attempts if state.retry and state.retry.state == fsm else 0) + 1
+        retryable = (env.s == "retry" or code in policy.codes) and code not in LIMIT_CODES
+        if retryable and attempts < policy.max_attempts:
+            nxt = now + timedelta(seconds=policy.delay(attempts))
+            retry = RetryState(state=fsm, attempts=attempts, next_at=iso(nxt), code=code)
+            events = [*events, {"type": "RetryScheduled", "attempt": attempts, "code": code}]
+            update = {"retry": retry, "fsm": fsm, "runtime": runtime}
+            return state.model_copy(update=update), fsm, events
+        failure = self.definition.failure
+        if failure is None:
+            raise IllegalTransition(f"{code} in {fsm} and the machine has no failure state")
+        self.machine.move(fsm, failure)
+        if retryable:
+            code, msg = "RETRY_EXHAUSTED", f"{attempts} attempts in {fsm}; last: {code}: {msg}"
+        retry = RetryState(state=fsm, attempts=attempts, next_at=None, code=env.e.code)
+        failed = state.model_copy(update={"fsm": failure, "error": {"code": code, "msg": msg},
+                                          "retry": retry if retryable else None,
+                                          "entry_rev": head.rev + 1, "runtime": runtime})
+        return failed, failure, events
+
+
+class _StaleRev(Exception):
+    """The envelope's ``sp.rev`` is not head+1."""

@@ -1,0 +1,246 @@
+"""The machine as data, checked when built, behind a small typed façade over ``transitions``.
+
+A :class:`MachineDef` lists states (each non-final one binds a skill and may carry a retry
+policy) and allowed moves. :meth:`MachineDef.validate` applies python-statemachine's
+definition checks; :class:`Machine` wraps a ``transitions`` machine with no auto
+transitions, so an illegal move raises :class:`IllegalTransition`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from transitions import MachineError
+
+from claimfsm.engine.errors import IllegalTransition, MachineDefinitionError
+from claimfsm.engine.firing import build_engine, cached_engine, trigger_name
+
+__all__ = [
+    "DEFAULT_MACHINE",
+    "Machine",
+    "MachineDef",
+    "RetryPolicy",
+    "StateSpec",
+    "mermaid",
+]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Which error codes are retried in a state, how often, and with what backoff.
+
+    Like Step Functions' ``Retry``: attempt ``n`` waits ``min(cap_s, backoff_s * factor**(n-1))``.
+    """
+
+    codes: frozenset[str] = frozenset()
+    max_attempts: int = 3
+    backoff_s: float = 1.0
+    factor: float = 2.0
+    cap_s: float = 30.0
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before attempt ``attempt + 1``."""
+        return float(min(self.cap_s, self.backoff_s * self.factor ** max(0, attempt - 1)))
+
+
+@dataclass(frozen=True)
+class StateSpec:
+    """One state: its name, the skill it binds (non-final only), whether it is final."""
+
+    name: str
+    skill: str | None = None
+    final: bool = False
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+
+@dataclass(frozen=True)
+class MachineDef:
+    """States and moves as data; ``failure`` is the final state errors lead to."""
+
+    name: str
+    states: tuple[StateSpec, ...]
+    transitions: tuple[tuple[str, str], ...]
+    initial: str
+    failure: str | None = None
+
+    def state(self, name: str) -> StateSpec:
+        """The spec of ``name`` (KeyError if unknown)."""
+        for spec in self.states:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """State names in declaration order."""
+        return tuple(s.name for s in self.states)
+
+    @property
+    def finals(self) -> frozenset[str]:
+        """The final states."""
+        return frozenset(s.name for s in self.states if s.final)
+
+    def targets(self, source: str) -> tuple[str, ...]:
+        """Where ``source`` may move, in declaration order."""
+        return tuple(d for s, d in self.transitions if s == source)
+
+    def problems(self) -> list[str]:
+        """Every definition problem found (empty when the machine is sound)."""
+        out: list[str] = []
+        names = self.names
+        known = set(names)
+        if len(known) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            out.append(f"duplicate states: {', '.join(dup)}")
+        if self.initial not in known:
+            out.append(f"initial state {self.initial!r} is not a declared state")
+        if self.failure is not None and self.failure not in self.finals:
+            out.append(f"failure state {self.failure!r} is not a final state")
+        if not self.finals:
+            out.append("no final state")
+        for src, dst in self.transitions:
+            for end in (src, dst):
+                if end not in known:
+                    out.append(f"transition {src}->{dst} names unknown state {end!r}")
+        if len(set(self.transitions)) != len(self.transitions):
+            out.append("duplicate transitions")
+        for spec in self.states:
+            if spec.final and self.targets(spec.name):
+                out.append(f"final state {spec.name} has outgoing transitions")
+            if not spec.final and not spec.skill:
+                out.append(f"non-final state {spec.name} binds no skill")
+            if spec.final and spec.skill:
+                out.append(f"final state {spec.name} binds a skill")
+        if out:
+            return out
+        reach = _reachable(self.initial, self.transitions)
+        for n in names:
+            if n not in reach:
+                out.append(f"state {n} is unreachable from {self.initial}")
+        for spec in self.states:
+            if not spec.final and not (_reachable(spec.name, self.transitions) & self.finals):
+                out.append(f"state {spec.name} cannot reach a final state (trap)")
+        return out
+
+    def validate(self) -> MachineDef:
+        """Raise :class:`MachineDefinitionError` listing every problem; return self."""
+        found = self.problems()
+        if found:
+            raise MachineDefinitionError(
+                f"machine {self.name!r} is invalid: " + "; ".join(found), problems=found
+            )
+        return self
+
+
+def _reachable(start: str, edges: Iterable[tuple[str, str]]) -> set[str]:
+    adj: dict[str, list[str]] = {}
+    for s, d in edges:
+        adj.setdefault(s, []).append(d)
+    seen = {start}
+    todo = deque([start])
+    while todo:
+        for nxt in adj.get(todo.popleft(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+class Machine:
+    """A validated machine. ``move(src, dst)`` fires the ``transitions`` trigger or raises."""
+
+    def __init__(self, definition: MachineDef) -> None:
+        try:
+            engine = cached_engine(definition)
+        except TypeError:  # unhashable (lists where tuples belong): build a private one
+            engine = build_engine(definition)
+        self.definition = definition
+        self._model, self._tm = engine.model, engine.tm
+        self._allowed = frozenset(definition.transitions)
+        self._names = frozenset(definition.names)
+        self._events = {dst: engine.tm.events.get(trigger_name(dst)) for dst in definition.names}
+        self._firing = engine.firing
+
+    def can(self, src: str, dst: str) -> bool:
+        """Whether ``src -> dst`` is a declared move."""
+        return (src, dst) in self._allowed
+
+    def move(self, src: str, dst: str) -> str:
+        """Move ``src -> dst`` through ``transitions``: the state it lands in, or
+        :class:`IllegalTransition`. Every move fires the trigger; none is answered from a
+        cache, so ``transitions`` stays the engine of record."""
+        return self.fire(src, dst)
+
+    def fire(self, src: str, dst: str) -> str:
+        """Fire the ``transitions`` trigger for ``src -> dst``; raise
+        :class:`IllegalTransition` if it is not allowed.
+        """
+        if src not in self._names:
+            raise IllegalTransition(f"unknown state {src!r}", source=src, dest=dst)
+        event = self._events.get(dst)
+        model = self._model
+        with self._firing:  # one model, re-positioned per move: one move at a time
+            if model.state != src:  # a session's moves chain: it is usually there already
+                self._tm.set_state(src, model=model)
+            try:
+                if event is None:  # no move leads to ``dst``: what the trigger would say
+                    raise AttributeError(trigger_name(dst))
+                # The event the model's trigger method looks up, fired directly.
+                event.trigger(model)
+            except (MachineError, AttributeError) as exc:
+                raise IllegalTransition(
+                    f"no transition {src} -> {dst} (allowed: "
+                    f"{', '.join(self.definition.targets(src)) or 'none'})",
+                    source=src, dest=dst,
+                ) from exc
+            landed: str = self._model.state
+        return landed
+
+
+def mermaid(definition: MachineDef) -> str:
+    """A Mermaid ``stateDiagram-v2`` generated from the definition."""
+    lines = ["stateDiagram-v2", f"    [*] --> {definition.initial}"]
+    for spec in definition.states:
+        if spec.skill:
+            lines.append(f"    {spec.name} : {spec.skill}")
+    for src, dst in definition.transitions:
+        lines.append(f"    {src} --> {dst}")
+    for spec in definition.states:
+        if spec.final:
+            lines.append(f"    {spec.name} --> [*]")
+    return "\n".join(lines) + "\n"
+
+
+_WORK = ("PARSE_CLAIM", "RETRIEVAL", "EXTRACT", "VERIFY", "AGGREGATE")
+
+#: The claim-verification machine (the single source of truth for the diagram).
+DEFAULT_MACHINE = MachineDef(
+    name="claim_verification",
+    states=(
+        StateSpec("PARSE_CLAIM", skill="parse_claim"),
+        StateSpec(
+            "RETRIEVAL",
+            skill="retrieve",
+            retry=RetryPolicy(codes=frozenset({"RATE_LIMITED", "TOOL_TIMEOUT"}), max_attempts=3),
+        ),
+        StateSpec("EXTRACT", skill="evidence_extract"),
+        StateSpec("VERIFY", skill="stance_judge"),
+        StateSpec("AGGREGATE", skill="verdict_aggregate"),
+        StateSpec("DONE", final=True),
+        StateSpec("FAILED", final=True),
+    ),
+    transitions=(
+        ("PARSE_CLAIM", "RETRIEVAL"),
+        ("RETRIEVAL", "RETRIEVAL"),
+        ("RETRIEVAL", "EXTRACT"),
+        ("EXTRACT", "VERIFY"),
+        ("EXTRACT", "RETRIEVAL"),
+        ("VERIFY", "AGGREGATE"),
+        ("AGGREGATE", "DONE"),
+        *((s, "FAILED") for s in _WORK),
+    ),
+    initial="PARSE_CLAIM",
+    failure="FAILED",
+)

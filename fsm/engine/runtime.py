@@ -1,0 +1,286 @@
+"""Wiring: a store, an evidence index and a driver over one SQLite file, a PostgreSQL
+URL, or memory.
+
+``Engine.open(path)`` is what the CLI uses: the session store and the evidence index share
+the file (tables ``st_*`` and ``ev_*``). For a ``postgresql://`` URL the sessions live in
+the server and the index in the SQLite file of the URL's ``index`` parameter (in memory
+when there is none; see :func:`claimfsm.state.open.locate`). An empty index is seeded with the
+bundled demo corpus, so ``claimfsm verify`` works out of the box.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding, make_bindings
+from claimfsm.engine.driver import Driver, StepResult, ToolSession, ToolsFactory
+from claimfsm.engine.limits import SessionLimits
+from claimfsm.engine.machine import DEFAULT_MACHINE
+from claimfsm.engine.profile import Profile, ProfileError
+from claimfsm.skills.context import Clock
+from claimfsm.skills.tools.builtin import RETRIEVAL_RESOURCE, builtin_tools
+from claimfsm.skills.tools.core import Tool, ToolDefinitionError
+from claimfsm.skills.tools.executor import Executor
+from claimfsm.skills.tools.index import EvidenceIndex
+from claimfsm.skills.tools.limits import RateLimit
+from claimfsm.skills.tools.policies import FetchBeforeExtractPolicy, ToolPolicy
+from claimfsm.skills.tools.registry import ToolRegistry
+from claimfsm.state.model import Revision, SessionState
+from claimfsm.state.open import locate, open_store
+from claimfsm.state.store import StateStore
+
+if TYPE_CHECKING:  # annotations only: the modules that embed import it themselves
+    from claimfsm.skills.embed import Embedder
+
+__all__ = [
+    "DEMO_DOCS", "DEMO_KB", "FIXTURES", "Engine", "ProfiledTools", "check_profile",
+    "executor_factory", "seed_demo",
+]
+
+# Package data (the repository's fixtures/ folder, mapped into the package): a wheel
+# installs it as files, so a plain path serves every reader.
+FIXTURES = Path(str(importlib.resources.files("claimfsm.fixtures")))
+DEMO_DOCS = FIXTURES / "corpus" / "demo_docs.jsonl"
+DEMO_KB = FIXTURES / "corpus" / "demo_kb.jsonl"
+
+#: A rate-limited ``search`` is reissued as ``web_search`` (seed 000, step 3).
+DEFAULT_FALLBACKS: Mapping[str, str] = {"search": "web_search"}
+
+
+def default_policies() -> tuple[ToolPolicy, ...]:
+    """Fail-closed policies every session runs with."""
+    return (FetchBeforeExtractPolicy(),)
+
+
+def executor_factory(
+    registry: ToolRegistry,
+    *,
+    policies: tuple[ToolPolicy, ...] | None = None,
+    fallbacks: Mapping[str, str] = DEFAULT_FALLBACKS,
+    rate_limits: Mapping[str, RateLimit] | None = None,
+    concurrency: Mapping[str, int] | None = None,
+    resources: Mapping[str, Any] | None = None,
+) -> ToolsFactory:
+    """A per-step executor loaded from the session: policy state, the deadline, the
+    tool-call budget and the rate buckets (``claimfsm.engine.limits``), all saved back after the
+    step. ``rate_limits`` are defaults a session's ``config.rate_limits`` overrides;
+    ``concurrency`` slots are shared by every session this factory serves. ``resources``
+    are named objects handed to tools (``context.resource(name)``); one with
+    ``snapshot()``/``restore(snap)`` is restored when a call fails."""
+    pols = default_policies() if policies is None else policies
+    limits = SessionLimits.build(rate_limits, concurrency)
+
+    def make(state: SessionState, clock: Clock) -> ToolSession:
+        mode = _retrieval(state)  # the session's retrieval mode, for the search tools
+        res = resources if mode is None else {**(resources or {}), RETRIEVAL_RESOURCE: mode}
+        return Executor(registry, clock=clock, session_id=state.sid, policies=pols,
+                        policy_state=state.policy, fallbacks=fallbacks, resources=res,
+                        **limits.executor_kwargs(state))
+
+    return make
+
+
+def _bindings(bind: Mapping[str, Sequence[str]]) -> Mapping[str, Binding]:
+    """The default bindings with ``bind``'s tools (keyed by state) given to their skills."""
+    if not bind:
+        return DEFAULT_BINDINGS
+    by_skill: dict[str, list[str]] = {}
+    for state, names in bind.items():
+        try:
+            skill = DEFAULT_MACHINE.state(state).skill
+        except KeyError:
+            skill = None
+        if skill is None:
+            known = ", ".join(s.name for s in DEFAULT_MACHINE.states if s.skill)
+            raise ToolDefinitionError(
+                ", ".join(names) or "-", f"cannot bind to state {state!r} (states: {known})"
+            )
+        by_skill.setdefault(skill, []).extend(names)
+    return make_bindings(by_skill)
+
+
+def seed_demo(index: EvidenceIndex) -> int:
+    """Load the bundled demo corpus and knowledge base; returns documents added."""
+    from claimfsm.skills.tools.ingest import ingest_documents, ingest_facts  # only when seeding
+
+    report = ingest_documents(index, DEMO_DOCS, source=None)
+    ingest_facts(index, DEMO_KB)
+    return report.added
+
+
+def _retrieval(state: SessionState) -> str | None:
+    """The session's retrieval mode (``None``: a session from before profiles). Read
+    without re-validating: the profile was checked when the session started, and this
+    runs on every step."""
+    stored = state.config.get("profile")
+    mode = stored.get("retrieval") if isinstance(stored, Mapping) else None
+    return mode if mode in ("lexical", "hybrid") else None
+
+
+def _load_embedder(embedder: Embedder | None) -> Embedder:
+    if embedder is not None:
+        return embedder
+    from claimfsm.skills.embed import load_embedder
+
+    found = load_embedder("minilm")
+    if found is None:
+        raise ProfileError("retrieval: 'hybrid' needs the semantic extra "
+                           "(pip install 'claimfsm[semantic]'); use --retrieval lexical",
+                           code="SEMANTIC_UNAVAILABLE", field="retrieval")
+    return found
+
+
+def check_profile(profile: Profile) -> list[str]:
+    """Fail with a :class:`ProfileError` when ``profile`` cannot run here (a model that
+    does not load); returns warnings (the learned judge falling back to lexical)."""
+    if profile.stance_model is None:
+        return []
+    from claimfsm.skills.stance_judge import load_learned
+
+    learned = load_learned(profile.stance_model)
+    if learned.error is not None:
+        code, msg = learned.error
+        raise ProfileError(f"stance_model: {msg}", code=code, field="stance_model")
+    return [learned.fallback] if learned.fallback else []
+
+
+class ProfiledTools:
+    """Per-step tools that follow the session's profile: its retrieval mode reaches the
+    search tools as a resource, and a hybrid session gets the embedder loaded (once)."""
+
+    def __init__(self, inner: ToolsFactory, index: EvidenceIndex,
+                 embedder: Embedder | None) -> None:
+        self.inner = inner
+        self.index = index
+        self.embedder = embedder
+
+    def ensure_dense(self) -> None:
+        """Rank with the embedder, embedding documents that have no vector yet."""
+        if self.index.dense.embedder is None:
+            self.embedder = _load_embedder(self.embedder)
+            self.index.use_embedder(self.embedder, fill=True)
+            self.index.warm()  # the judge's head reads sentence vectors from memory
+
+    def __call__(self, state: SessionState, clock: Clock) -> ToolSession:
+        if _retrieval(state) == "hybrid":
+            self.ensure_dense()
+        return self.inner(state, clock)
+
+
+@dataclass
+class Engine:
+    """A store, an evidence index and the driver that joins them; ``profile`` is what
+    new sessions verify with unless their config says otherwise."""
+
+    store: StateStore
+    index: EvidenceIndex
+    driver: Driver
+    profile: Profile = field(default_factory=Profile.default)
+    warnings: tuple[str, ...] = ()
+
+    def start(self, claim: str, *, config: Mapping[str, Any] | None = None,
+              before_create: Callable[[Revision], None] | None = None,
+              profile: Profile | None = None) -> Revision:
+        """Start a session with this engine's profile, or ``profile`` for this session only
+        (checked here: a :class:`~claimfsm.engine.profile.ProfileError` when it cannot run; a hybrid
+        one loads the embedder). ``config`` may add limits etc.; ``before_create`` as in
+        :meth:`~claimfsm.engine.driver.Driver.start`."""
+        if profile is not None:
+            check_profile(profile)
+            if profile.retrieval == "hybrid" and isinstance(self.driver.tools, ProfiledTools):
+                self.driver.tools.ensure_dense()
+        chosen = profile or self.profile
+        return self.driver.start(claim, config={**chosen.config(), **(config or {})},
+                                 before_create=before_create)
+
+    @classmethod
+    def open(
+        cls,
+        db: str | Path | None,
+        *,
+        clock: Clock | None = None,
+        durability: Literal["full", "normal", "group"] = "normal",
+        seed: bool = True,
+        on_step: Callable[[StepResult], None] | None = None,
+        tools: ToolsFactory | None = None,
+        extra_tools: Sequence[Tool[Any, Any]] = (),
+        bind: Mapping[str, Sequence[str]] | None = None,
+        rate_limits: Mapping[str, RateLimit] | None = None,
+        concurrency: Mapping[str, int] | None = None,
+        policies: tuple[ToolPolicy, ...] | None = None,
+        resources: Mapping[str, Any] | None = None,
+        profile: Profile | None = None,
+        embedder: Embedder | None = None,
+        create: bool = True,
+    ) -> Engine:
+        """Open (or create) ``db`` (a SQLite file or a ``postgresql://`` URL); ``None``
+        keeps everything in memory.
+
+        ``extra_tools`` are registered next to the built-in ones (a duplicate name is a
+        ``ToolDefinitionError``); ``bind`` maps a state to tools its skill calls, e.g.
+        ``{"RETRIEVAL": ["my_tool"]}`` (one request per planned query). ``rate_limits``,
+        ``concurrency``, ``policies`` (default: fetch-before-extract) and ``resources``
+        configure the tool runtime (see :func:`executor_factory`); ``tools`` replaces it.
+
+        ``profile`` (default: lexical retrieval, lexical judge) is checked here (a
+        :class:`~claimfsm.engine.profile.ProfileError` when it cannot run) and given to sessions
+        started with :meth:`start`; a hybrid profile loads ``embedder`` (default: MiniLM
+        from the semantic extra) and embeds documents that have no vector yet, once.
+        Every session keeps its own profile in its config, so stepping it later in another
+        engine retrieves and judges the same way. ``create=False`` refuses a ``db`` that
+        is not already a claimfsm store (``UNKNOWN_DB``) instead of creating it.
+        """
+        profile = profile or Profile.default()
+        warnings = tuple(check_profile(profile))
+        if profile.retrieval == "hybrid":
+            embedder = _load_embedder(embedder)
+        bindings = _bindings(bind or {})
+        registry = ToolRegistry(extra_tools)  # validate user tools before opening files
+        if db is None:
+            from claimfsm.state.memory import MemoryStore
+
+            store: StateStore = MemoryStore()
+            index = EvidenceIndex.open(":memory:")
+        else:
+            where = locate(db)
+            store = open_store(db, durability=durability, create=create)
+            try:
+                index = EvidenceIndex.open(where.index or ":memory:")
+            except BaseException:
+                store.close()
+                raise
+        try:
+            if seed and index.count_documents() == 0:
+                seed_demo(index)
+            registry = ToolRegistry((*builtin_tools(index), *registry))
+            for state, names in (bind or {}).items():
+                for name in names:
+                    if name not in registry:
+                        raise ToolDefinitionError(name, f"bound to {state} but not registered")
+            profiled = ProfiledTools(tools or executor_factory(
+                registry, policies=policies, rate_limits=rate_limits, concurrency=concurrency,
+                resources=resources), index, embedder)
+            if profile.retrieval == "hybrid":
+                profiled.ensure_dense()
+            driver = Driver(store, tools=profiled, clock=clock, on_step=on_step,
+                            bindings=bindings)
+        except BaseException:
+            store.close()
+            index.close()
+            raise
+        return cls(store=store, index=index, driver=driver, profile=profile, warnings=warnings)
+
+    def close(self) -> None:
+        """Close the store and the index."""
+        self.store.close()
+        self.index.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
