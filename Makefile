@@ -8,7 +8,7 @@ DATA ?= ../shared/data/climate-fever
 # The learned stance judge, trained from $(DATA) by `make train` (untracked).
 MODEL ?= .cache/stance.npz
 
-.PHONY: install demo test lint fuzz stress bench-scaling bench bench-batch bench-ui bench-quick eval semantic train clean docs
+.PHONY: install demo test wheel-check lint fuzz stress bench-scaling bench bench-batch bench-ui bench-quick eval semantic train clean docs
 
 # Bytecode for the project's own modules, refreshed on every target: with
 # PYTHONDONTWRITEBYTECODE set (as on some CI and build machines) Python would otherwise
@@ -28,6 +28,11 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest
+
+# Build the wheel, install it into a fresh venv outside the checkout and use it from a
+# directory with its own skills/, state/ and fsm/ packages (CI runs this after the tests).
+wheel-check:
+	PY=$(PY) bash .ci/wheel
 
 # 10,000 fuzzed inputs per skill and 1,000 per CLI target (make test runs a few dozen).
 fuzz: install

@@ -8,10 +8,13 @@ fields first, ``sp`` last), so the same input always gives byte-identical bytes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
+
+from claimfsm._base.json import dumps
+from claimfsm._base.models import Frozen, trusted
 
 __all__ = [
     "Envelope",
@@ -25,56 +28,21 @@ __all__ = [
 
 Status = Literal["ok", "error", "retry"]
 Rollback = Literal["none", "state", "tools"]
-M = TypeVar("M", bound=BaseModel)
-# Per model class: its fields-set and whether the model is frozen. Frozen models share
-# one (they never add to it in place: ``model_copy`` copies it first); others get a copy.
-_SHARED: dict[type[BaseModel], tuple[set[str], bool]] = {}
-_new = object.__new__
-# BaseModel's slot setters, called directly: a third cheaper than ``object.__setattr__``.
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-
-
-def trusted(cls: type[M], values: dict[str, Any]) -> M:
-    """Build a model from values known to be valid (made by the engine or checked just
-    before), without running pydantic's validation again: the hot path validates once.
-
-    ``values`` must hold every field with the right types and nested models built; the
-    dict becomes the model's own. Data from outside goes through ``model_validate``.
-    """
-    known = _SHARED.get(cls)
-    if known is None:
-        known = _SHARED[cls] = (set(cls.model_fields), bool(cls.model_config.get("frozen")))
-    every, frozen = known
-    obj = _new(cls)
-    _set_dict(obj, values)
-    _set_fields(obj, every if frozen else every.copy())
-    _set_extra(obj, None)
-    _set_private(obj, None)
-    return obj
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
-
-
-class StatePatch(_Frozen):
+class StatePatch(Frozen):
     """``sp``: the revision the step will commit and the FSM state it moves to."""
 
     rev: int = Field(ge=0)
     fsm: str = Field(min_length=1)
 
 
-class ErrorInfo(_Frozen):
+class ErrorInfo(Frozen):
     """``e``: a stable error code and a message for people."""
 
     code: str = Field(pattern=r"^[A-Z][A-Z0-9_]*$")
     msg: str
 
 
-class Envelope(_Frozen):
+class Envelope(Frozen):
     """One skill answer. ``d`` holds the skill output plus ``sp``; it is null on error."""
 
     s: Status
@@ -155,10 +123,6 @@ class Envelope(_Frozen):
         obj = orjson.loads(raw) if isinstance(raw, (bytes, str)) else dict(raw)
         return cls.model_validate(obj)
 
-
-def dumps(obj: Any) -> bytes:
-    """The project's one JSON encoder (orjson, insertion-ordered keys, compact)."""
-    return orjson.dumps(obj)
 
 
 # Re-exported so callers can catch validation failures without importing pydantic.

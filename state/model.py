@@ -7,9 +7,11 @@ The state is claim-verification shaped but JSON-generic inside its slices, becau
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from claimfsm._base.models import Frozen, trusted
 
 __all__ = [
     "TOOL_SLICE",
@@ -22,53 +24,12 @@ __all__ = [
     "verdict_label",
 ]
 
-M = TypeVar("M", bound=BaseModel)
-# Per model class: its fields-set and whether the model is frozen. Frozen models share
-# one (they never add to it in place: ``model_copy`` copies it first); others get a copy.
-_SHARED: dict[type[BaseModel], tuple[set[str], bool]] = {}
-_new = object.__new__
-# BaseModel's slot setters, called directly: a third cheaper than ``object.__setattr__``.
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-
-
-def trusted(cls: type[M], values: dict[str, Any]) -> M:
-    """Build a model from values the engine or a store made itself, without validating
-    them again (the hot path: validation happens once, where data enters).
-
-    ``values`` must hold every field, already of the right types, nested models built;
-    the dict becomes the model's own. Anything that comes from outside (a skill's input
-    from stdin, a record, a config file) goes through ``model_validate`` instead.
-    """
-    known = _SHARED.get(cls)
-    if known is None:
-        known = _SHARED[cls] = (set(cls.model_fields), bool(cls.model_config.get("frozen")))
-    every, frozen = known
-    obj = _new(cls)
-    _set_dict(obj, values)
-    _set_fields(obj, every if frozen else every.copy())
-    _set_extra(obj, None)
-    _set_private(obj, None)
-    return obj
-
-
 # Fields that ``rb=tools`` restores (and only these): every trace of tool work.
 # ``runtime`` (rate buckets, budget, deadline) is left out on purpose: it measures what was
 # really spent, and a rollback does not give spent calls back.
 TOOL_SLICE: tuple[str, ...] = (
     "tool_requests", "tool_results", "pages", "policy", "steps", "outputs",
 )
-
-
-class Frozen(BaseModel):
-    """The base of the store's models: frozen, no extra keys, schema built on first use."""
-
-    # defer_build: the validator is compiled on the first validation, not at import. Most
-    # revisions are built trusted (model_construct), so a CLI command that only reads
-    # never pays for it (every model of the project does the same; a test checks).
-    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
 
 
 class RetryState(Frozen):

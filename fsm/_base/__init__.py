@@ -1,10 +1,25 @@
 """The bottom layer: what ``claimfsm.skills`` and ``claimfsm.state`` both need.
 
-The frozen-model base and ``trusted`` construction, JSON dumps, the error root and the
-stable error codes (``ErrorCode``), and the lazy-export helper every package ``__init__``
-uses. It imports nothing of claimfsm; everything else may import it.
+The frozen-model base and ``trusted`` construction (``models``), the one JSON encoder
+(``json``), the error root and the stable error codes, and the lazy-export helper every
+package ``__init__`` uses (``lazy``). Code that leans on pydantic's internals lives here,
+in one place. It imports nothing of claimfsm; every other part may import it.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from claimfsm._base.lazy import lazy_exports
 
-__all__ = ["lazy_exports"]
+if TYPE_CHECKING:
+    from claimfsm._base.json import dumps
+    from claimfsm._base.models import Frozen, trusted
+
+__all__ = ["Frozen", "dumps", "lazy_exports", "trusted"]
+
+__getattr__ = lazy_exports(__name__, {
+    "dumps": "claimfsm._base.json",
+    "Frozen": "claimfsm._base.models",
+    "trusted": "claimfsm._base.models",
+})

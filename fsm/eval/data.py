@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict
+
+from claimfsm._base.models import Frozen
 
 __all__ = [
     "CLAIM_LABELS",
@@ -35,18 +36,14 @@ CLAIM_LABELS: tuple[ClaimLabel, ...] = ("SUPPORTS", "REFUTES", "NOT_ENOUGH_INFO"
 EVIDENCE_LABELS: tuple[EvidenceLabel, ...] = ("SUPPORTS", "REFUTES", "NOT_ENOUGH_INFO")
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
-
-
-class EvalClaim(_Frozen):
+class EvalClaim(Frozen):
     """What the engine is given for one claim: its id and its text, nothing else."""
 
     id: str
     claim: str
 
 
-class GoldEvidence(_Frozen):
+class GoldEvidence(Frozen):
     """One annotated evidence sentence (``evidence_id`` is ``"Article:index"``)."""
 
     evidence_id: str
@@ -54,7 +51,7 @@ class GoldEvidence(_Frozen):
     text: str
 
 
-class GoldClaim(_Frozen):
+class GoldClaim(Frozen):
     """A claim's gold label and its annotated evidence sentences (scorer only)."""
 
     id: str
@@ -71,7 +68,7 @@ class GoldClaim(_Frozen):
         return frozenset(e.evidence_id for e in self.evidences if e.label == label)
 
 
-class Dataset(_Frozen):
+class Dataset(Frozen):
     """Claims for the engine and gold for the scorer, in file order, joined by id."""
 
     claims: tuple[EvalClaim, ...]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from pydantic import BaseModel, ConfigDict
+from claimfsm._base.models import Frozen
 
 __all__ = [
     "PLACES",
@@ -24,11 +24,7 @@ PLACES = 4
 """Decimal places of every reported figure."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
-
-
-class ClassScores(_Frozen):
+class ClassScores(Frozen):
     """Accuracy, macro-F1 over every label, per-label F1, and ``confusion[gold][pred]``."""
 
     accuracy: float
@@ -37,7 +33,7 @@ class ClassScores(_Frozen):
     confusion: dict[str, dict[str, int]]
 
 
-class RetrievalScores(_Frozen):
+class RetrievalScores(Frozen):
     """Mean recall at 5, 10 and 20 and the share of claims with a hit in the top 5."""
 
     recall_at_5: float

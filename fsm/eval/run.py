@@ -24,8 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
+from claimfsm._base.models import Frozen
 from claimfsm.engine.profile import RUN_CONFIG
 from claimfsm.engine.runtime import Engine
 from claimfsm.eval.data import CLAIM_LABELS, EVIDENCE_LABELS, Dataset, EvalClaim, GoldClaim
@@ -70,11 +69,7 @@ adds the verification profile exactly as ``verify`` does (``Profile.config()``),
 compute the same verdict and evidence for a claim."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
-
-
-class ClaimRun(_Frozen):
+class ClaimRun(Frozen):
     """What the engine said about one claim."""
 
     id: str
@@ -88,7 +83,7 @@ class ClaimRun(_Frozen):
     error: str | None = None
 
 
-class GoldRun(_Frozen):
+class GoldRun(Frozen):
     """The VERIFY and AGGREGATE skills run on a claim's annotated evidence sentences."""
 
     id: str
@@ -97,7 +92,7 @@ class GoldRun(_Frozen):
     """Evidence id -> the judge's stance on it, judged against the whole claim."""
 
 
-class EvalReport(_Frozen):
+class EvalReport(Frozen):
     """Every figure ``claimfsm eval`` prints."""
 
     claims: int

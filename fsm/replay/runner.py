@@ -22,8 +22,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from claimfsm._base.models import Frozen
 from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
 from claimfsm.engine.driver import Driver, StepResult, ToolsFactory
 from claimfsm.engine.errors import ClaimFsmError
@@ -45,11 +44,7 @@ Mode = Literal["strict", "tools", "live"]
 MODES: tuple[Mode, ...] = ("strict", "tools", "live")
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
-
-
-class Divergence(_Frozen):
+class Divergence(Frozen):
     """Where the replay first parted from the record.
 
     ``kind``: ``INPUT_MISMATCH`` (the skill got another input), ``ENVELOPE_MISMATCH``,
@@ -70,7 +65,7 @@ class Divergence(_Frozen):
     actual: Any
 
 
-class Outcome(_Frozen):
+class Outcome(Frozen):
     """How a session ended: final FSM state, head revision, verdict, steps taken."""
 
     fsm: str
@@ -79,7 +74,7 @@ class Outcome(_Frozen):
     steps: int
 
 
-class ReplayReport(_Frozen):
+class ReplayReport(Frozen):
     """The result of one replay; ``ok`` when nothing diverged."""
 
     source: str

@@ -10,8 +10,9 @@ Part of fsm's tools: it may import the engine core, ``claimfsm.replay``, ``skill
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from claimfsm._base.lazy import lazy_exports
 from claimfsm.ui.diagram import diagram_svg
 from claimfsm.ui.diff import diff_values
 from claimfsm.ui.report import render_report
@@ -22,15 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Service", "create_app", "diagram_svg", "diff_values", "render_report"]
 
-
-def __getattr__(name: str) -> Any:
-    # The web stack loads only when asked for: a report needs no Starlette.
-    if name == "create_app":
-        from claimfsm.ui.app import create_app
-
-        return create_app
-    if name == "Service":
-        from claimfsm.ui.service import Service
-
-        return Service
-    raise AttributeError(name)
+# The web stack loads only when asked for: a report needs no Starlette.
+__getattr__ = lazy_exports(__name__, {"create_app": "claimfsm.ui.app",
+                                      "Service": "claimfsm.ui.service"})

@@ -8,6 +8,8 @@ skill modules.
 
 from typing import TYPE_CHECKING
 
+from claimfsm._base.lazy import lazy_exports
+
 if TYPE_CHECKING:
     from claimfsm.skills.analysis.lexicon import (
         AUXILIARIES,
@@ -118,13 +120,7 @@ _MODULES = {
         "NEGATIONS", "STOPWORDS", "keywords", "numbers", "stem", "tokens", "words",
     ),
 }
-_WHERE = {name: module for module, names in _MODULES.items() for name in names}
+_WHERE = {name: f"claimfsm.skills.analysis.{module}"
+          for module, names in _MODULES.items() for name in names}
 
-
-def __getattr__(name: str) -> object:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'claimfsm.skills.analysis' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"claimfsm.skills.analysis.{module}"), name)
+__getattr__ = lazy_exports(__name__, _WHERE)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from claimfsm._base.models import Frozen
 
 __all__ = ["SOURCES", "Document", "Fact", "Hit", "Source"]
 
@@ -16,11 +18,7 @@ Source = Literal["wiki", "web", "news"]
 SOURCES: tuple[Source, ...] = ("wiki", "web", "news")
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
-
-
-class Document(_Frozen):
+class Document(Frozen):
     """One indexed document (for the Climate-FEVER corpus, one Wikipedia sentence)."""
 
     doc_id: str = Field(min_length=1)
@@ -29,7 +27,7 @@ class Document(_Frozen):
     source: Source = "wiki"
 
 
-class Fact(_Frozen):
+class Fact(Frozen):
     """One knowledge-base triple."""
 
     id: str = Field(min_length=1)
@@ -39,7 +37,7 @@ class Fact(_Frozen):
     source: str = Field(default="kb", min_length=1)
 
 
-class Hit(_Frozen):
+class Hit(Frozen):
     """One search result; ``score`` is ``-bm25`` rounded to 6 places (higher is better),
     or, when the index has dense vectors, the reciprocal-rank fusion of BM25 and cosine."""
 

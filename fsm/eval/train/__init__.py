@@ -7,8 +7,7 @@ needs numpy.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from claimfsm._base.lazy import lazy_exports
 
 # Re-exported on first use (PEP 562): importing the package stays cheap for the
 # commands that never need it.
@@ -43,7 +42,4 @@ _WHERE = {
 __all__ = sorted(_WHERE)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_WHERE[name]), name)
+__getattr__ = lazy_exports(__name__, _WHERE)
