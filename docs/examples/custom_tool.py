@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from claimfsm.engine.runtime import Engine
+from claimfsm import Engine
 from claimfsm.skills.analysis.text import stem, tokens
 from claimfsm.skills.tools.core import Tool, ToolContext, ToolExample, ToolResult
 from claimfsm.skills.tools.index import Fact
