@@ -64,12 +64,12 @@ bench: install
 # claimfsm batch: claims/s serial vs Ray (SQLite, PostgreSQL), PostgresStore commits/s;
 # a throwaway PostgreSQL cluster for the run (docs/scale.md).
 bench-batch: install
-	RAY_USAGE_STATS_ENABLED=0 $(BIN)/python -m tests.support.pg $(BIN)/python -m claimfsm.batch.bench \
+	RAY_USAGE_STATS_ENABLED=0 $(BIN)/python -m tests.support.pg $(BIN)/claimfsm bench batch \
 		--data $(DATA) --json bench-batch.json
 
 # claimfsm ui on 100,000 sessions: page times over HTTP, a 100-revision session in Chromium.
 bench-ui: install
-	$(BIN)/python -m claimfsm.ui.bench --json bench-ui.json
+	$(BIN)/claimfsm bench ui --json bench-ui.json
 
 bench-quick: install
 	$(BIN)/claimfsm bench --quick

@@ -1,23 +1,22 @@
-"""The batch benchmark (``make bench-batch``): claims/s of ``claimfsm batch`` serial on
-SQLite and on Ray (SQLite, PostgreSQL), and compare-and-set commits/s of
-:class:`~claimfsm.state.postgres.PostgresStore` with 1 and 8 writer processes.
+"""The batch benchmark (``claimfsm bench batch``, ``make bench-batch``): claims/s of
+``claimfsm batch`` serial on SQLite and on Ray (SQLite, PostgreSQL), and compare-and-set
+commits/s of :class:`~claimfsm.state.postgres.PostgresStore` with 1 and 8 writer
+processes.
 
-Run ``python -m claimfsm.batch.bench --pg URL [--data DIR] [--json FILE]``; without a URL
-(or the ``CLAIMFSM_PG_URL`` variable) the PostgreSQL rows are left out. Each PostgreSQL
-case runs in a schema of its own, dropped afterwards. With ``--data`` (a Climate-FEVER
-folder: ``corpus.jsonl``, ``dev.jsonl``) the same cases also run on its first dev claims
-against its corpus, where a claim costs several times a demo claim.
+Without a PostgreSQL URL (``--pg``, or the ``CLAIMFSM_PG_URL`` variable) the PostgreSQL
+rows are left out. Each PostgreSQL case runs in a schema of its own, dropped afterwards.
+With ``--data`` (a Climate-FEVER folder: ``corpus.jsonl``, ``dev.jsonl``) the same cases
+also run on its first dev claims against its corpus, where a claim costs several times a
+demo claim. The command's options live in ``claimfsm.cli.bench``; this module measures.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import multiprocessing
 import os
 import platform
 import shutil
-import sys
 import tempfile
 import time
 import uuid
@@ -30,7 +29,7 @@ from claimfsm.batch.runner import run_batch
 from claimfsm.engine.runtime import FIXTURES
 from claimfsm.state.model import Revision, SessionState
 
-__all__ = ["commit_rate", "demo_claims", "main"]
+__all__ = ["commit_rate", "demo_claims", "format_table", "run_bench"]
 
 COMMITS_PER_WRITER = 600
 
@@ -168,61 +167,61 @@ def _suite(suite: str, claims: list[BatchClaim], index: Path | None, tmp: Path,
     return rows
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the cases, print a table, optionally write JSON; exit 1 if a goal is missed."""
-    parser = argparse.ArgumentParser(prog="python -m claimfsm.batch.bench")
-    parser.add_argument("--pg", default=os.environ.get("CLAIMFSM_PG_URL"))
-    parser.add_argument("--claims", type=int, default=1000)
-    parser.add_argument("--data", type=Path, default=None,
-                        help="a Climate-FEVER folder (corpus.jsonl, dev.jsonl)")
-    parser.add_argument("--data-claims", type=int, default=300)
-    parser.add_argument("--repeat", type=int, default=3, help="runs per case (best counts)")
-    parser.add_argument("--commits", type=int, default=COMMITS_PER_WRITER,
-                        help="commits per writer process")
-    parser.add_argument("--json", dest="json_file", default=None)
-    args = parser.parse_args(argv)
+def run_bench(*, pg: str | None, claims: int = 1000, data: Path | None = None,
+              data_claims: int = 300, repeat: int = 3,
+              commits: int = COMMITS_PER_WRITER) -> dict[str, Any]:
+    """Run every case and return the report: ``machine``, the ``claims`` rows (one per
+    suite and case, with its ``speed_up`` over the suite's serial row), the ``commits``
+    rows (PostgreSQL only) and which ``goals`` were met.
+
+    ``claims`` demo claims per case; with ``data`` (a Climate-FEVER folder holding
+    ``dev.jsonl``) its first ``data_claims`` claims run too; each case runs ``repeat``
+    times and its best run counts; ``commits`` per writer process. Without ``pg`` the
+    PostgreSQL rows are left out.
+    """
     rows: list[dict[str, Any]] = []
-    commits: list[dict[str, Any]] = []
+    commit_rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
         suites: list[tuple[str, list[BatchClaim], Path | None]] = [
-            ("demo", demo_claims(args.claims), None)]
-        if args.data is not None and (args.data / "dev.jsonl").is_file():
-            suites.append(("climate-fever", *climate_fever(args.data, args.data_claims, tmp)))
-        for suite, claims, index in suites:
-            rows.extend(_suite(suite, claims, index, tmp, args.pg, args.repeat))
-    if args.pg:
+            ("demo", demo_claims(claims), None)]
+        if data is not None and (data / "dev.jsonl").is_file():
+            suites.append(("climate-fever", *climate_fever(data, data_claims, tmp)))
+        for suite, batch, index in suites:
+            rows.extend(_suite(suite, batch, index, tmp, pg, repeat))
+    if pg:
         for writers in (1, 8):
             tries = []
-            for _ in range(args.repeat):
-                name, url = _schema_url(args.pg)
+            for _ in range(repeat):
+                name, url = _schema_url(pg)
                 try:
-                    tries.append(commit_rate(url, writers, args.commits))
+                    tries.append(commit_rate(url, writers, commits))
                 finally:
-                    _drop_schema(args.pg, name)
+                    _drop_schema(pg, name)
             best = max(tries, key=lambda r: r["commits_per_s"])
-            commits.append({**best, "runs": [r["commits_per_s"] for r in tries]})
+            commit_rows.append({**best, "runs": [r["commits_per_s"] for r in tries]})
     for row in rows:
         serial = next(r for r in rows if r["suite"] == row["suite"])["claims_per_s"]
         row["speed_up"] = round(row["claims_per_s"] / serial, 2)
-    for row in rows:
-        print(f"{row['suite']:<14} {row['case']:<30} {row['claims_per_s']:>8.1f} claims/s"
-              f"  x{row['speed_up']:<5} ({row['seconds']:.2f} s"
-              f" + {row['start_up_seconds']:.1f} s start-up)")
-    for row in commits:
-        print(f"PostgresStore, {row['writers']} writer(s)    {row['commits_per_s']:>8.1f} "
-              f"commits/s (synchronous_commit={row['synchronous_commit']})")
     ray_sqlite = max(r["speed_up"] for r in rows if r["case"] == "Ray 2 workers, SQLite")
-    eight = [c["commits_per_s"] for c in commits if c["writers"] == 8]
+    eight = [c["commits_per_s"] for c in commit_rows if c["writers"] == 8]
     goals = {"ray_2_workers_speed_up_ge_1.7": ray_sqlite >= 1.7,
              "pg_8_writers_ge_2000_commits_per_s": bool(eight) and eight[0] >= 2000}
-    print("goals: " + ", ".join(f"{k} {'met' if v else 'MISSED'}" for k, v in goals.items()))
-    if args.json_file:
-        Path(args.json_file).write_text(json.dumps({
-            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-            "claims": rows, "commits": commits, "goals": goals}, indent=2) + "\n")
-    return 0 if all(goals.values()) else 1
+    return {"machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+            "claims": rows, "commits": commit_rows, "goals": goals}
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def format_table(report: dict[str, Any]) -> str:
+    """The report of :func:`run_bench` for people: a line per case, then the goals."""
+    lines = []
+    for row in report["claims"]:
+        lines.append(f"{row['suite']:<14} {row['case']:<30} {row['claims_per_s']:>8.1f} "
+                     f"claims/s  x{row['speed_up']:<5} ({row['seconds']:.2f} s"
+                     f" + {row['start_up_seconds']:.1f} s start-up)")
+    for row in report["commits"]:
+        lines.append(f"PostgresStore, {row['writers']} writer(s)    "
+                     f"{row['commits_per_s']:>8.1f} commits/s "
+                     f"(synchronous_commit={row['synchronous_commit']})")
+    lines.append("goals: " + ", ".join(f"{k} {'met' if v else 'MISSED'}"
+                                       for k, v in report["goals"].items()))
+    return "\n".join(lines)

@@ -1,4 +1,5 @@
-"""``claimfsm bench``, ``claimfsm fsck`` and ``claimfsm compact``.
+"""``claimfsm bench`` (and its ``batch`` and ``ui`` benchmarks), ``claimfsm fsck`` and
+``claimfsm compact``.
 
 ``fsck`` and ``compact`` open only the session store (never the evidence index), and
 refuse a ``--db`` that does not exist rather than create an empty one.
@@ -11,6 +12,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 import orjson
@@ -94,21 +96,49 @@ def compact(sid: str | None, no_prune: bool, db: str, as_json: bool) -> None:
         sys.exit(1)
 
 
-@click.command()
+def _json_file(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    # Every benchmark's --json names a file to write, unlike the other commands' --json
+    # flag (print JSON): a benchmark's table is for people, its figures are kept for later.
+    return click.option(
+        "--json", "json_file", type=click.Path(dir_okay=False, writable=True), default=None,
+        help=f"Also write {what} to this file as JSON (the table still prints).")
+
+
+def _write_json(path: str, figures: Any) -> None:
+    Path(path).write_bytes(orjson.dumps(figures, option=orjson.OPT_INDENT_2) + b"\n")
+    click.echo(f"wrote {path}", err=True)
+
+
+@click.group(invoke_without_command=True, subcommand_metavar="[COMMAND [ARGS]...]")
 @click.option("--quick", is_flag=True, help="Fewer repetitions and sessions (under a minute).")
-@click.option("--json", "json_file", type=click.Path(dir_okay=False, writable=True),
-              default=None, help="Also write the figures (median, _min, _max) to this file.")
+@_json_file("the figures (median, _min, _max)")
 @click.option("--reps", type=click.IntRange(1, 50), default=None,
               help="Repetitions per case (default 7, or 3 with --quick).")
 @click.option("--dir", "where", type=click.Path(file_okay=False, exists=True), default=None,
               help="Put the SQLite files under this directory (the disk to measure fsync "
               "on; default: the system's temporary directory).")
-def bench(quick: bool, json_file: str | None, reps: int | None, where: str | None) -> None:
+@click.pass_context
+def bench(ctx: click.Context, quick: bool, json_file: str | None, reps: int | None,
+          where: str | None) -> None:
     """Measure engine overhead, durability costs, reads, replay, storage and memory.
 
     Prints a table (median, min, max of several repetitions, and the goal of each
     figure); progress goes to stderr. See docs/bench.md.
+
+    With a command, run another benchmark instead (its options follow its name):
+    `claimfsm bench batch` (batch runs on Ray, PostgreSQL commits; docs/scale.md) or
+    `claimfsm bench ui` (the web inspector on a large store; docs/ui.md).
     """
+    if ctx.invoked_subcommand is not None:
+        given = [name for name, value in (("--quick", quick), ("--json", json_file),
+                                          ("--reps", reps), ("--dir", where))
+                 if value not in (None, False)]
+        if given:
+            # They would be silently ignored: say where they belong instead.
+            raise click.UsageError(
+                f"{', '.join(given)}: options of `claimfsm bench` itself; those of "
+                f"`claimfsm bench {ctx.invoked_subcommand}` go after its name", ctx)
+        return
     from dataclasses import replace
 
     from claimfsm.bench.run import BenchConfig, format_table, run_bench
@@ -128,6 +158,72 @@ def bench(quick: bool, json_file: str | None, reps: int | None, where: str | Non
         click.echo(f"cli floor (interpreter, pydantic, click, orjson, transitions, sqlite3; "
                    f"none of claimfsm): {statistics.median(floors):.0f} ms")
     if json_file is not None:
-        Path(json_file).write_bytes(
-            orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
-        click.echo(f"wrote {json_file}", err=True)
+        _write_json(json_file, report.to_json())
+
+
+@bench.command("batch",
+               short_help="Claims/s of `claimfsm batch` on Ray, PostgreSQL commits/s.")
+@click.option("--pg", metavar="URL", envvar="CLAIMFSM_PG_URL", show_envvar=True, default=None,
+              help="PostgreSQL server for the PostgreSQL cases and the commit rates (each "
+              "case in a schema of its own, dropped afterwards); without it they are left "
+              "out.")
+@click.option("--claims", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Demo claims per case (the bundled ones, repeated).")
+@click.option("--data", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="A Climate-FEVER folder (corpus.jsonl, dev.jsonl): its claims run the "
+              "same cases against its corpus. Skipped when it holds no dev.jsonl.")
+@click.option("--data-claims", type=click.IntRange(min=1), default=300, show_default=True,
+              help="Climate-FEVER dev claims per case (the first ones).")
+@click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Runs per case, in alternation; the best counts.")
+@click.option("--commits", type=click.IntRange(min=1), default=600, show_default=True,
+              help="Commits per writer process (PostgreSQL commit rates, 1 and 8 writers).")
+@_json_file("the report (machine, claims, commits, goals)")
+def bench_batch(pg: str | None, claims: int, data: Path | None, data_claims: int,
+                repeat: int, commits: int, json_file: str | None) -> None:
+    """Measure `claimfsm batch`: claims/s serial on SQLite and on Ray (SQLite, PostgreSQL),
+    and PostgresStore compare-and-set commits/s with 1 and 8 writer processes.
+
+    Prints a line per case and whether each goal was met. `make bench-batch` runs it
+    against a throwaway PostgreSQL cluster. See docs/scale.md.
+
+    Exit 0 when every goal is met, 1 when one is missed.
+    """
+    from claimfsm.batch.bench import format_table, run_bench
+
+    report = run_bench(pg=pg, claims=claims, data=data, data_claims=data_claims,
+                       repeat=repeat, commits=commits)
+    click.echo(format_table(report))
+    if json_file is not None:
+        _write_json(json_file, report)
+    if not all(report["goals"].values()):
+        sys.exit(1)
+
+
+@bench.command("ui", short_help="Page times of the web inspector on a large store.")
+# At least 4: the deep-page figures read the page before the session half-way down.
+@click.option("--sessions", type=click.IntRange(min=4), default=100_000, show_default=True,
+              help="Sessions in the store (it is built once, then grown to this size).")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path(".cache/ui-bench.db"), show_default=True,
+              help="The SQLite store to build, keep and measure.")
+@_json_file("the figures")
+def bench_ui(sessions: int, db: Path, json_file: str | None) -> None:
+    """Measure the web inspector on a large store: page times over real HTTP (first,
+    deep and last pages, a filter, a search, the API listing, a session of 100
+    revisions) and, with selenium and Chromium, that session page in a browser.
+
+    Needs the ui extra. See docs/ui.md.
+    """
+    try:
+        import uvicorn  # noqa: F401
+
+        from claimfsm.ui.bench import format_table, run_bench
+    except ImportError as exc:
+        fail("UI_UNAVAILABLE", f"the ui extra is not installed ({exc.name}): "
+             "pip install 'claimfsm[ui]'", as_json=False)
+        return
+    figures = run_bench(db, sessions, progress=lambda msg: click.echo(msg, err=True))
+    click.echo(format_table(figures))
+    if json_file is not None:
+        _write_json(json_file, figures)

@@ -1,4 +1,4 @@
-"""``make bench-ui``: how fast the inspector serves a large store.
+"""``claimfsm bench ui`` (``make bench-ui``): how fast the inspector serves a large store.
 
 Builds (once, cached under ``.cache/``) a SQLite store of 100,000 sessions — every
 hundredth run to a verdict, the rest started — plus one session of 100 revisions, serves
@@ -8,35 +8,35 @@ listing; and, once each on a catalog that has listed nothing yet, the first page
 first search (which read the claims they have not seen from the sessions' revision 0).
 With selenium and Debian's chromium it also measures the session page of 100 revisions
 loaded and rendered in headless Chromium (navigation start to the load event, plus the
-time until the timeline is in the DOM). Prints a table; ``--json FILE`` writes it.
+time until the timeline is in the DOM). ``claimfsm bench ui`` prints the figures and
+``--json FILE`` writes them; the command's options live in ``claimfsm.cli.bench``.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import sqlite3
 import statistics
-import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from claimfsm.state.catalog import SummaryQuery
 
-__all__ = ["build_store", "main"]
+__all__ = ["build_store", "format_table", "run_bench"]
 
 CLAIMS = ("NASA landed on the Moon in 1969.", "The Eiffel Tower is in Berlin.",
           "Honey never spoils.", "Water boils at 100 degrees Celsius at sea level.")
 
 
-def build_store(db: Path, sessions: int) -> str:
-    """Create ``db`` with ``sessions`` sessions and one of 100 revisions; returns its sid."""
+def build_store(db: Path, sessions: int,
+                progress: Callable[[str], None] | None = None) -> str:
+    """Create ``db`` with ``sessions`` sessions and one of 100 revisions; returns its sid.
+    ``progress`` hears every 10,000th session (a full build takes about a minute)."""
     from claimfsm.engine.runtime import Engine
 
     with Engine.open(str(db)) as eng:
@@ -45,8 +45,8 @@ def build_store(db: Path, sessions: int) -> str:
             head = eng.start(f"{CLAIMS[n % len(CLAIMS)]} (#{n})")
             if n % 100 == 0:
                 eng.driver.run(head.sid)
-            if n and n % 10_000 == 0:
-                print(f"  {n:,} sessions", file=sys.stderr)
+            if n and n % 10_000 == 0 and progress is not None:
+                progress(f"  {n:,} sessions")
         page = eng.store.summaries(SummaryQuery(q="long session", limit=1))
         if page.items:
             return page.items[0].sid
@@ -102,16 +102,13 @@ def _chromium(url: str) -> dict[str, float] | None:
         browser.quit()
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Build the store if needed, serve it, measure, print."""
-    p = argparse.ArgumentParser(prog="python -m claimfsm.ui.bench", description=__doc__)
-    p.add_argument("--sessions", type=int, default=100_000)
-    p.add_argument("--db", type=Path, default=Path(".cache/ui-bench.db"))
-    p.add_argument("--json", type=Path, default=None)
-    args = p.parse_args(argv)
-    args.db.parent.mkdir(parents=True, exist_ok=True)
+def run_bench(db: Path, sessions: int = 100_000,
+              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Build ``db`` up to ``sessions`` sessions if needed, serve it on loopback, and return
+    the figures (milliseconds under ``*_ms`` keys); ``progress`` hears how the build goes."""
+    db.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    long_sid = build_store(args.db, args.sessions)
+    long_sid = build_store(db, sessions, progress)
     built = time.perf_counter() - t0
     import uvicorn
 
@@ -119,12 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     from claimfsm.ui.service import Service
 
     # As if no session had been listed yet: the claims the catalog fills on first sight.
-    conn = sqlite3.connect(args.db)
+    conn = sqlite3.connect(db)
     with conn:
         conn.execute("DELETE FROM st_catalog WHERE verdict IS NULL")
         conn.execute("UPDATE st_catalog SET claim = NULL")
     conn.close()
-    service = Service.open(str(args.db))
+    service = Service.open(str(db))
     server = uvicorn.Server(uvicorn.Config(create_app(service), host="127.0.0.1", port=0,
                                            log_level="warning", access_log=False))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -133,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         time.sleep(0.05)
     port = server.servers[0].sockets[0].getsockname()[1]
     base = f"http://127.0.0.1:{port}"
-    deep = service.sessions(SummaryQuery(before=args.sessions // 2, limit=1)).items[0].seq
+    deep = service.sessions(SummaryQuery(before=sessions // 2, limit=1)).items[0].seq
     cold = {"first_page_cold_ms": _get(f"{base}/"),  # fills the page's claims
             "first_search_cold_ms": _get(f"{base}/?q=%23777")}  # fills every claim
     out: dict[str, Any] = {
@@ -154,13 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     server.should_exit = True
     thread.join(10)
     service.close()
-    for key, value in out.items():
-        print(f"{key:<32} {value:>10.1f}" if isinstance(value, float) else
-              f"{key:<32} {value:>10}")
-    if args.json is not None:
-        args.json.write_bytes(orjson.dumps(out, option=orjson.OPT_INDENT_2))
-    return 0
+    return out
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def format_table(figures: dict[str, Any]) -> str:
+    """The figures of :func:`run_bench` for people, one per line."""
+    return "\n".join(f"{key:<32} {value:>10.1f}" if isinstance(value, float) else
+                     f"{key:<32} {value:>10}" for key, value in figures.items())

@@ -13,7 +13,7 @@ import orjson
 
 from claimfsm.replay.diff import join_path
 from claimfsm.skills.analysis.text import keywords, stem
-from claimfsm.ui.static import CSS
+from claimfsm.ui.static import asset
 
 __all__ = ["e", "json_html", "mark_terms", "page", "pretty"]
 
@@ -31,13 +31,16 @@ def pretty(value: Any) -> str:
 
 
 def page(title: str, body: str, *, script: str = "", nav: bool = True) -> str:
-    """A whole HTML document: the stylesheet inlined, no external resource."""
+    """A whole HTML document: the stylesheet inlined, no external resource. ``script``
+    names a packaged script (``session.js``) to inline at the end of the body."""
     links = ('<nav><a href="/">Sessions</a><a href="/replay">Replay</a>'
              '<a href="/api/v1/openapi.json">API</a></nav>') if nav else ""
-    js = f"<script>{script}</script>" if script else ""
+    # Each asset starts on the line after its tag, as the pages have always served it.
+    js = f"<script>\n{asset(script)}</script>" if script else ""
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{e(title)} · claimfsm</title><style>{CSS}</style></head>"
+            f"<title>{e(title)} · claimfsm</title><style>\n{asset('inspector.css')}</style>"
+            "</head>"
             f'<body><header><b>claimfsm</b>{links}</header><main>{body}</main>{js}'
             f"</body></html>")
 

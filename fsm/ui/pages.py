@@ -13,7 +13,6 @@ from claimfsm.state.catalog import SummaryPage, SummaryQuery
 from claimfsm.state.model import Revision
 from claimfsm.ui.html import e, json_html, page
 from claimfsm.ui.panels import diagram_panel, timeline, verdict_panel
-from claimfsm.ui.static import SESSION_JS, SESSIONS_JS
 
 __all__ = ["document_page", "panels", "replay_page", "session_page", "sessions_page"]
 
@@ -69,7 +68,7 @@ def sessions_page(result: SummaryPage, query: SummaryQuery, states: Sequence[str
         + ('<p class="muted">No sessions match.</p>' if not rows else "")
         + f'<p class="inline">{" ".join(nav)}</p>'
     )
-    return page("Sessions", body, script=SESSIONS_JS)
+    return page("Sessions", body, script="sessions.js")
 
 
 def panels(definition: MachineDef, revisions: Sequence[Revision]) -> str:
@@ -108,7 +107,7 @@ def session_page(definition: MachineDef, revisions: Sequence[Revision]) -> str:
         '<div class="card" id="detail"><p class="muted">Select a revision in the timeline '
         "to see its state, envelope and events.</p></div></div></div>"
     )
-    return page(f"Session {head.sid}", body, script=SESSION_JS)
+    return page(f"Session {head.sid}", body, script="session.js")
 
 
 def document_page(doc: dict[str, Any]) -> str:
