@@ -18,6 +18,7 @@ from claimfsm._base.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from claimfsm.engine.api import MemoryInput, Workflow, define_machine, linear, skill
+    from claimfsm.engine.config import EngineConfig
     from claimfsm.engine.errors import ClaimFsmError
     from claimfsm.engine.profile import Profile
     from claimfsm.engine.runtime import Engine
@@ -33,6 +34,7 @@ __version__ = "0.2.0"
 __all__ = [
     "ClaimFsmError",
     "Engine",
+    "EngineConfig",
     "Envelope",
     "MemoryInput",
     "MemoryStore",
@@ -55,6 +57,7 @@ __getattr__ = lazy_exports(__name__, {
     "define_machine": "claimfsm.engine.api",
     "linear": "claimfsm.engine.api",
     "skill": "claimfsm.engine.api",
+    "EngineConfig": "claimfsm.engine.config",
     "Profile": "claimfsm.engine.profile",
     "Engine": "claimfsm.engine.runtime",
     "replay_record": "claimfsm.replay.runner",

@@ -23,7 +23,7 @@ from claimfsm.skills.envelope import Envelope
 from claimfsm.skills.evidence_extract import Claim, EvidenceItem
 from claimfsm.skills.limits import MAX_EVIDENCE_PER_CLAIM, MAX_SUBCLAIMS
 from claimfsm.skills.stance.combine import combine_stances
-from claimfsm.skills.stance.config import DEFAULT_CONFIG, PROFILES, Profile, StanceConfig
+from claimfsm.skills.stance.config import DEFAULT_CONFIG, THRESHOLDS, StanceConfig, Thresholds
 from claimfsm.skills.stance.lexical import Label, sentence_stance
 
 if TYPE_CHECKING:
@@ -72,9 +72,9 @@ class Input(BaseIO):
 
     claims: list[Claim] = Field(max_length=MAX_SUBCLAIMS)
     evidence: dict[str, Evidence] = Field(default_factory=dict, max_length=MAX_SUBCLAIMS)
-    profile: Profile = "default"
+    profile: Thresholds = "default"
     """Which calibrated thresholds to judge with
-    (:data:`claimfsm.skills.stance.config.PROFILES`)."""
+    (:data:`claimfsm.skills.stance.config.THRESHOLDS`)."""
     stance_model: str | None = None
     """A model file from ``claimfsm train``: the learned judge instead of the lexical one."""
     st: StRef
@@ -151,7 +151,7 @@ def handler(inp: Input, ctx: SkillContext) -> Envelope:
     dup = next((i for n, i in enumerate(ids) if i in ids[:n]), None)
     if dup is not None:
         return Envelope.error("DUPLICATE_CLAIM", f"claims: duplicate id '{dup}'", rb="state")
-    config = PROFILES[inp.profile]
+    config = THRESHOLDS[inp.profile]
     learned = load_learned(inp.stance_model) if inp.stance_model is not None else None
     if learned is not None and learned.error is not None:
         return Envelope.error(*learned.error, rb="state")

@@ -30,7 +30,7 @@ from claimfsm.skills.envelope import Envelope
 from claimfsm.skills.evidence_extract import Claim, EvidenceItem
 from claimfsm.skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SUBCLAIMS
 from claimfsm.skills.stance.combine import is_disputed
-from claimfsm.skills.stance.config import DEFAULT_CONFIG, PROFILES, Profile, StanceConfig
+from claimfsm.skills.stance.config import DEFAULT_CONFIG, THRESHOLDS, StanceConfig, Thresholds
 from claimfsm.skills.stance_judge import Judgment, Learned, load_learned
 
 __all__ = ["SKILL", "Input", "Output", "Verdict", "VerdictLabel", "aggregate", "handler"]
@@ -52,8 +52,8 @@ class Input(BaseIO):
 
     claims: list[Claim] = Field(default_factory=list, max_length=MAX_SUBCLAIMS)
     judgments: list[Judgment] = Field(max_length=MAX_LIST)
-    profile: Profile = "default"
-    """The judge profile whose dispute thresholds apply (as in ``stance_judge``)."""
+    profile: Thresholds = "default"
+    """The threshold set whose dispute thresholds apply (as in ``stance_judge``)."""
     stance_model: str | None = None
     """The learned model the judgments came from (as in ``stance_judge``)."""
     claim: str | None = Field(None, max_length=MAX_CLAIM_CHARS)
@@ -165,7 +165,7 @@ def handler(inp: Input, ctx: SkillContext) -> Envelope:
     if isinstance(head, Verdict):
         verdict = head
     else:
-        verdict = aggregate(inp.claims, inp.judgments, PROFILES[inp.profile],
+        verdict = aggregate(inp.claims, inp.judgments, THRESHOLDS[inp.profile],
                             learned=learned is not None and learned.model is not None)
     notes = [n for n in (learned.fallback if learned else None,
                          head if isinstance(head, str) else None) if n]

@@ -5,6 +5,9 @@ A ``--db`` value is a SQLite file (sessions and the evidence index share it) or 
 file, named by the URL's ``index`` query parameter, or the bundled demo corpus in
 memory when there is none). The CLI's ``engine()`` and ``claimfsm.engine.runtime.Engine.open`` both
 come through here, so every command takes either form.
+
+A value is parsed once, by :func:`locate`, into a :class:`Location`; the location is what
+travels on (to :func:`open_store`, the engine, batch workers), never the text again.
 """
 
 from __future__ import annotations
@@ -25,37 +28,46 @@ URL_SCHEMES = ("postgresql://", "postgres://")
 @dataclass(frozen=True)
 class Location:
     """``store``: the file or URL of the session store (``index`` parameter removed);
-    ``index``: the SQLite file of the evidence index, ``None`` for an in-memory one."""
+    ``index``: the SQLite file of the evidence index, ``None`` for an in-memory one;
+    ``url``: whether the store is a server; ``text``: the value as given, which messages
+    name. Frozen and hashable: a batch keys its engines by it, and it pickles to Ray
+    workers as it is."""
 
     store: str
     index: str | None
     url: bool
+    text: str
 
 
-def locate(db: str | os.PathLike[str]) -> Location:
-    """Split a ``--db`` value into the session store and the evidence index."""
+def locate(db: str | os.PathLike[str] | Location) -> Location:
+    """Split a ``--db`` value into the session store and the evidence index (a location
+    is returned as it is, so a caller may take either)."""
+    if isinstance(db, Location):
+        return db
     text = os.fspath(db)
     if not text.startswith(URL_SCHEMES):
-        return Location(store=text, index=text, url=False)
+        return Location(store=text, index=text, url=False, text=text)
     parts = urlsplit(text)
     query = parse_qsl(parts.query, keep_blank_values=True)
     index = [value for key, value in query if key == "index"]
     if not index:
-        return Location(store=text, index=None, url=True)
+        return Location(store=text, index=None, url=True, text=text)
     if not index[-1]:
         raise StoreError("--db: the URL's index parameter is empty (index=FILE)", field="index")
     rest = urlencode([(key, value) for key, value in query if key != "index"])
-    return Location(store=urlunsplit(parts._replace(query=rest)), index=index[-1], url=True)
+    return Location(store=urlunsplit(parts._replace(query=rest)), index=index[-1], url=True,
+                    text=text)
 
 
 def open_store(
-    db: str | os.PathLike[str],
+    db: str | os.PathLike[str] | Location,
     *,
     durability: Literal["full", "normal", "group"] = "normal",
     create: bool = True,
     readonly: bool = False,
 ) -> StateStore:
-    """The session store ``db`` points to: :class:`~claimfsm.state.sqlite.SQLiteStore` for a file,
+    """The session store ``db`` (a value or its :class:`Location`) points to:
+    :class:`~claimfsm.state.sqlite.SQLiteStore` for a file,
     :class:`~claimfsm.state.postgres.PostgresStore` for a URL (needs the ``postgres`` extra).
 
     With ``create=False`` a missing file, or a database without the store's tables, is

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from claimfsm import Engine
+from claimfsm import Engine, EngineConfig
 from claimfsm.skills.analysis.text import stem, tokens
 from claimfsm.skills.tools.core import Tool, ToolContext, ToolExample, ToolResult
 from claimfsm.skills.tools.index import Fact
@@ -70,8 +70,9 @@ ALMANAC_TOOL: Tool[AlmanacParams, AlmanacResult] = Tool(
 def main(db: str | None = None, *, bind: bool = True) -> Revision:
     """Verify the claim with the almanac registered and (if ``bind``) bound to RETRIEVAL."""
     # 5. Register it next to the built-in tools and bind it to the state that calls it.
-    with Engine.open(db, extra_tools=[ALMANAC_TOOL],
-                     bind={"RETRIEVAL": ["almanac"]} if bind else None) as engine:
+    config = EngineConfig(extra_tools=[ALMANAC_TOOL],
+                          bind={"RETRIEVAL": ["almanac"]} if bind else None)
+    with Engine.open(db, config=config) as engine:
         head = engine.driver.start("Jupiter has a ring system.")
         return engine.driver.run(head.sid)
 

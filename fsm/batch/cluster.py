@@ -12,10 +12,14 @@ import logging
 import os
 import socket
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from claimfsm.batch.claims import BatchClaim
 from claimfsm.engine.errors import ClaimFsmError
+
+if TYPE_CHECKING:
+    from claimfsm.engine.profile import Profile
+    from claimfsm.state.open import Location
 
 __all__ = ["RAY_RETRIES", "RayUnavailable", "ray_available", "run_on_ray"]
 
@@ -76,19 +80,20 @@ def _init(address: str | None, workers: int) -> bool:
 
 
 def run_on_ray(
-    db: str,
+    db: Location,
     chunks: Sequence[Sequence[BatchClaim]],
     *,
     workers: int,
     address: str | None,
-    profile: dict[str, Any] | None = None,
+    profile: Profile | None = None,
     on_error: Callable[[Sequence[BatchClaim], BaseException], list[dict[str, Any]]] = (
         lambda chunk, exc: []),
     on_ready: Callable[[], None] | None = None,
 ) -> Iterator[list[dict[str, Any]]]:
     """Yield each chunk's result lines as the chunk finishes (completion order).
 
-    First every worker opens its engine (``on_ready`` is called once they have), so
+    ``db`` and ``profile`` go to every task as they are (frozen values; Ray pickles
+    them). First every worker opens its engine (``on_ready`` is called once they have), so
     the clock of a batch can leave out Ray's start-up and the workers' imports.
 
     At most ``2 * workers`` chunks are in flight, so a killed driver leaves little

@@ -16,6 +16,7 @@ from claimfsm.batch.claims import BatchClaim
 from claimfsm.batch.cluster import ray_available, run_on_ray
 from claimfsm.batch.worker import ClaimRunner, close_idle, threads_for, verify_chunk
 from claimfsm.engine.profile import Profile
+from claimfsm.state.open import Location, locate
 
 __all__ = ["BatchSummary", "chunked", "run_batch"]
 
@@ -69,7 +70,7 @@ def _failed_chunk(chunk: Sequence[BatchClaim], exc: BaseException) -> list[dict[
 
 def run_batch(
     claims: Sequence[BatchClaim],
-    db: str,
+    db: str | Location,
     *,
     workers: int,
     address: str | None = None,
@@ -77,12 +78,14 @@ def run_batch(
     on_result: Callable[[dict[str, Any]], None] | None = None,
     on_progress: Callable[[int, int, float], None] | None = None,
 ) -> BatchSummary:
-    """Verify ``claims`` on ``db``: on Ray when ``workers > 0`` (or ``address`` is given)
+    """Verify ``claims`` on ``db`` (parsed here unless it is a location already, then
+    handed on as that location): on Ray when ``workers > 0`` (or ``address`` is given)
     and Ray is installed, else in this process (on a PostgreSQL store, several claims at
     a time: :func:`~claimfsm.batch.worker.threads_for`). ``on_result`` gets each result line as
     it finishes; ``on_progress(finished, total, seconds)`` after each. New sessions
-    verify with ``profile`` (default: lexical retrieval and judge); a resumed one keeps
-    the profile it started with.
+    verify with ``profile`` (default: lexical retrieval and judge), the same object in
+    this process and a pickled copy on Ray; a resumed one keeps the profile it started
+    with.
 
     The store and the evidence index are opened here first (creating and seeding them
     once), so workers only ever open what exists.
@@ -104,8 +107,9 @@ def run_batch(
         if on_progress is not None:
             on_progress(finished, len(claims), time.perf_counter() - began)
 
-    threads = threads_for(db)
-    local = ClaimRunner(db, profile)
+    where = locate(db)
+    threads = threads_for(where)
+    local = ClaimRunner(where, profile)
     try:
         if not use_ray and threads == 1:
             for item in claims:
@@ -113,14 +117,13 @@ def run_batch(
     finally:
         local.close()
     if not use_ray and threads > 1:
-        plain = profile.model_dump() if profile else None
         try:
             for at in range(0, len(claims), 4 * threads):
                 part = [(c.id, c.claim) for c in claims[at:at + 4 * threads]]
-                for line in verify_chunk(db, part, plain, threads):
+                for line in verify_chunk(where, part, profile, threads):
                     take(line)
         finally:
-            close_idle(db)
+            close_idle(where)
     start_up = 0.0
     if use_ray:
         opened = time.perf_counter()
@@ -130,9 +133,9 @@ def run_batch(
             began = time.perf_counter()
             start_up = began - opened
 
-        for lines in run_on_ray(db, chunked(claims, workers), workers=workers,
+        for lines in run_on_ray(where, chunked(claims, workers), workers=workers,
                                 address=address, on_error=_failed_chunk, on_ready=ready,
-                                profile=profile.model_dump() if profile else None):
+                                profile=profile):
             for line in lines:
                 take(line)
     seconds = time.perf_counter() - began

@@ -16,12 +16,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from claimfsm.batch.claims import BatchClaim
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.driver import StepResult
 from claimfsm.engine.errors import ClaimFsmError
 from claimfsm.engine.profile import Profile
 from claimfsm.engine.runtime import Engine
 from claimfsm.state.errors import RevConflict, StoreError, UnknownSession
-from claimfsm.state.open import locate
+from claimfsm.state.open import Location, locate
 
 __all__ = [
     "SERVER_THREADS", "ClaimRunner", "close_idle", "threads_for", "verify_chunk", "warm",
@@ -36,11 +37,13 @@ _RELOADS = 100
 
 
 class ClaimRunner:
-    """An engine opened once (per worker process) and the last step's outcome."""
+    """An engine opened once (per worker process) and the last step's outcome; new
+    sessions verify with ``profile`` (default: lexical retrieval and judge)."""
 
-    def __init__(self, db: str | None, profile: Profile | None = None) -> None:
+    def __init__(self, db: str | Location | None, profile: Profile | None = None) -> None:
         self.last_code: str | None = None
-        self.engine = Engine.open(db, on_step=self._seen, profile=profile)
+        config = EngineConfig(on_step=self._seen, profile=profile or Profile.default())
+        self.engine = Engine.open(db, config=config)
 
     def _seen(self, result: StepResult) -> None:
         error = result.envelope.e
@@ -84,56 +87,59 @@ class ClaimRunner:
         return out
 
 
-#: Idle runners per ``(db, profile)``: one per thread that has run a claim in this process.
-_IDLE: dict[tuple[str, str], list[ClaimRunner]] = {}
+#: Idle runners per ``(location, profile)``: one per thread that has run a claim in this
+#: process. Both are frozen values, so they key the table as they are.
+_IDLE: dict[tuple[Location, Profile], list[ClaimRunner]] = {}
 _LOCK = threading.Lock()
 
 
-def _key(db: str, profile: dict[str, Any] | None) -> tuple[str, str]:
-    return db, repr(sorted((profile or {}).items()))
+def _key(db: Location, profile: Profile | None) -> tuple[Location, Profile]:
+    return db, profile or Profile.default()
 
 
-def _take(db: str, profile: dict[str, Any] | None) -> ClaimRunner:
+def _take(db: Location, profile: Profile | None) -> ClaimRunner:
     with _LOCK:
         idle = _IDLE.setdefault(_key(db, profile), [])
         if idle:
             return idle.pop()
-    return ClaimRunner(db, Profile(**profile) if profile else None)
+    return ClaimRunner(db, profile)
 
 
-def _give(db: str, profile: dict[str, Any] | None, runner: ClaimRunner) -> None:
+def _give(db: Location, profile: Profile | None, runner: ClaimRunner) -> None:
     with _LOCK:
         _IDLE.setdefault(_key(db, profile), []).append(runner)
 
 
-def close_idle(db: str) -> None:
+def close_idle(db: str | Location) -> None:
     """Close this process's kept engines for ``db`` (every profile)."""
+    where = locate(db)
     with _LOCK:
-        keys = [key for key in _IDLE if key[0] == db]
+        keys = [key for key in _IDLE if key[0] == where]
         runners = [runner for key in keys for runner in _IDLE.pop(key)]
     for runner in runners:
         runner.close()
 
 
-def threads_for(db: str) -> int:
+def threads_for(db: str | Location) -> int:
     """Claims one process runs at once on ``db``: :data:`SERVER_THREADS` on a server
     store, where a step mostly waits for the server's WAL flush and other claims can use
     the CPU meanwhile; one on a SQLite file, which takes one writer at a time anyway."""
     return SERVER_THREADS if locate(db).url else 1
 
 
-def warm(db: str, profile: dict[str, Any] | None = None, threads: int = 1) -> int:
+def warm(db: str | Location, profile: Profile | None, threads: int) -> int:
     """Open ``threads`` engines for ``db`` in this process ahead of the first chunk;
     returns the pid."""
     import os
 
-    runners = [_take(db, profile) for _ in range(threads)]
+    where = locate(db)
+    runners = [_take(where, profile) for _ in range(threads)]
     for runner in runners:
-        _give(db, profile, runner)
+        _give(where, profile, runner)
     return os.getpid()
 
 
-def _one(db: str, profile: dict[str, Any] | None, item: BatchClaim) -> dict[str, Any]:
+def _one(db: Location, profile: Profile | None, item: BatchClaim) -> dict[str, Any]:
     runner = _take(db, profile)
     try:
         line = runner.run(item)
@@ -150,19 +156,21 @@ def _one(db: str, profile: dict[str, Any] | None, item: BatchClaim) -> dict[str,
 
 
 def verify_chunk(
-    db: str, items: Sequence[tuple[str | int, str]], profile: dict[str, Any] | None = None,
-    threads: int = 1,
+    db: str | Location, items: Sequence[tuple[str | int, str]],
+    profile: Profile | None = None, threads: int = 1,
 ) -> list[dict[str, Any]]:
-    """Run each ``(id, claim)`` of ``items`` on ``db`` with the verification ``profile``
-    (a :class:`~claimfsm.engine.profile.Profile` as a dict; the body of a Ray task), ``threads``
+    """Run each ``(id, claim)`` of ``items`` on ``db`` (the body of a Ray task: the
+    :class:`~claimfsm.state.open.Location` and the :class:`~claimfsm.engine.profile.Profile`
+    travel to it pickled, as they are) with the verification ``profile``, ``threads``
     claims at a time, each thread with an engine (and connection) of its own.
 
     Engines are opened once per process and kept, so a worker pays for its connections
     and evidence index once, not per task. A store error for one claim becomes that
     claim's ``status: "error"`` line; the others still run. Lines come in input order.
     """
+    where = locate(db)
     claims = [BatchClaim(id=claim_id, claim=text) for claim_id, text in items]
     if threads <= 1 or len(claims) <= 1:
-        return [_one(db, profile, item) for item in claims]
+        return [_one(where, profile, item) for item in claims]
     with ThreadPoolExecutor(min(threads, len(claims))) as pool:
-        return list(pool.map(lambda item: _one(db, profile, item), claims))
+        return list(pool.map(lambda item: _one(where, profile, item), claims))

@@ -225,11 +225,12 @@ def realistic(tmp: Path, claims: list[str]) -> dict[str, float]:
     """Run real claims through the real engine on SQLite; storage ratio against full
     snapshots per step, and cold read figures on those sessions.
     """
+    from claimfsm.engine.config import EngineConfig
     from claimfsm.engine.runtime import Engine  # the real engine: skills, tools, evidence index
 
     path = tmp / "realistic.db"
     clock = FixedClock(tick=timedelta(milliseconds=1))
-    with Engine.open(path, clock=clock) as eng:
+    with Engine.open(path, config=EngineConfig(clock=clock)) as eng:
         sids = []
         for claim in claims:
             head = eng.driver.run(eng.driver.start(claim).sid)

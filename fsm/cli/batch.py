@@ -69,11 +69,12 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
     from claimfsm.engine.errors import ClaimFsmError
     from claimfsm.skills.tools.core import ToolError
     from claimfsm.state.errors import StoreError
+    from claimfsm.state.open import URL_SCHEMES, locate
 
     if workers == 0 and address is not None:
         fail("BAD_OPTION", "--ray joins a cluster, --workers 0 runs in-process: pick one",
              as_json=as_json)
-    if address is not None and not db.startswith(("postgresql://", "postgres://")):
+    if address is not None and not db.startswith(URL_SCHEMES):
         click.echo("warning: --ray with a SQLite --db: workers on other machines would each "
                    "write a file of their own; use a postgresql:// URL for a cluster",
                    err=True)
@@ -100,7 +101,8 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
 
     progress = _Progress(sys.stderr.isatty() and not as_json)
     try:
-        summary = run_batch(claims, db, workers=count, address=address, profile=prof,
+        # Parsed once, here: the location (and the profile) travel to every worker as is.
+        summary = run_batch(claims, locate(db), workers=count, address=address, profile=prof,
                             on_result=write, on_progress=progress)
     except (ClaimFsmError, StoreError, ToolError) as exc:
         fail(exc.code, exc.msg if hasattr(exc, "msg") else str(exc), as_json=as_json)

@@ -22,8 +22,10 @@ from claimfsm.engine.views import revision_line
 from claimfsm.state.errors import StoreError
 
 if TYPE_CHECKING:  # the engine (skills, tools, index) loads only for commands that run it
+    from claimfsm.engine.config import Durability
     from claimfsm.engine.driver import StepResult
     from claimfsm.engine.runtime import Engine
+    from claimfsm.state.open import Location
     from claimfsm.state.store import StateStore
 
 __all__ = [
@@ -124,30 +126,41 @@ def fail(code: str, msg: str, *, as_json: bool, exit_code: int = 2) -> None:
 
 
 @contextmanager
-def engine(db: str, as_json: bool, *, profile: Mapping[str, Any] | None = None,
-           **kw: Any) -> Iterator[Engine]:
-    """Open the engine and turn contract errors into clean exits. ``profile`` (the
+def engine(db: str | Location, as_json: bool, *, profile: Mapping[str, Any] | None = None,
+           on_step: Callable[[StepResult], None] | None = None,
+           durability: Durability = "normal", seed: bool = True,
+           create: bool = True) -> Iterator[Engine]:
+    """Open the engine and turn contract errors into clean exits. ``db`` is parsed here,
+    once (a command that has parsed it already passes the location). ``profile`` (the
     options of :func:`profile_options`) is resolved against the config file; without it
-    the engine runs sessions with the profile each one stored."""
+    the engine runs sessions with the profile each one stored. The other options are
+    :class:`~claimfsm.engine.config.EngineConfig` fields."""
+    from claimfsm.engine.config import EngineConfig
     from claimfsm.engine.runtime import Engine
     from claimfsm.skills.tools.core import ToolError
+    from claimfsm.state.open import locate
 
+    label = db if isinstance(db, str) else db.text
     try:
-        prof = resolve_profile(profile) if profile is not None else None
-        eng = Engine.open(db, profile=prof, **kw)
+        where = locate(db)
+        prof = resolve_profile(profile) if profile is not None else Profile.default()
+        # click checked every option already: no validator to compile on start-up.
+        config = EngineConfig.trusted(profile=prof, on_step=on_step, durability=durability,
+                                      seed=seed, create=create)
+        eng = Engine.open(where, config=config)
         for warning in eng.warnings:
             click.echo(f"warning: {warning}", err=True)
     except (ClaimFsmError, StoreError, ToolError, OSError) as exc:
         fail(getattr(exc, "code", "OPEN_FAILED"), str(exc), as_json=as_json)
         raise  # unreachable: fail exits
     except sqlite3.Error as exc:
-        _store_failure(exc, db, as_json)
+        _store_failure(exc, label, as_json)
     try:
         yield eng
     except (ClaimFsmError, StoreError, ToolError) as exc:
         fail(exc.code, str(exc), as_json=as_json)
     except sqlite3.Error as exc:
-        _store_failure(exc, db, as_json)
+        _store_failure(exc, label, as_json)
     finally:
         eng.close()
 
@@ -168,7 +181,7 @@ def store(db: str, as_json: bool) -> Iterator[StateStore]:
     from claimfsm.state.open import open_store
 
     try:
-        opened = open_store(db, readonly=True)
+        opened = open_store(db, readonly=True)  # its one parse of db
     except (StoreError, OSError) as exc:
         fail(getattr(exc, "code", "OPEN_FAILED"), str(exc), as_json=as_json)
         raise  # unreachable: fail exits

@@ -94,14 +94,15 @@ def ingest(path: Path, source: str | None, kb: bool, id_field: str, title_field:
     from claimfsm.skills.tools.folder import ingest_folder
     from claimfsm.skills.tools.ingest import FieldMap, ingest_documents, ingest_facts
 
-    if locate(db).index is None:
+    location = locate(db)  # parsed once: the engine below opens this location
+    if location.index is None:
         fail("NO_INDEX", "--db: a postgresql:// URL keeps the evidence index in a SQLite file; "
              "name it with ?index=FILE in the URL", as_json=as_json)
     if kb and path.is_dir():
         fail("BAD_ARGS", "--kb: facts come from a JSONL file, not a folder", as_json=as_json)
     fields = FieldMap(id=id_field, title=title_field, text=text_field)
     shown = sys.stderr.isatty() and not as_json
-    with engine(db, as_json, seed=False) as eng:
+    with engine(location, as_json, seed=False) as eng:
         if path.is_dir():
             with _bar(f"ingest {path.name}/", 1, shown) as progress:
                 report = ingest_folder(eng.index, path, source=_source(source),

@@ -4,7 +4,7 @@ read-only ones are in ``claimfsm.cli.read``)."""
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -28,6 +28,9 @@ from claimfsm.engine.views import (
     verdict_json,
 )
 
+if TYPE_CHECKING:  # an annotation: the engine's modules load when a command opens it
+    from claimfsm.engine.config import Durability
+
 __all__ = ["fork", "rollback", "start", "step", "verify"]
 
 
@@ -39,7 +42,7 @@ __all__ = ["fork", "rollback", "start", "step", "verify"]
 @record_option
 @limit_options
 @profile_options
-def verify(claim: str, db: str, as_json: bool, durability: str, record: str | None,
+def verify(claim: str, db: str, as_json: bool, durability: Durability, record: str | None,
            deadline: float | None, max_tool_calls: int | None,
            profile: dict[str, Any]) -> None:
     """Run a session for CLAIM to the end and print the verdict with its evidence.
@@ -77,7 +80,7 @@ def verify(claim: str, db: str, as_json: bool, durability: str, record: str | No
 @record_option
 @limit_options
 @profile_options
-def start(claim: str, db: str, as_json: bool, durability: str, record: str | None,
+def start(claim: str, db: str, as_json: bool, durability: Durability, record: str | None,
           deadline: float | None, max_tool_calls: int | None,
           profile: dict[str, Any]) -> None:
     """Create a session for CLAIM (revision 0, PARSE_CLAIM) and print its id. The
@@ -100,7 +103,7 @@ def start(claim: str, db: str, as_json: bool, durability: str, record: str | Non
 @json_option
 @durability_option
 @record_option
-def step(sid: str, db: str, as_json: bool, durability: str, record: str | None) -> None:
+def step(sid: str, db: str, as_json: bool, durability: Durability, record: str | None) -> None:
     """Fire one transition of session SID (exit 1 if the step failed)."""
     with engine(db, as_json, durability=durability, create=False) as eng:
         if record is not None:
@@ -124,7 +127,8 @@ def step(sid: str, db: str, as_json: bool, durability: str, record: str | None) 
 @db_option
 @json_option
 @durability_option
-def rollback(sid: str, to: int, reopen: bool, db: str, as_json: bool, durability: str) -> None:
+def rollback(sid: str, to: int, reopen: bool, db: str, as_json: bool,
+             durability: Durability) -> None:
     """Rewind SID: a new revision equal to revision --to (history is kept).
 
     The session's spent tool calls, rate buckets and deadline are never given back. A
@@ -144,7 +148,7 @@ def rollback(sid: str, to: int, reopen: bool, db: str, as_json: bool, durability
 @db_option
 @json_option
 @durability_option
-def fork(sid: str, at: int, db: str, as_json: bool, durability: str) -> None:
+def fork(sid: str, at: int, db: str, as_json: bool, durability: Durability) -> None:
     """Fork SID at revision --at into a new session; prints the new id."""
     with engine(db, as_json, seed=False, durability=durability, create=False) as eng:
         head = eng.driver.fork(sid, at)

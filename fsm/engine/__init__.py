@@ -3,9 +3,10 @@
 The machine definition and its ``transitions`` façade (``machine``, ``firing``), the
 driver that fires every move and is the only writer of state (``driver``, ``step``),
 skill bindings (``bindings``), per-session limits (``limits``), the engine's errors, the
-custom-machine API (``api``), the verification profile (``profile``), the built-in
-engine that wires a store, the evidence index and a driver (``runtime``) and the JSON
-views (``views``). The core may import ``claimfsm._base``, ``claimfsm.skills`` and
+custom-machine API (``api``), the verification profile (``profile``) and how a session's
+stored config reads (``settings``), the built-in engine that wires a store, the evidence
+index and a driver (``runtime``) with its one configuration value (``config``) and the
+JSON views (``views``). The core may import ``claimfsm._base``, ``claimfsm.skills`` and
 ``claimfsm.state``; its tools (``claimfsm.replay``, ``testing``, ``eval``, ``bench``,
 ``batch``, ``ui`` and, on top of them all, ``cli``) import the core, never the other way.
 ``tests/test_layers.py`` enforces these arrows.
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
         skill,
     )
     from claimfsm.engine.bindings import Binding
+    from claimfsm.engine.config import EngineConfig
     from claimfsm.engine.driver import Driver, StepResult
     from claimfsm.engine.limits import SessionLimits
     from claimfsm.engine.machine import DEFAULT_MACHINE, Machine, MachineDef, RetryPolicy, StateSpec
@@ -38,6 +40,7 @@ __all__ = [
     "Binding",
     "Driver",
     "Engine",
+    "EngineConfig",
     "Machine",
     "MachineDef",
     "MemoryInput",
@@ -57,7 +60,8 @@ __getattr__ = lazy_exports(__name__, {
     "MemoryInput": "claimfsm.engine.api", "MemoryOutput": "claimfsm.engine.api",
     "Workflow": "claimfsm.engine.api", "define_machine": "claimfsm.engine.api",
     "linear": "claimfsm.engine.api", "skill": "claimfsm.engine.api",
-    "Binding": "claimfsm.engine.bindings", "Driver": "claimfsm.engine.driver",
+    "Binding": "claimfsm.engine.bindings", "EngineConfig": "claimfsm.engine.config",
+    "Driver": "claimfsm.engine.driver",
     "StepResult": "claimfsm.engine.driver", "SessionLimits": "claimfsm.engine.limits",
     "DEFAULT_MACHINE": "claimfsm.engine.machine", "Machine": "claimfsm.engine.machine",
     "MachineDef": "claimfsm.engine.machine", "RetryPolicy": "claimfsm.engine.machine",

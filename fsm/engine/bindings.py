@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from claimfsm.engine.settings import SessionSettings
 from claimfsm.skills.base import Skill
 from claimfsm.state.model import SessionState
 
@@ -89,7 +90,7 @@ def _claims(state: SessionState) -> list[dict[str, Any]]:
 
 
 def _parse_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
-    return {"claim": state.claim, "st": st, "hints": state.config.get("hints")}
+    return {"claim": state.claim, "st": st, "hints": SessionSettings.of(state.config).hints}
 
 
 def _parse_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
@@ -100,6 +101,7 @@ def _retrieve_in_with(bound: Sequence[str]) -> ToInput:
     def to_input(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
         # Only the outputs a pending step's done_check may need: the input stays small.
         wanted = {s["expected_key"] for s in state.steps if s.get("status") == "pending"}
+        settings = SessionSettings.of(state.config)
         return {
             "claims": _claims(state),
             "plans": state.plans,
@@ -108,12 +110,12 @@ def _retrieve_in_with(bound: Sequence[str]) -> ToInput:
             "followups": state.followups,
             "missing": state.memory.get("missing", []),
             "round": state.rounds,
-            "batch": state.config.get("batch", 1),
+            "batch": settings.batch,
             "steps": state.steps,
             "outputs": {k: v for k, v in state.outputs.items() if k in wanted},
             "bound": list(bound),
             # Optional session config: size of the claim-level request (0: none).
-            **({"claim_lim": state.config["claim_lim"]} if "claim_lim" in state.config else {}),
+            **({} if settings.claim_lim is None else {"claim_lim": settings.claim_lim}),
             "st": st,
         }
 
@@ -165,19 +167,19 @@ def _retrieve_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionS
 
 
 def _extract_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
+    settings = SessionSettings.of(state.config)
     return {
         "claims": _claims(state),
         "hits": flatten_hits(state),
         "facts": flatten_facts(state),
         "round": state.rounds,
-        "max_rounds": state.config.get("max_rounds", 1),
+        "max_rounds": settings.max_rounds,
         # Optional session config: how many hits EXTRACT reads and sentences it keeps.
-        **{k: state.config[k] for k in ("docs_per_claim", "per_claim", "min_best", "rank")
-           if k in state.config},
+        **settings.extract_input(),
         # A learned profile's evidence reranker reads the claim; without a model the
         # input stays as it was (recorded sessions replay unchanged).
-        **({"claim": state.claim, "stance_model": state.config["stance_model"]}
-           if state.config.get("stance_model") is not None else {}),
+        **({"claim": state.claim, "stance_model": settings.stance_model}
+           if settings.stance_model is not None else {}),
         "st": st,
     }
 
@@ -192,18 +194,9 @@ def _extract_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionSt
     return state.model_copy(update=update)
 
 
-def _judge_profile(state: SessionState) -> dict[str, Any]:
-    # Optional session config ``judge``: the stance judge's threshold profile, and
-    # ``stance_model``: a learned model file (``claimfsm train``) that judges instead.
-    out = {"profile": state.config["judge"]} if "judge" in state.config else {}
-    if state.config.get("stance_model") is not None:
-        out["stance_model"] = state.config["stance_model"]
-    return out
-
-
 def _verify_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
-    return {"claims": _claims(state), "evidence": state.evidence, **_judge_profile(state),
-            "st": st}
+    judge = SessionSettings.of(state.config).judge_input()
+    return {"claims": _claims(state), "evidence": state.evidence, **judge, "st": st}
 
 
 def _verify_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
@@ -211,12 +204,13 @@ def _verify_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionSta
 
 
 def _aggregate_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
+    settings = SessionSettings.of(state.config)
     # A learned model's claim-level head reads the claim and its evidence; without a model
     # the input stays as it was (recorded sessions replay unchanged).
     head = ({"claim": state.claim, "evidence": state.evidence}
-            if state.config.get("stance_model") is not None else {})
-    return {"claims": _claims(state), "judgments": state.judgments, **_judge_profile(state),
-            **head, "st": st}
+            if settings.stance_model is not None else {})
+    return {"claims": _claims(state), "judgments": state.judgments,
+            **settings.judge_input(), **head, "st": st}
 
 
 def _aggregate_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:

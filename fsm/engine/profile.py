@@ -25,11 +25,14 @@ __all__ = [
     "CONFIG_FILE",
     "PROFILE_KEYS",
     "RUN_CONFIG",
+    "Judge",
     "Profile",
     "ProfileError",
+    "Retrieval",
     "find_config",
     "profile_of",
     "resolve_profile",
+    "stored_profile",
 ]
 
 CONFIG_FILE = "claimfsm.toml"
@@ -153,6 +156,20 @@ def _build(values: Mapping[str, Any], where: str) -> Profile:
         field = ".".join(str(p) for p in err["loc"]) or "profile"
         msg = err["msg"].removeprefix("Value error, ")
         raise ProfileError(f"{where}: {field}: {msg}", field=field) from None
+
+
+def stored_profile(config: Mapping[str, Any]) -> Profile | None:
+    """The profile a session's config holds under ``"profile"``, typed; ``None`` for a
+    session from before profiles, or one whose stored value is no valid profile (it then
+    runs as one from before profiles). Read on every step: what :meth:`Profile.config`
+    wrote is built without the validator."""
+    stored = config.get("profile")
+    if not isinstance(stored, Mapping):
+        return None
+    try:
+        return _build(stored, "session config profile")
+    except ProfileError:
+        return None
 
 
 def profile_of(config: Mapping[str, Any]) -> Profile:

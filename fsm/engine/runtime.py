@@ -1,7 +1,8 @@
 """Wiring: a store, an evidence index and a driver over one SQLite file, a PostgreSQL
 URL, or memory.
 
-``Engine.open(path)`` is what the CLI uses: the session store and the evidence index share
+``Engine.open(db, config=EngineConfig(...))`` is what the CLI uses (the options in one
+frozen value, :mod:`claimfsm.engine.config`): the session store and the evidence index share
 the file (tables ``st_*`` and ``ev_*``). For a ``postgresql://`` URL the sessions live in
 the server and the index in the SQLite file of the URL's ``index`` parameter (in memory
 when there is none; see :func:`claimfsm.state.open.locate`). An empty index is seeded with the
@@ -14,23 +15,25 @@ import importlib.resources
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding, make_bindings
-from claimfsm.engine.driver import Driver, StepResult, ToolSession, ToolsFactory
+from claimfsm.engine.config import EngineConfig
+from claimfsm.engine.driver import Driver, ToolSession, ToolsFactory
 from claimfsm.engine.limits import SessionLimits
 from claimfsm.engine.machine import DEFAULT_MACHINE
 from claimfsm.engine.profile import Profile, ProfileError
+from claimfsm.engine.settings import SessionSettings
 from claimfsm.skills.context import Clock
 from claimfsm.skills.tools.builtin import RETRIEVAL_RESOURCE, builtin_tools
-from claimfsm.skills.tools.core import Tool, ToolDefinitionError
+from claimfsm.skills.tools.core import ToolDefinitionError
 from claimfsm.skills.tools.executor import Executor
 from claimfsm.skills.tools.index import EvidenceIndex
 from claimfsm.skills.tools.limits import RateLimit
 from claimfsm.skills.tools.policies import FetchBeforeExtractPolicy, ToolPolicy
 from claimfsm.skills.tools.registry import ToolRegistry
 from claimfsm.state.model import Revision, SessionState
-from claimfsm.state.open import locate, open_store
+from claimfsm.state.open import Location, locate, open_store
 from claimfsm.state.store import StateStore
 
 if TYPE_CHECKING:  # annotations only: the modules that embed import it themselves
@@ -113,12 +116,26 @@ def seed_demo(index: EvidenceIndex) -> int:
 
 
 def _retrieval(state: SessionState) -> str | None:
-    """The session's retrieval mode (``None``: a session from before profiles). Read
-    without re-validating: the profile was checked when the session started, and this
-    runs on every step."""
-    stored = state.config.get("profile")
-    mode = stored.get("retrieval") if isinstance(stored, Mapping) else None
-    return mode if mode in ("lexical", "hybrid") else None
+    """The session's retrieval mode, from its stored profile (``None``: a session from
+    before profiles)."""
+    return SessionSettings.of(state.config).retrieval
+
+
+def _from_keywords(config: EngineConfig | None, options: Mapping[str, Any]) -> EngineConfig:
+    """The config the old keyword form names (deprecated; validated like any config)."""
+    import warnings
+
+    if config is not None:
+        raise TypeError("Engine.open: pass the options in config=EngineConfig(...), "
+                        "not as keywords beside it")
+    unknown = sorted(set(options) - set(EngineConfig.model_fields))
+    if unknown:
+        raise TypeError(f"Engine.open() got an unexpected keyword argument {unknown[0]!r}")
+    warnings.warn("Engine.open(db, **options) is deprecated: pass "
+                  "config=EngineConfig(**options)", DeprecationWarning, stacklevel=3)
+    # The old form took profile=None for the default; the config has no None for it.
+    given = {k: v for k, v in options.items() if not (k == "profile" and v is None)}
+    return EngineConfig(**given)
 
 
 def _load_embedder(embedder: Embedder | None) -> Embedder:
@@ -198,48 +215,33 @@ class Engine:
                                  before_create=before_create)
 
     @classmethod
-    def open(
-        cls,
-        db: str | Path | None,
-        *,
-        clock: Clock | None = None,
-        durability: Literal["full", "normal", "group"] = "normal",
-        seed: bool = True,
-        on_step: Callable[[StepResult], None] | None = None,
-        tools: ToolsFactory | None = None,
-        extra_tools: Sequence[Tool[Any, Any]] = (),
-        bind: Mapping[str, Sequence[str]] | None = None,
-        rate_limits: Mapping[str, RateLimit] | None = None,
-        concurrency: Mapping[str, int] | None = None,
-        policies: tuple[ToolPolicy, ...] | None = None,
-        resources: Mapping[str, Any] | None = None,
-        profile: Profile | None = None,
-        embedder: Embedder | None = None,
-        create: bool = True,
-    ) -> Engine:
-        """Open (or create) ``db`` (a SQLite file or a ``postgresql://`` URL); ``None``
-        keeps everything in memory.
+    def open(cls, db: str | Path | Location | None, *, config: EngineConfig | None = None,
+             **options: Any) -> Engine:
+        """Open (or create) ``db``: a SQLite file or a ``postgresql://`` URL, as text or
+        as the :class:`~claimfsm.state.open.Location` it parses into (parsed here
+        otherwise, once); ``None`` keeps everything in memory. ``config`` (default:
+        :meth:`EngineConfig.default <claimfsm.engine.config.EngineConfig.default>`) says
+        how: the profile, tools, limits, policies and hooks.
 
-        ``extra_tools`` are registered next to the built-in ones (a duplicate name is a
-        ``ToolDefinitionError``); ``bind`` maps a state to tools its skill calls, e.g.
-        ``{"RETRIEVAL": ["my_tool"]}`` (one request per planned query). ``rate_limits``,
-        ``concurrency``, ``policies`` (default: fetch-before-extract) and ``resources``
-        configure the tool runtime (see :func:`executor_factory`); ``tools`` replaces it.
+        The profile is checked here (a :class:`~claimfsm.engine.profile.ProfileError`
+        when it cannot run) and given to sessions started with :meth:`start`; a hybrid
+        one embeds documents that have no vector yet, once. Every session keeps its own
+        profile in its config, so stepping it later in another engine retrieves and
+        judges the same way.
 
-        ``profile`` (default: lexical retrieval, lexical judge) is checked here (a
-        :class:`~claimfsm.engine.profile.ProfileError` when it cannot run) and given to sessions
-        started with :meth:`start`; a hybrid profile loads ``embedder`` (default: MiniLM
-        from the semantic extra) and embeds documents that have no vector yet, once.
-        Every session keeps its own profile in its config, so stepping it later in another
-        engine retrieves and judges the same way. ``create=False`` refuses a ``db`` that
-        is not already a claimfsm store (``UNKNOWN_DB``) instead of creating it.
+        ``options`` is the old form (``Engine.open(db, clock=..., profile=...)``, one
+        keyword per :class:`~claimfsm.engine.config.EngineConfig` field): still accepted,
+        with a :class:`DeprecationWarning`.
         """
-        profile = profile or Profile.default()
+        if options:
+            config = _from_keywords(config, options)
+        cfg = EngineConfig.default() if config is None else config
+        profile = cfg.profile
         warnings = tuple(check_profile(profile))
-        if profile.retrieval == "hybrid":
-            embedder = _load_embedder(embedder)
-        bindings = _bindings(bind or {})
-        registry = ToolRegistry(extra_tools)  # validate user tools before opening files
+        embedder = _load_embedder(cfg.embedder) if profile.retrieval == "hybrid" else cfg.embedder
+        bind = cfg.bind or {}
+        bindings = _bindings(bind)
+        registry = ToolRegistry(cfg.extra_tools)  # validate user tools before opening files
         if db is None:
             from claimfsm.state.memory import MemoryStore
 
@@ -247,26 +249,26 @@ class Engine:
             index = EvidenceIndex.open(":memory:")
         else:
             where = locate(db)
-            store = open_store(db, durability=durability, create=create)
+            store = open_store(where, durability=cfg.durability, create=cfg.create)
             try:
                 index = EvidenceIndex.open(where.index or ":memory:")
             except BaseException:
                 store.close()
                 raise
         try:
-            if seed and index.count_documents() == 0:
+            if cfg.seed and index.count_documents() == 0:
                 seed_demo(index)
             registry = ToolRegistry((*builtin_tools(index), *registry))
-            for state, names in (bind or {}).items():
+            for state, names in bind.items():
                 for name in names:
                     if name not in registry:
                         raise ToolDefinitionError(name, f"bound to {state} but not registered")
-            profiled = ProfiledTools(tools or executor_factory(
-                registry, policies=policies, rate_limits=rate_limits, concurrency=concurrency,
-                resources=resources), index, embedder)
+            profiled = ProfiledTools(cfg.tools or executor_factory(
+                registry, policies=cfg.policies, rate_limits=cfg.rate_limits,
+                concurrency=cfg.concurrency, resources=cfg.resources), index, embedder)
             if profile.retrieval == "hybrid":
                 profiled.ensure_dense()
-            driver = Driver(store, tools=profiled, clock=clock, on_step=on_step,
+            driver = Driver(store, tools=profiled, clock=cfg.clock, on_step=cfg.on_step,
                             bindings=bindings)
         except BaseException:
             store.close()

@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from claimfsm._base.models import Frozen
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.profile import RUN_CONFIG
 from claimfsm.engine.runtime import Engine
+from claimfsm.engine.settings import SessionSettings
 from claimfsm.eval.data import CLAIM_LABELS, EVIDENCE_LABELS, Dataset, EvalClaim, GoldClaim
 from claimfsm.eval.embed import CACHE_DIR, attach_vectors
 from claimfsm.eval.metrics import (
@@ -132,7 +134,7 @@ def open_engine(
     """An in-memory engine (no demo seed) whose index holds ``corpus`` as wiki documents,
     one per sentence, the article title searchable; with ``embedder``, every document
     also gets a dense vector (cached in ``cache_dir``) and retrieval is hybrid."""
-    engine = Engine.open(None, seed=False, clock=FixedClock(EVAL_NOW))
+    engine = Engine.open(None, config=EngineConfig(seed=False, clock=FixedClock(EVAL_NOW)))
     report = ingest_corpus(engine.index, corpus, source="wiki", on_progress=on_progress)
     if embedder is not None and report.added:
         attach_vectors(engine.index, embedder, corpus, cache_dir=cache_dir)
@@ -173,19 +175,13 @@ def _evidence_items(sentences: Sequence[tuple[str, str]]) -> list[dict[str, Any]
             for eid, text in sentences]
 
 
-def _profile(config: Mapping[str, Any]) -> dict[str, Any]:
-    out = {"profile": config["judge"]} if "judge" in config else {}
-    if config.get("stance_model") is not None:  # a learned judge, as the bindings pass it
-        out["stance_model"] = config["stance_model"]
-    return out
-
-
 def _verify(
     claims: list[dict[str, str]], items: list[dict[str, Any]], config: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
     st = {"sid": "eval", "rev": 0, "fsm": "VERIFY"}
+    judge = SessionSettings.of(config).judge_input()  # as the bindings pass it
     env = VERIFY.run({"claims": claims, "evidence": {c["id"]: items for c in claims},
-                      **_profile(config), "st": st}, SkillContext(clock=FixedClock(EVAL_NOW)))
+                      **judge, "st": st}, SkillContext(clock=FixedClock(EVAL_NOW)))
     if env.s != "ok" or env.d is None:
         return []
     judgments: list[dict[str, Any]] = env.d["judgments"]
@@ -205,7 +201,8 @@ def judge_sentences(
     stances = {doc_of(s["id"]): str(s["label"]) for s in (judged[0]["stances"] if judged else [])}
     parts = [c.model_dump() for c in subclaims(claim)] or whole
     judgments = judged if parts == whole else _verify(parts, items, config)
-    env = AGGREGATE.run({"claims": parts, "judgments": judgments, **_profile(config),
+    judge = SessionSettings.of(config).judge_input()
+    env = AGGREGATE.run({"claims": parts, "judgments": judgments, **judge,
                          "st": {"sid": "eval", "rev": 1, "fsm": "AGGREGATE"}},
                         SkillContext(clock=FixedClock(EVAL_NOW)))
     label = str(env.d["verdict"]["label"]) if env.s == "ok" and env.d else "NOT_ENOUGH_INFO"

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.driver import StepResult
 from claimfsm.engine.errors import BadInput
 from claimfsm.engine.profile import resolve_profile
@@ -23,6 +24,7 @@ from claimfsm.replay.write import engine_record
 from claimfsm.state.catalog import SummaryPage, SummaryQuery
 from claimfsm.state.errors import RevConflict
 from claimfsm.state.model import Revision
+from claimfsm.state.open import Location
 from claimfsm.ui.diff import Change, diff_values
 
 __all__ = ["RECORDS", "Service"]
@@ -43,9 +45,11 @@ class Service:
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     @classmethod
-    def open(cls, db: str | None, *, records: Path | None = None, **kw: Any) -> Service:
-        """Open ``db`` (a SQLite file, a ``postgresql://`` URL, ``None`` for memory)."""
-        return cls(Engine.open(db, **kw), records or RECORDS)
+    def open(cls, db: str | Location | None, *, records: Path | None = None,
+             config: EngineConfig | None = None) -> Service:
+        """Open ``db`` (a SQLite file, a ``postgresql://`` URL or its location, ``None``
+        for memory) as ``Engine.open(db, config=config)`` does."""
+        return cls(Engine.open(db, config=config), records or RECORDS)
 
     def close(self) -> None:
         """Close the engine."""

@@ -11,9 +11,9 @@ from claimfsm.skills.stance.combine import Combined, combine_stances, is_dispute
 from claimfsm.skills.stance.config import (
     CALIBRATED_CONFIG,
     DEFAULT_CONFIG,
-    PROFILES,
-    Profile,
+    THRESHOLDS,
     StanceConfig,
+    Thresholds,
 )
 from claimfsm.skills.stance.lexical import LABELS, Label, Stance, relevance, sentence_stance
 from claimfsm.skills.stance.numbers import (
@@ -29,14 +29,14 @@ __all__ = [
     "DEFAULT_CONFIG",
     "LABELS",
     "NUMBER_WORDS",
-    "PROFILES",
+    "THRESHOLDS",
     "Combined",
     "Label",
     "Num",
     "NumberCheck",
-    "Profile",
     "Stance",
     "StanceConfig",
+    "Thresholds",
     "combine_stances",
     "compare_numbers",
     "find_numbers",

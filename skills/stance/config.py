@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["CALIBRATED_CONFIG", "DEFAULT_CONFIG", "PROFILES", "Profile", "StanceConfig"]
+__all__ = ["CALIBRATED_CONFIG", "DEFAULT_CONFIG", "THRESHOLDS", "StanceConfig", "Thresholds"]
 
 
 class StanceConfig(BaseModel):
@@ -116,7 +116,10 @@ dispute. Every session runs with it (``claimfsm.engine.profile.RUN_CONFIG``), so
 was then tightened (0.65 / 0.1, from 0.5 / 0.5) until the bundled demo claims came out as
 written too: dev verdict accuracy 0.454 / macro-F1 0.342, from 0.442 / 0.339."""
 
-PROFILES: dict[str, StanceConfig] = {"default": DEFAULT_CONFIG, "calibrated": CALIBRATED_CONFIG}
-"""Judge profiles by name; a session picks one with its ``judge`` config key."""
+THRESHOLDS: dict[str, StanceConfig] = {"default": DEFAULT_CONFIG, "calibrated": CALIBRATED_CONFIG}
+"""The judge's threshold sets by name; a session picks one with its ``judge`` config key
+(the skills' input field ``profile``, a name kept for the recorded inputs)."""
 
-Profile = Literal["default", "calibrated"]
+Thresholds = Literal["default", "calibrated"]
+"""A name of :data:`THRESHOLDS` (not the verification profile,
+``claimfsm.engine.profile.Profile``: that one says how a session retrieves and judges)."""

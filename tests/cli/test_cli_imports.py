@@ -12,6 +12,7 @@ from pathlib import Path
 
 import orjson
 
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.runtime import Engine
 
 _PROBE = """
@@ -75,7 +76,7 @@ def test_step_imports_only_the_skill_it_runs(tmp_path: Path) -> None:
                          "claimfsm.replay", "claimfsm.eval", "claimfsm.bench", "claimfsm.ui",
                          "claimfsm.state.catalog", "starlette", "claimfsm.cli.read",
                          "claimfsm.state.memory", "claimfsm.skills.stance", "numpy", "tomllib"}
-    with Engine.open(db, seed=False) as eng:  # and the step did land
+    with Engine.open(db, config=EngineConfig(seed=False)) as eng:  # and the step did land
         assert eng.store.head(sid).rev == 1
 
 
@@ -85,7 +86,7 @@ def test_show_json_is_unchanged_by_the_store_only_open(tmp_path: Path) -> None:
                            sid, "--db", db, "--json"], capture_output=True, timeout=120,
                           check=True)
     shown = orjson.loads(proc.stdout)
-    with Engine.open(db, seed=False) as eng:
+    with Engine.open(db, config=EngineConfig(seed=False)) as eng:
         from claimfsm.engine.views import revision_json
 
         assert shown == orjson.loads(orjson.dumps(revision_json(eng.store.head(sid))))
@@ -94,7 +95,7 @@ def test_show_json_is_unchanged_by_the_store_only_open(tmp_path: Path) -> None:
 def test_a_retrieval_step_loads_neither_the_planner_s_analysis_nor_the_memory_store(
         tmp_path: Path) -> None:
     db, sid = _session(tmp_path)
-    with Engine.open(db, seed=False) as eng:
+    with Engine.open(db, config=EngineConfig(seed=False)) as eng:
         assert eng.driver.step(sid).after == "RETRIEVAL"
     loaded = _modules("step", sid, "--db", db)
     assert "claimfsm.skills.retrieve" in loaded and "claimfsm.skills.tools.index" in loaded

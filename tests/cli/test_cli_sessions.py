@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from claimfsm.cli.main import main
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.runtime import Engine
 from claimfsm.state.catalog import SummaryQuery
 
@@ -47,7 +48,7 @@ def test_json_is_the_store_listing(db: tuple[str, list[str]]) -> None:
     res = run("sessions", "--db", path, "--json", "-q", "eiffel", "--limit", "1")
     assert res.exit_code == 0, res.output
     body = orjson.loads(res.output)
-    with Engine.open(path, seed=False) as eng:
+    with Engine.open(path, config=EngineConfig(seed=False)) as eng:
         expected = eng.store.summaries(SummaryQuery(q="eiffel", limit=1)).to_json()
     assert body == expected
     assert [item["claim"] for item in body["items"]] == ["The Eiffel Tower was completed in 1889."]
@@ -73,7 +74,8 @@ def test_filters_by_state_and_verdict(db: tuple[str, list[str]]) -> None:
 
 def test_the_store_is_only_read(db: tuple[str, list[str]]) -> None:
     path, _ = db
-    Engine.open(path, seed=False).close()  # a writable close checkpoints the log
+    # A writable close checkpoints the log.
+    Engine.open(path, config=EngineConfig(seed=False)).close()
 
     wal = Path(path + "-wal")
     assert not wal.exists() or wal.stat().st_size == 0

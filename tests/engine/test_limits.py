@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from claimfsm.cli.main import main
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.errors import BadInput, InputTooLarge
 from claimfsm.engine.runtime import Engine
 from claimfsm.skills.analysis.split import split_claim
@@ -82,7 +83,7 @@ def test_a_list_too_long_is_input_too_large() -> None:
 
 
 def test_driver_refuses_oversized_and_invalid_claims_storing_nothing() -> None:
-    with Engine.open(None, clock=FixedClock()) as eng:
+    with Engine.open(None, config=EngineConfig(clock=FixedClock())) as eng:
         with pytest.raises(InputTooLarge):
             eng.driver.start("a" * (MAX_CLAIM_CHARS + 1), sid="long")
         with pytest.raises(BadInput):

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from claimfsm.cli.main import main
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.profile import (
     RUN_CONFIG,
     Profile,
@@ -181,7 +182,8 @@ def _searched(engine: Engine, sid: str) -> list[tuple[str, list[float]]]:
 
 def test_each_session_retrieves_the_way_its_profile_says() -> None:
     emb = HashingEmbedder()
-    with Engine.open(None, profile=Profile(retrieval="hybrid"), embedder=emb) as engine:
+    hybrid_config = EngineConfig(profile=Profile(retrieval="hybrid"), embedder=emb)
+    with Engine.open(None, config=hybrid_config) as engine:
         assert engine.index.dense.active()
         hybrid = engine.start(CLAIM)
         engine.driver.run(hybrid.sid)
@@ -206,7 +208,7 @@ def test_a_hybrid_session_stepped_later_loads_the_embedder(tmp_path: Path) -> No
         sid = engine.driver.start(CLAIM, config=Profile(retrieval="hybrid").config()).sid
         assert engine.index.dense.embedder is None
     emb = HashingEmbedder()
-    with Engine.open(db, embedder=emb) as engine:
+    with Engine.open(db, config=EngineConfig(embedder=emb)) as engine:
         assert engine.index.dense.embedder is None  # a lexical engine: nothing loaded
         engine.driver.run(sid)
         assert engine.index.dense.embedder is emb and engine.index.dense.count() > 0

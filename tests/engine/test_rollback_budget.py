@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from claimfsm.cli.main import main
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.errors import SessionFailed
 from claimfsm.engine.runtime import Engine
 from claimfsm.replay import export_record, replay_record
@@ -25,7 +26,7 @@ def failed_on_budget(eng: Engine) -> str:
 
 
 def test_rollback_of_a_failed_session_is_refused_without_reopen() -> None:
-    with Engine.open(None, clock=FixedClock()) as eng:
+    with Engine.open(None, config=EngineConfig(clock=FixedClock())) as eng:
         sid = failed_on_budget(eng)
         before = eng.store.head(sid).rev
         with pytest.raises(SessionFailed) as err:
@@ -35,7 +36,7 @@ def test_rollback_of_a_failed_session_is_refused_without_reopen() -> None:
 
 
 def test_reopen_keeps_the_spent_budget_so_the_next_call_still_fails() -> None:
-    with Engine.open(None, clock=FixedClock()) as eng:
+    with Engine.open(None, config=EngineConfig(clock=FixedClock())) as eng:
         sid = failed_on_budget(eng)
         spent = eng.store.head(sid).state.runtime["budget"]
         back = eng.driver.rollback(sid, 1, reopen=True)
@@ -50,7 +51,7 @@ def test_reopen_keeps_the_spent_budget_so_the_next_call_still_fails() -> None:
 
 
 def test_a_rewind_of_a_live_session_never_gives_calls_back() -> None:
-    with Engine.open(None, clock=FixedClock()) as eng:
+    with Engine.open(None, config=EngineConfig(clock=FixedClock())) as eng:
         head = eng.driver.run(eng.driver.start(CLAIM).sid)
         assert head.fsm == "DONE"
         spent = head.state.runtime["budget"]["calls"]
@@ -61,7 +62,7 @@ def test_a_rewind_of_a_live_session_never_gives_calls_back() -> None:
 
 
 def test_a_reopened_session_exports_and_replays_exactly() -> None:
-    with Engine.open(None, clock=FixedClock()) as eng:
+    with Engine.open(None, config=EngineConfig(clock=FixedClock())) as eng:
         sid = failed_on_budget(eng)
         eng.driver.rollback(sid, 1, reopen=True)
         eng.driver.run(sid)

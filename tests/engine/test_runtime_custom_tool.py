@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.runtime import Engine
 from claimfsm.skills.tools.core import Tool, ToolDefinitionError
 
@@ -53,7 +54,7 @@ def test_registration_refuses_a_duplicate_name(example: dict[str, Any]) -> None:
     clash = Tool(name="search", description=tool.description, params=tool.params,
                  result=tool.result, handler=tool.handler)
     with pytest.raises(ToolDefinitionError, match="'search': duplicate tool name"):
-        Engine.open(None, extra_tools=[clash])
+        Engine.open(None, config=EngineConfig(extra_tools=[clash]))
 
 
 @pytest.mark.parametrize("bind, needle", [
@@ -66,5 +67,5 @@ def test_binding_errors_name_the_tool_and_the_state(
     example: dict[str, Any], bind: dict[str, list[str]], needle: str
 ) -> None:
     with pytest.raises(ToolDefinitionError) as info:
-        Engine.open(None, extra_tools=[example["ALMANAC_TOOL"]], bind=bind)
+        Engine.open(None, config=EngineConfig(extra_tools=[example["ALMANAC_TOOL"]], bind=bind))
     assert needle in str(info.value)

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.driver import Driver, StepResult
 from claimfsm.engine.machine import DEFAULT_MACHINE, RetryPolicy
 from claimfsm.engine.runtime import Engine
@@ -36,7 +37,7 @@ def stepping_clock() -> tuple[FixedClock, Any]:
 
 def run(claim: str = CLAIM, config: dict[str, Any] | None = None,
         **engine: Any) -> tuple[Revision, list[Revision]]:
-    with Engine.open(None, **{"clock": FixedClock(), **engine}) as eng:
+    with Engine.open(None, config=EngineConfig(**{"clock": FixedClock(), **engine})) as eng:
         head = eng.driver.run(eng.driver.start(claim, config=config).sid)
         return head, list(eng.store.history(head.sid))
 
@@ -83,7 +84,7 @@ def test_limit_codes_are_never_retried_whatever_the_retry_policy() -> None:
     machine = dataclasses.replace(DEFAULT_MACHINE, states=tuple(
         dataclasses.replace(s, retry=retry_all) if s.skill else s
         for s in DEFAULT_MACHINE.states))
-    with Engine.open(None, clock=FixedClock()) as eng:
+    with Engine.open(None, config=EngineConfig(clock=FixedClock())) as eng:
         driver = Driver(eng.store, machine=machine, tools=eng.driver.tools,
                         clock=FixedClock(), sleep=lambda s: None)
         head = driver.run(driver.start(CLAIM, config={"max_tool_calls": 1}).sid)
@@ -145,7 +146,7 @@ def test_run_never_sleeps_past_the_deadline() -> None:
         dataclasses.replace(s, retry=RetryPolicy(codes=frozenset({"RATE_LIMITED"}),
                                                  backoff_s=600, cap_s=600, max_attempts=5))
         if s.name == "RETRIEVAL" else s for s in DEFAULT_MACHINE.states))
-    with Engine.open(None, clock=clock) as eng:
+    with Engine.open(None, config=EngineConfig(clock=clock)) as eng:
         driver = Driver(eng.store, machine=slow_retry, tools=eng.driver.tools, clock=clock,
                         sleep=sleep)
         config = {"deadline_s": 100,

@@ -10,6 +10,7 @@ import pytest
 
 from claimfsm.bench.workflow import PIPELINE
 from claimfsm.engine.api import MemoryInput, memory_skill_binding
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.runtime import Engine
 from claimfsm.skills.context import FixedClock
 from claimfsm.state.memory import MemoryStore
@@ -34,7 +35,7 @@ def test_a_custom_machine_s_revisions_validate_to_themselves() -> None:
 
 
 def test_the_claim_machine_s_revisions_validate_to_themselves() -> None:
-    with Engine.open(None, clock=FixedClock(tick=timedelta(seconds=1))) as eng:
+    with Engine.open(None, config=EngineConfig(clock=FixedClock(tick=timedelta(seconds=1)))) as eng:
         head = eng.driver.run(eng.start("NASA landed on the Moon in 1969.").sid)
         assert head.fsm == "DONE"
         _check(list(eng.store.history(head.sid)))

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from claimfsm.cli.main import main
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.driver import Driver, StepResult
 from claimfsm.engine.runtime import Engine
 from claimfsm.eval.data import DatasetError, read_dataset
@@ -233,7 +234,7 @@ def test_gold_judging_uses_the_sentences_it_is_given() -> None:
 
 def test_session_config_reaches_extract_and_the_judge() -> None:
     seen: list[StepResult] = []
-    eng = Engine.open(None, seed=False, on_step=seen.append)
+    eng = Engine.open(None, config=EngineConfig(seed=False, on_step=seen.append))
     with eng:
         ingest_corpus(eng.index, CORPUS)
         config = {"per_claim": 1, "docs_per_claim": 7, "min_best": 0.25, "judge": "calibrated"}

@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.machine import MachineDef, RetryPolicy, StateSpec
 from claimfsm.engine.runtime import DEFAULT_FALLBACKS, Engine
 from claimfsm.replay import replay_record
@@ -30,7 +31,7 @@ CLAIM = "Sydney is the capital of Australia."
 
 @pytest.fixture
 def engine() -> Iterator[Engine]:
-    eng = Engine.open(None, clock=FixedClock())
+    eng = Engine.open(None, config=EngineConfig(clock=FixedClock()))
     eng.driver.new_sid = lambda: "R1"
     yield eng
     eng.close()

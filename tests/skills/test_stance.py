@@ -7,7 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from claimfsm.skills.stance.combine import combine_stances, is_disputed
-from claimfsm.skills.stance.config import CALIBRATED_CONFIG, DEFAULT_CONFIG, PROFILES, StanceConfig
+from claimfsm.skills.stance.config import (
+    CALIBRATED_CONFIG,
+    DEFAULT_CONFIG,
+    THRESHOLDS,
+    StanceConfig,
+)
 from claimfsm.skills.stance.lexical import LABELS, Stance, relevance, sentence_stance
 from claimfsm.skills.stance.lexicon import term
 
@@ -312,7 +317,7 @@ CAL = CALIBRATED_CONFIG
 
 
 def test_profiles_name_the_default_and_the_calibrated_config() -> None:
-    assert PROFILES == {"default": DEFAULT_CONFIG, "calibrated": CAL}
+    assert THRESHOLDS == {"default": DEFAULT_CONFIG, "calibrated": CAL}
     # The default keeps its precise thresholds; only the calibrated profile relaxes them.
     assert DEFAULT_CONFIG.clear_min == 0.6 and DEFAULT_CONFIG.win_margin == 0.15
     assert CAL.clear_min < DEFAULT_CONFIG.clear_min

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.runtime import Engine
 from claimfsm.skills.context import FixedClock
 from claimfsm.state.fsck import fsck
@@ -17,7 +18,7 @@ from claimfsm.state.sqlite import SQLiteStore
 def test_fsck_is_clean_for_long_sids(length: int, tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     sid = "s" * length
-    with Engine.open(db, clock=FixedClock()) as eng:
+    with Engine.open(db, config=EngineConfig(clock=FixedClock())) as eng:
         eng.driver.run(eng.driver.start("Water boils at 100 degrees.", sid=sid).sid)
         forked = eng.driver.fork(sid, 2, new_sid="f" * length)
         eng.driver.run(forked.sid)

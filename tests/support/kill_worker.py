@@ -28,6 +28,7 @@ from typing import Any
 
 import orjson
 
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.driver import StepResult
 from claimfsm.engine.runtime import Engine, executor_factory
 from claimfsm.skills.context import FixedClock
@@ -72,7 +73,7 @@ def main(db: str, sid: str, stop: str, block: str, counter: str, rate: str) -> N
             clock.advance(STEP)
             _say(f"rev {result.revision.rev}")
 
-    engine = Engine.open(db, clock=clock, on_step=on_step)
+    engine = Engine.open(db, config=EngineConfig(clock=clock, on_step=on_step))
     registry = ToolRegistry(counted(t, Path(counter), int(block))
                             for t in builtin_tools(engine.index))
     engine.driver.tools = executor_factory(registry)

@@ -13,11 +13,11 @@ from typing import Any
 __all__ = ["app_client", "free_port", "make_service", "serve"]
 
 
-def make_service(db: Path, **kw: Any) -> Any:
+def make_service(db: Path) -> Any:
     """A :class:`claimfsm.ui.service.Service` over a fresh demo-seeded SQLite file."""
     from claimfsm.ui.service import Service
 
-    return Service.open(str(db), **kw)
+    return Service.open(str(db))
 
 
 @contextmanager

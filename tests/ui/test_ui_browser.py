@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.runtime import FIXTURES, Engine
 from tests.support.components import missing
 from tests.support.ui_helpers import make_service, serve
@@ -108,7 +109,7 @@ def test_sessions_page_and_a_session(browser: Any, site: Any, tmp_path: Path) ->
     current = browser.find_element(By.CSS_SELECTOR, "svg g.current")
     assert current.get_attribute("data-state") == "DONE"
     assert browser.find_elements(By.CSS_SELECTOR, "path.edge.taken")
-    with Engine.open(str(_db), seed=False, create=False) as eng:
+    with Engine.open(str(_db), config=EngineConfig(seed=False, create=False)) as eng:
         assert len(rows(browser)) == eng.store.head(sids[0]).rev + 1
     assert browser.find_element(By.ID, "verdict-label").text == "SUPPORTS"
     assert browser.find_elements(By.CSS_SELECTOR, ".evidence mark")
@@ -167,7 +168,7 @@ def test_page_follows_steps_made_from_the_cli(browser: Any, site: Any, tmp_path:
     from selenium.webdriver.common.by import By
 
     url, db, _sids = site
-    with Engine.open(str(db), seed=False, create=False) as eng:
+    with Engine.open(str(db), config=EngineConfig(seed=False, create=False)) as eng:
         sid = eng.start("The Moon orbits the Earth.").sid
         browser.get(f"{url}/sessions/{sid}")
         until(browser, lambda d: rows(d) == ["0"])

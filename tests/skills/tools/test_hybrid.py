@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.runtime import Engine
 from claimfsm.eval.embed import attach_vectors, cache_path
 from claimfsm.skills.embed import HashingEmbedder
@@ -90,7 +91,7 @@ def test_embedder_fill_and_cache_round_trip(tmp_path: Path) -> None:
 
 
 def test_a_session_adds_the_claim_level_request_and_ranks_the_pool() -> None:
-    with Engine.open(None, seed=False) as engine:
+    with Engine.open(None, config=EngineConfig(seed=False)) as engine:
         engine.index.use_embedder(HashingEmbedder())
         engine.index.add_documents(DOCS)
         config = {"claim_lim": 3, "rank": True, "docs_per_claim": 3, "per_claim": 3}

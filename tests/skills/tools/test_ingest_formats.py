@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from claimfsm.cli.main import main
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.profile import Profile
 from claimfsm.engine.runtime import Engine
 from claimfsm.skills.embed import HashingEmbedder, semantic_available
@@ -163,7 +164,8 @@ def test_embeddings_at_ingest_are_stored_and_used_by_every_session(tmp_path: Pat
         assert sentences == index.sentences.count(emb.name) > 0
         assert index.embed_sentences() == 0  # once
     before = len(emb.texts)
-    with Engine.open(db, profile=Profile(retrieval="hybrid"), embedder=emb) as engine:
+    config = EngineConfig(profile=Profile(retrieval="hybrid"), embedder=emb)
+    with Engine.open(db, config=config) as engine:
         assert engine.index.dense.count() == n
         assert len(emb.texts) == before  # the vectors came from the database
         head = engine.driver.run(engine.start("Arctic sea ice is declining.").sid)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.runtime import Engine
 from claimfsm.skills import tool_request_compose
 from claimfsm.skills.context import FixedClock, SkillContext, ToolCall
@@ -164,7 +165,7 @@ def test_the_round_after_extract_adds_one_web_search_per_missing_subclaim() -> N
 
 
 def test_follow_ups_and_their_reasons_are_in_the_revisions() -> None:
-    with Engine.open(None, clock=FixedClock()) as eng:
+    with Engine.open(None, config=EngineConfig(clock=FixedClock())) as eng:
         head = eng.driver.run(eng.driver.start("The Eiffel Tower is in Berlin.").sid)
         history = eng.store.history(head.sid)
     assert head.fsm == "DONE"

@@ -7,6 +7,7 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict
 
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.runtime import Engine
 from claimfsm.skills.context import FixedClock
 from claimfsm.skills.plan_steps import (
@@ -158,8 +159,9 @@ def test_a_bad_step_fails_the_session_before_any_tool_runs() -> None:
 
     corp = Tool(name="corp_search", description="Search the corporate wiki.",
                 params=WideParams, result=Out, handler=handle)
-    with Engine.open(None, clock=FixedClock(), extra_tools=[corp],
-                     bind={"RETRIEVAL": ["corp_search"]}) as eng:
+    config = EngineConfig(clock=FixedClock(), extra_tools=[corp],
+                          bind={"RETRIEVAL": ["corp_search"]})
+    with Engine.open(None, config=config) as eng:
         head = eng.driver.run(eng.driver.start("NASA landed on the Moon in 1969.").sid)
         history = eng.store.history(head.sid)
     assert head.fsm == "FAILED"
@@ -172,7 +174,7 @@ def test_a_bad_step_fails_the_session_before_any_tool_runs() -> None:
 
 
 def test_steps_are_recorded_with_status_key_and_outputs() -> None:
-    with Engine.open(None, clock=FixedClock()) as eng:
+    with Engine.open(None, config=EngineConfig(clock=FixedClock())) as eng:
         head = eng.driver.run(eng.driver.start("NASA landed on the Moon in 1969.").sid)
         history = eng.store.history(head.sid)
     steps = head.state.steps
@@ -190,7 +192,7 @@ def test_steps_are_recorded_with_status_key_and_outputs() -> None:
 
 def test_a_step_whose_result_is_already_there_is_skipped_not_rerun() -> None:
     claim = "Canberra is the capital of Australia and Canberra is the capital of Australia."
-    with Engine.open(None, clock=FixedClock()) as eng:
+    with Engine.open(None, config=EngineConfig(clock=FixedClock())) as eng:
         head = eng.driver.run(eng.driver.start(claim).sid)
         history = eng.store.history(head.sid)
     t1, t2 = head.state.steps[:2]

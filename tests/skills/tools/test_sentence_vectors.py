@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.profile import Profile
 from claimfsm.engine.runtime import Engine
 from claimfsm.eval.embed import attach_vectors
@@ -65,7 +66,8 @@ def test_an_engine_hands_stored_sentences_to_the_embedder(tmp_path: Path) -> Non
         n = index.sentences.count(first.name)
         assert n > 0
     fresh = Remembering()
-    with Engine.open(db, profile=Profile(retrieval="hybrid"), embedder=fresh) as engine:
+    config = EngineConfig(profile=Profile(retrieval="hybrid"), embedder=fresh)
+    with Engine.open(db, config=config) as engine:
         assert len(fresh.rows) == n and fresh.encoded == []
         texts = [d.text for d in map(engine.index.get_document, ["Glacier:0"]) if d]
         fresh.encode(texts)
