@@ -77,12 +77,6 @@ def snippets(page: str) -> list[Snippet]:
 
 ALL_SNIPPETS = [s for page in SNIPPET_PAGES for s in snippets(page)]
 
-# The machine block of docs/api.md is fsm/bench/workflow.py's source verbatim
-# (tests/engine/test_api_custom_machine.py), and that source still imports each name from
-# its module: it is exempt from the front-door rule while the two are the same code.
-WORKFLOW_BLOCK = ("docs/api.md", "machine")
-
-
 def project_imports(code: str) -> list[str]:
     """Every import of claimfsm (or of its old names) a snippet makes, as written."""
     found = []
@@ -103,11 +97,6 @@ def test_readme_and_api_have_snippets() -> None:
 @pytest.mark.parametrize("snippet", ALL_SNIPPETS, ids=lambda s: s.name)
 def test_a_snippet_imports_only_from_the_front_door(snippet: Snippet) -> None:
     imports = project_imports(snippet.code)
-    if (snippet.page, snippet.tag) == WORKFLOW_BLOCK:
-        workflow = (ROOT / "fsm" / "bench" / "workflow.py").read_text(encoding="utf-8")
-        assert snippet.code in workflow
-        assert set(imports) != {"claimfsm"}, "front door only now: drop WORKFLOW_BLOCK"
-        return
     assert set(imports) <= {"claimfsm"}, f"{snippet.name} imports {imports}"
 
 

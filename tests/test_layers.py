@@ -22,7 +22,8 @@ BASE = {"base"}
 SKILLS = {"skills", "skills.analysis"}
 
 # part -> the parts it may import (besides itself). "front" is ``claimfsm/__init__``: the
-# front door re-exports from below it, and nothing inside the library imports it.
+# front door re-exports from below it, and nothing inside the library imports it but the
+# benchmark's user-written workflow.
 ALLOWED: dict[str, set[str]] = {
     "base": set(),
     "state": BASE,
@@ -32,7 +33,9 @@ ALLOWED: dict[str, set[str]] = {
     "replay": BASE | SKILLS | {"engine", "state"},
     "testing": BASE | SKILLS | {"engine", "replay", "state"},
     "eval": BASE | SKILLS | {"engine", "state"},
-    "bench": BASE | SKILLS | {"engine", "replay", "testing", "state"},
+    # The benchmark's workflow is docs/api.md's example verbatim, written as a user writes
+    # it: through the front door.
+    "bench": BASE | SKILLS | {"engine", "replay", "testing", "state", "front"},
     "batch": BASE | SKILLS | {"engine", "state"},
     "ui": BASE | SKILLS | {"engine", "replay", "state"},
     "cli": BASE | SKILLS | {"engine", "replay", "testing", "eval", "bench", "batch", "ui",

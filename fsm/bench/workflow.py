@@ -7,18 +7,16 @@ The block between the ``api.md`` markers is the example in ``docs/api.md``, verb
 from __future__ import annotations
 
 # --- api.md: begin ---
-from claimfsm.engine.api import MemoryInput, MemoryOutput, define_machine, linear, skill
-from claimfsm.skills.base import Skill
-from claimfsm.skills.context import SkillContext
-from claimfsm.skills.envelope import Envelope
+from collections.abc import Callable
+
+from claimfsm import Envelope, MemoryInput, SkillContext, define_machine, linear, skill
 
 STAGES = ("FETCH", "CLEAN", "SCORE", "RANK", "REPORT", "PUBLISH")
 
 
-def stage(name: str, to: str) -> Skill[MemoryInput, MemoryOutput]:
-    """A skill that counts the step and moves on to ``to`` (trivial work)."""
+def stage(to: str) -> Callable[[MemoryInput, SkillContext], Envelope]:
+    """A handler that counts the step and moves on to ``to`` (trivial work)."""
 
-    @skill(name.lower())
     def run(inp: MemoryInput, ctx: SkillContext) -> Envelope:
         return inp.ok(to, n=inp.memory.get("n", 0) + 1)
 
@@ -28,7 +26,7 @@ def stage(name: str, to: str) -> Skill[MemoryInput, MemoryOutput]:
 MOVES = linear(STAGES)  # FETCH -> CLEAN -> ... -> PUBLISH -> DONE
 PIPELINE = define_machine(
     "pipeline",
-    states={**{s: stage(s, to) for s, to in MOVES}, "DONE": None},
+    states={**{s: skill(s.lower())(stage(to)) for s, to in MOVES}, "DONE": None},
     transitions=MOVES,
 )
 # --- api.md: end ---
