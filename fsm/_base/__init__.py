@@ -5,6 +5,7 @@ stable error codes (``ErrorCode``), and the lazy-export helper every package ``_
 uses. It imports nothing of claimfsm; everything else may import it.
 """
 
+from claimfsm._base.errors import BadInput, ClaimFsmError, ErrorCode
 from claimfsm._base.lazy import lazy_exports
 
-__all__ = ["lazy_exports"]
+__all__ = ["BadInput", "ClaimFsmError", "ErrorCode", "lazy_exports"]

@@ -178,7 +178,7 @@ class Machine:
         :class:`IllegalTransition` if it is not allowed.
         """
         if src not in self._names:
-            raise IllegalTransition(f"unknown state {src!r}", source=src, dest=dst)
+            raise IllegalTransition(f"unknown state {src!r}")
         event = self._events.get(dst)
         model = self._model
         with self._firing:  # one model, re-positioned per move: one move at a time
@@ -192,8 +192,7 @@ class Machine:
             except (MachineError, AttributeError) as exc:
                 raise IllegalTransition(
                     f"no transition {src} -> {dst} (allowed: "
-                    f"{', '.join(self.definition.targets(src)) or 'none'})",
-                    source=src, dest=dst,
+                    f"{', '.join(self.definition.targets(src)) or 'none'})"
                 ) from exc
             landed: str = self._model.state
         return landed

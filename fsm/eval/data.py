@@ -16,6 +16,8 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict
 
+from claimfsm.engine.errors import ClaimFsmError, ErrorCode
+
 __all__ = [
     "CLAIM_LABELS",
     "EVIDENCE_LABELS",
@@ -78,13 +80,14 @@ class Dataset(_Frozen):
     gold: tuple[GoldClaim, ...]
 
 
-class DatasetError(Exception):
-    """A dataset that cannot be read; ``code`` is stable, ``msg`` names line and field."""
+class DatasetError(ClaimFsmError):
+    """A dataset that cannot be read (``NOT_FOUND``, ``BAD_DATASET``, ``EMPTY_DATASET``);
+    ``msg`` names the line and the field."""
 
-    def __init__(self, code: str, msg: str) -> None:
-        super().__init__(msg)
-        self.code = code
-        self.msg = msg
+    code = ErrorCode.BAD_DATASET
+
+    def __init__(self, code: ErrorCode | str, msg: str) -> None:
+        super().__init__(msg, code=code, field="dataset")
 
 
 def _field(n: int, obj: dict[str, Any], name: str, where: str = "") -> str:

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from claimfsm._base.errors import BadInput
 from claimfsm.skills.analysis.text import STOPWORDS, tokens
 from claimfsm.skills.tools.documents import SOURCES, Document, Fact, Hit, Source
 from claimfsm.skills.tools.index_schema import SCHEMA, UPSERT_DOC, UPSERT_FACT
@@ -230,7 +231,8 @@ class EvidenceIndex:
         with the same title, source and text is left alone (its vector too); a changed
         one loses its old vectors and, with an embedder configured, gets a new one."""
         if source is not None and source not in SOURCES:
-            raise ValueError(f"source: must be one of {', '.join(SOURCES)}, got {source!r}")
+            raise BadInput(f"source: must be one of {', '.join(SOURCES)}, got {source!r}",
+                           field="source")
         rows = list({d.doc_id: (d.doc_id, d.title, source or d.source, d.text)
                      for d in docs}.values())  # the last of duplicate ids wins, as before
         with self._tx():

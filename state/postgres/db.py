@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import errors as pg_errors
 
+from claimfsm._base.errors import ErrorCode
 from claimfsm.state.errors import RevConflict, StoreError
 from claimfsm.state.model import SessionState, verdict_label
 
@@ -105,7 +106,7 @@ ROWS = (
 class StoreUnavailable(StoreError):
     """The PostgreSQL server could not be reached or refused the connection."""
 
-    code = "STORE_UNAVAILABLE"
+    code = ErrorCode.STORE_UNAVAILABLE
 
 
 _PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
@@ -122,8 +123,7 @@ def connect(url: str, timeout: float) -> psycopg.Connection[Any]:
         return psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(timeout)))
     except psycopg.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise StoreUnavailable(f"cannot connect to {redact(url)}: {first}",
-                               url=redact(url)) from exc
+        raise StoreUnavailable(f"cannot connect to {redact(url)}: {first}", field="db") from exc
 
 
 def retrying(fn: Callable[[], T], attempts: int = 5) -> T:

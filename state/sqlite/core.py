@@ -12,6 +12,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar
 
+from claimfsm._base.errors import BadInput
 from claimfsm.state import codec
 from claimfsm.state.codec import CodecError
 from claimfsm.state.errors import StoreError, UnknownRevision, UnknownSession
@@ -72,9 +73,10 @@ class SQLiteCore:
         readonly: bool = False,
     ) -> None:
         if durability not in DURABILITY_MODES:
-            raise ValueError(f"durability must be one of {DURABILITY_MODES}, got {durability!r}")
+            raise BadInput(f"durability must be one of {DURABILITY_MODES}, got {durability!r}",
+                           field="durability")
         if snapshot_every < 1:
-            raise ValueError("snapshot_every must be at least 1")
+            raise BadInput("snapshot_every must be at least 1", field="snapshot_every")
         self.path = os.fspath(path)
         self.durability = durability
         self.snapshot_every = snapshot_every

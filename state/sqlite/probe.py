@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 from typing import Literal
 
+from claimfsm._base.errors import ErrorCode
 from claimfsm.state.errors import StoreError
 
 __all__ = [
@@ -30,20 +31,20 @@ _MAGIC = b"SQLite format 3\x00"
 class ForeignStore(StoreError):
     """The file is a SQLite database of another program (no claimfsm ``st_`` tables)."""
 
-    code = "STORE_FOREIGN"
+    code = ErrorCode.STORE_FOREIGN
 
 
 class NotADatabase(StoreError):
     """The file is not a SQLite database (or its header is damaged)."""
 
-    code = "STORE_NOT_DATABASE"
+    code = ErrorCode.STORE_NOT_DATABASE
 
 
 class StoreIOError(StoreError):
     """The file cannot be opened, read or written (permissions, a missing folder, a full
     disk, a damaged file)."""
 
-    code = "STORE_IO"
+    code = ErrorCode.STORE_IO
 
 
 def probe(path: str | os.PathLike[str]) -> Kind:
