@@ -128,19 +128,24 @@ def connect(url: str, timeout: float) -> psycopg.Connection[Any]:
 
 def retrying(fn: Callable[[], T], attempts: int = 5) -> T:
     """Run ``fn``; a deadlock or serialization failure (two writers' blob inserts meeting
-    in opposite order) is retried, a lost connection becomes :class:`StoreUnavailable`,
-    a duplicate ``(session, rev)`` (the primary-key backstop) :class:`RevConflict`.
+    in opposite order) is retried, then ``STORE_BUSY``; a lost connection becomes
+    :class:`StoreUnavailable`, a duplicate ``(session, rev)`` (the primary-key backstop)
+    :class:`RevConflict`, any other server error a :class:`StoreError`: no psycopg
+    exception leaves the store.
     """
     for attempt in range(attempts):
         try:
             return fn()
-        except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure):
+        except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
             if attempt == attempts - 1:
-                raise
+                raise StoreError(f"PostgreSQL: {str(exc).strip()} ({attempts} attempts)",
+                                 code=ErrorCode.STORE_BUSY) from exc
         except pg_errors.UniqueViolation as exc:
             raise RevConflict(f"revision already exists: {exc.diag.message_detail}") from exc
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(f"PostgreSQL: {str(exc).strip()}") from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"PostgreSQL: {str(exc).strip()}") from exc
     raise AssertionError("unreachable")
 
 
