@@ -18,7 +18,7 @@ from claimfsm._base.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from claimfsm.engine.api import MemoryInput, Workflow, define_machine, linear, skill
-    from claimfsm.engine.errors import ClaimFsmError
+    from claimfsm.engine.errors import ClaimFsmError, ErrorCode
     from claimfsm.engine.profile import Profile
     from claimfsm.engine.runtime import Engine
     from claimfsm.replay.runner import replay_record
@@ -34,6 +34,7 @@ __all__ = [
     "ClaimFsmError",
     "Engine",
     "Envelope",
+    "ErrorCode",
     "MemoryInput",
     "MemoryStore",
     "PostgresStore",
@@ -50,6 +51,7 @@ __all__ = [
 
 __getattr__ = lazy_exports(__name__, {
     "ClaimFsmError": "claimfsm.engine.errors",
+    "ErrorCode": "claimfsm.engine.errors",
     "MemoryInput": "claimfsm.engine.api",
     "Workflow": "claimfsm.engine.api",
     "define_machine": "claimfsm.engine.api",

@@ -13,6 +13,8 @@ from typing import Any, Literal, TypeVar
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from claimfsm._base.errors import CODE_PATTERN
+
 __all__ = [
     "Envelope",
     "ErrorInfo",
@@ -68,9 +70,13 @@ class StatePatch(_Frozen):
 
 
 class ErrorInfo(_Frozen):
-    """``e``: a stable error code and a message for people."""
+    """``e``: a stable error code and a message for people.
 
-    code: str = Field(pattern=r"^[A-Z][A-Z0-9_]*$")
+    The library's skills answer with :class:`~claimfsm._base.errors.ErrorCode` members;
+    a custom skill may use a code of its own, so any UPPER_SNAKE code is accepted here.
+    """
+
+    code: str = Field(pattern=CODE_PATTERN.pattern)
     msg: str
 
 
