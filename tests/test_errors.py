@@ -225,7 +225,8 @@ def test_errors_cross_processes_whole() -> None:
         assert (copy.code, copy.msg, copy.context) == (error.code, error.msg, error.context)
 
 
-def test_errors_that_were_value_errors_still_are() -> None:
+def test_errors_that_were_built_in_ones_still_are() -> None:
+    from claimfsm.engine.machine import DEFAULT_MACHINE
     from claimfsm.skills.tools.core import ToolResult
     from claimfsm.state.codec import CodecError
 
@@ -233,6 +234,10 @@ def test_errors_that_were_value_errors_still_are() -> None:
     with pytest.raises(ValueError, match="UPPER_SNAKE") as info:
         ToolResult.error("nope", code="lower")
     assert isinstance(info.value, ClaimFsmError) and info.value.field == "code"
+    with pytest.raises(KeyError) as lookup:
+        DEFAULT_MACHINE.state("NOPE")
+    assert isinstance(lookup.value, ClaimFsmError) and lookup.value.code == "MACHINE_MISMATCH"
+    assert str(lookup.value) == "machine 'claim_verification' has no state 'NOPE'"
 
 
 def test_the_front_door_exports_the_root_and_the_codes() -> None:

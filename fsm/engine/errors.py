@@ -23,6 +23,7 @@ __all__ = [
     "SessionFailed",
     "SessionFinished",
     "UnknownSkill",
+    "UnknownState",
     "check_claim",
 ]
 
@@ -48,6 +49,16 @@ class MachineMismatch(ClaimFsmError):
     """The session is in a state the driver's machine does not define."""
 
     code = ErrorCode.MACHINE_MISMATCH
+
+
+class UnknownState(ClaimFsmError, KeyError):
+    """A state the machine does not define. Also a ``KeyError``: looking a state up is a
+    lookup, and callers catch one."""
+
+    code = ErrorCode.MACHINE_MISMATCH
+
+    def __str__(self) -> str:  # KeyError's would quote the message
+        return self.msg
 
 
 class SessionFinished(ClaimFsmError):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from transitions import MachineError
 
-from claimfsm.engine.errors import IllegalTransition, MachineDefinitionError
+from claimfsm.engine.errors import IllegalTransition, MachineDefinitionError, UnknownState
 from claimfsm.engine.firing import build_engine, cached_engine, trigger_name
 
 __all__ = [
@@ -66,11 +66,11 @@ class MachineDef:
     failure: str | None = None
 
     def state(self, name: str) -> StateSpec:
-        """The spec of ``name`` (KeyError if unknown)."""
+        """The spec of ``name`` (:class:`UnknownState`, a ``KeyError``, if unknown)."""
         for spec in self.states:
             if spec.name == name:
                 return spec
-        raise KeyError(name)
+        raise UnknownState(f"machine {self.name!r} has no state {name!r}")
 
     @property
     def names(self) -> tuple[str, ...]:
