@@ -20,8 +20,9 @@ _INTRO = """# CLI reference
 Generated from `claimfsm --help` by `python -m claimfsm.cli.docs > docs/cli.md` (a test checks
 that this page and the code agree). Every command that touches sessions takes `--db PATH`
 (default `claimfsm.db`, SQLite: sessions and the evidence index in one file). Errors print
-`error: CODE: message` (or `{"error": {"code", "msg"}}` with `--json`) and exit non-zero;
-no command prints a traceback for bad input.
+`error: CODE: message` (or `{"error": {"code", "msg"}}` with `--json`) and exit non-zero
+(errors.md lists every code with its exit status); no command prints a traceback for bad
+input.
 """
 
 
