@@ -218,7 +218,8 @@ _CACHE_LOCK = threading.Lock()
 def load_embedder(name: str = "minilm") -> Embedder | None:
     """The embedder called ``name`` (see :data:`EMBEDDERS`), loaded once per process;
     ``None`` when what it needs is not installed (``minilm``: the ``semantic`` extra;
-    ``hashing``: numpy). Never downloads. An unknown name is a ``ValueError``."""
+    ``hashing``: numpy). Never downloads. An unknown name is a ``BadInput`` (a
+    ``ValueError``)."""
     if name not in EMBEDDERS:
         raise BadInput(f"embedder: unknown name {name!r} (known: {', '.join(EMBEDDERS)})",
                        field="embedder")

@@ -34,6 +34,9 @@ class ErrorCode(StrEnum):
     _exit: int | None
     _http: int | None
 
+    # A member is ``NAME = "NAME", exit, http, meaning``. The value is the name, spelled
+    # out rather than made by ``auto()`` (which takes part in a tuple only from 3.11.1):
+    # so a member equals, and hashes as, its string, and ``"NAME" in codes`` just works.
     def __new__(cls, *spec: Any) -> ErrorCode:
         value, exit_, http, meaning = spec
         obj = str.__new__(cls, value)

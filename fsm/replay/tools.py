@@ -160,7 +160,8 @@ class _Session:
 def runtime_from_info(index: EvidenceIndex, info: Mapping[str, Any]) -> ToolsFactory:
     """The tool runtime a header's ``tools`` describes: built-in tools over ``index``,
     the engine's default rate limits and its fallbacks (a session's own limits come from
-    its config, as in any run). Raises ``ValueError`` for a malformed description."""
+    its config, as in any run). Raises :class:`~claimfsm.engine.errors.BadInput` (a
+    ``ValueError``) for a malformed description."""
     registry = ToolRegistry(builtin_tools(index))
     try:
         rate = {str(tool): RateLimit(int(v["capacity"]), float(v["per_seconds"]))
