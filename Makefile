@@ -104,10 +104,12 @@ train: install semantic
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache demo.db demo.db-* bench.json
 
-# cli.md from --help, the UI's API reference from its OpenAPI document, and the UI
-# screenshots from the browser tests (they need Debian's chromium and chromium-driver).
+# cli.md from --help, errors.md from ErrorCode, the UI's API reference from its OpenAPI
+# document, and the UI screenshots from the browser tests (they need Debian's chromium
+# and chromium-driver).
 docs: install
 	$(BIN)/python -m claimfsm.cli.docs > docs/cli.md
+	$(BIN)/python -m claimfsm.cli.docs errors > docs/errors.md
 	$(BIN)/claimfsm diagram > /dev/null
 	$(BIN)/python -m claimfsm.ui.docs docs/ui.md
 	CLAIMFSM_SCREENSHOTS=docs/ui $(BIN)/python -m pytest -q -p no:cacheprovider tests/ui/test_ui_browser.py

@@ -19,7 +19,7 @@ from claimfsm._base.lazy import lazy_exports
 if TYPE_CHECKING:
     from claimfsm.engine.api import MemoryInput, Workflow, define_machine, linear, skill
     from claimfsm.engine.config import EngineConfig
-    from claimfsm.engine.errors import ClaimFsmError
+    from claimfsm.engine.errors import ClaimFsmError, ErrorCode
     from claimfsm.engine.profile import Profile
     from claimfsm.engine.runtime import Engine
     from claimfsm.replay.runner import replay_record
@@ -36,6 +36,7 @@ __all__ = [
     "Engine",
     "EngineConfig",
     "Envelope",
+    "ErrorCode",
     "MemoryInput",
     "MemoryStore",
     "PostgresStore",
@@ -52,6 +53,7 @@ __all__ = [
 
 __getattr__ = lazy_exports(__name__, {
     "ClaimFsmError": "claimfsm.engine.errors",
+    "ErrorCode": "claimfsm.engine.errors",
     "MemoryInput": "claimfsm.engine.api",
     "Workflow": "claimfsm.engine.api",
     "define_machine": "claimfsm.engine.api",

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from claimfsm._base.errors import BadInput
 from claimfsm.skills.analysis.text import tokens
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ class HashingEmbedder:
 
     def __init__(self, dim: int = 256) -> None:
         if dim < 8:
-            raise ValueError(f"dim: must be at least 8, got {dim}")
+            raise BadInput(f"dim: must be at least 8, got {dim}", field="dim")
         self.dim = dim
         self.name = f"hashing-{dim}"
 
@@ -217,9 +218,11 @@ _CACHE_LOCK = threading.Lock()
 def load_embedder(name: str = "minilm") -> Embedder | None:
     """The embedder called ``name`` (see :data:`EMBEDDERS`), loaded once per process;
     ``None`` when what it needs is not installed (``minilm``: the ``semantic`` extra;
-    ``hashing``: numpy). Never downloads. An unknown name is a ``ValueError``."""
+    ``hashing``: numpy). Never downloads. An unknown name is a ``BadInput`` (a
+    ``ValueError``)."""
     if name not in EMBEDDERS:
-        raise ValueError(f"embedder: unknown name {name!r} (known: {', '.join(EMBEDDERS)})")
+        raise BadInput(f"embedder: unknown name {name!r} (known: {', '.join(EMBEDDERS)})",
+                       field="embedder")
     with _CACHE_LOCK:
         if name in _CACHE:
             return _CACHE[name]

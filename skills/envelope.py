@@ -13,6 +13,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import Field, ValidationError
 
+from claimfsm._base.errors import CODE_PATTERN
 from claimfsm._base.json import dumps
 from claimfsm._base.models import Frozen, trusted
 
@@ -36,9 +37,13 @@ class StatePatch(Frozen):
 
 
 class ErrorInfo(Frozen):
-    """``e``: a stable error code and a message for people."""
+    """``e``: a stable error code and a message for people.
 
-    code: str = Field(pattern=r"^[A-Z][A-Z0-9_]*$")
+    The library's skills answer with :class:`~claimfsm._base.errors.ErrorCode` members;
+    a custom skill may use a code of its own, so any UPPER_SNAKE code is accepted here.
+    """
+
+    code: str = Field(pattern=CODE_PATTERN.pattern)
     msg: str
 
 

@@ -23,6 +23,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from claimfsm._base.errors import ErrorCode
 from claimfsm.skills.tools.core import ParameterError, QueryTypeUnsupported, ToolError
 from claimfsm.skills.tools.registry import ToolRegistry
 
@@ -102,13 +103,13 @@ class StepUpdate(_Model):
 class PlanError(ToolError):
     """A plan that cannot run (unknown or later dependency, duplicate id)."""
 
-    default_code = "BAD_PLAN"
+    code = ErrorCode.BAD_PLAN
 
 
 class OutputPathMissing(ToolError):
     """A result lacks the part a step's ``output_path`` names."""
 
-    default_code = "OUTPUT_PATH_MISSING"
+    code = ErrorCode.OUTPUT_PATH_MISSING
 
 
 def expected_key(tool: str, params: Mapping[str, Any]) -> str:
@@ -221,8 +222,7 @@ def validate_params(
     spec = registry.get(tool)
     if spec is None:
         known = ", ".join(registry.names()) or "(none)"
-        raise ToolError(f"unknown tool {tool!r}; known tools: {known}", code="UNKNOWN_TOOL",
-                        context={"tool": tool})
+        raise ToolError(f"unknown tool {tool!r}; known tools: {known}", code="UNKNOWN_TOOL")
     model: type[BaseModel] = spec.params
     try:
         return model.model_validate(dict(params))
@@ -234,5 +234,4 @@ def validate_params(
             raise QueryTypeUnsupported(str(params.get(QUERY_TYPE_FIELD)), supported) from None
         field = ".".join([where, *loc]) if loc else where
         more = f" (+{len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-        raise ParameterError(field, f"{first.get('msg', 'invalid')}{more}",
-                             context={"tool": tool}) from None
+        raise ParameterError(field, f"{first.get('msg', 'invalid')}{more}", tool=tool) from None

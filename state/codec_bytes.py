@@ -10,6 +10,8 @@ from collections.abc import Iterable
 
 import orjson
 
+from claimfsm._base.errors import ClaimFsmError, ErrorCode
+
 __all__ = [
     "FORMAT",
     "GENESIS",
@@ -39,8 +41,11 @@ _ROW_PACK_MIN = 256
 _SNAPSHOT_PACK_MIN = 1024
 
 
-class CodecError(ValueError):
-    """Stored bytes that do not decode (corruption, or a format this code does not know)."""
+class CodecError(ClaimFsmError, ValueError):
+    """Stored bytes that do not decode (corruption, or a format this code does not know).
+    Also a ``ValueError``, as it always was: the readers catch it as one."""
+
+    code = ErrorCode.STORE_CORRUPT
 
 
 def _deflate(raw: bytes) -> bytes:

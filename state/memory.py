@@ -37,7 +37,7 @@ class MemoryStore(StateStore):
         self._check_stamp(first)
         if first.rev != 0 or first.parent_rev is not None:
             raise RevConflict("a session starts at revision 0 with no parent", sid=first.sid,
-                              rev=first.rev, parent_rev=first.parent_rev)
+                              rev=first.rev)
         with self._lock:
             if first.sid in self._chains:
                 raise RevConflict(f"session {first.sid!r} already exists", sid=first.sid)

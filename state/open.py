@@ -91,9 +91,7 @@ def open_store(
 
 def _open_sqlite(path: str, durability: Literal["full", "normal", "group"], *, create: bool,
                  readonly: bool) -> StateStore:
-    import sqlite3
-
-    from claimfsm.state.sqlite.probe import ForeignStore, probe, store_error
+    from claimfsm.state.sqlite.probe import ForeignStore, probe
     from claimfsm.state.sqlite.store import SQLiteStore
 
     kind = probe(path)
@@ -103,7 +101,4 @@ def _open_sqlite(path: str, durability: Literal["full", "normal", "group"], *, c
     if kind != "claimfsm" and (readonly or not create):
         what = "no such file" if kind == "missing" else "not a claimfsm database (empty)"
         raise NoStore(f"--db: {what}: {path}", field="db")
-    try:
-        return SQLiteStore(path, durability=durability, readonly=readonly)
-    except sqlite3.Error as exc:
-        raise store_error(exc, path) from exc
+    return SQLiteStore(path, durability=durability, readonly=readonly)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from claimfsm._base.errors import BadInput
 from claimfsm.state.model import Revision
 
 if TYPE_CHECKING:
@@ -106,9 +107,9 @@ class StateStore(ABC):
     def _check_stamp(revision: Revision) -> None:
         # A revision and its state name one session; a backend stores neither otherwise.
         if revision.state.sid != revision.sid:
-            raise ValueError(
-                f"revision.sid {revision.sid!r} differs from state.sid {revision.state.sid!r}"
-            )
+            raise BadInput(
+                f"revision.sid {revision.sid!r} differs from state.sid {revision.state.sid!r}",
+                field="state.sid", sid=revision.sid, rev=revision.rev)
 
     def verify_chain(self, sid: str) -> ChainCheck:
         """Check the session's chain: revisions ``0..head`` contiguous, each parent the

@@ -1,6 +1,6 @@
-"""Docs that follow the code: the CLI reference, the links between pages, the Python
-snippets of README.md and docs/api.md (run as written, from the front door), the import
-table of docs/architecture.md and the module table of docs/changes.md.
+"""Docs that follow the code: the CLI reference, the error codes, the links between pages,
+the Python snippets of README.md and docs/api.md (run as written, from the front door), the
+import table of docs/architecture.md and the module table of docs/changes.md.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from claimfsm.cli.docs import render
+from claimfsm import ErrorCode
+from claimfsm.cli.docs import render, render_errors
 from claimfsm.cli.main import COMMANDS, main
 from tests.test_layers import ALLOWED
 
@@ -34,6 +35,21 @@ def test_every_command_is_in_the_reference() -> None:
     text = render(main)
     for name in COMMANDS:
         assert f"## `claimfsm {name}`" in text
+
+
+def test_error_codes_page_matches_the_codes() -> None:
+    committed = (ROOT / "docs" / "errors.md").read_text()
+    assert committed == render_errors(), (
+        "regenerate: python -m claimfsm.cli.docs errors > docs/errors.md")
+
+
+def test_every_code_is_on_the_errors_page_once_with_its_statuses() -> None:
+    rows = {line.split(" | ")[0]: line.split(" | ")[2:]
+            for line in render_errors().splitlines() if line.startswith("| `")}
+    assert len(rows) == len(ErrorCode)
+    assert rows["| `STORE_BUSY`"] == ["2", "503 |"]
+    assert rows["| `INTERRUPTED`"] == ["130", "- |"]
+    assert rows["| `NO_PLANS`"] == ["1", "- |"]
 
 
 def test_relative_links_in_readme_and_docs_resolve() -> None:

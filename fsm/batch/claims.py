@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 from pydantic import BaseModel, ConfigDict
 
-from claimfsm.engine.errors import ClaimFsmError, check_claim
+from claimfsm.engine.errors import ClaimFsmError, ErrorCode, check_claim
 
 __all__ = ["BatchClaim", "BatchInputError", "read_claims", "session_id"]
 
@@ -22,7 +22,7 @@ _SHOWN = 5  # problems named in the error message; the rest are counted
 class BatchInputError(ClaimFsmError):
     """The claims file cannot be read or has bad lines (each named by line number)."""
 
-    code = "BAD_CLAIMS"
+    code = ErrorCode.BAD_CLAIMS
 
 
 class BatchClaim(BaseModel):
@@ -99,7 +99,7 @@ def read_claims(path: Path) -> list[BatchClaim]:
     if problems:
         more = f" (and {len(problems) - _SHOWN} more)" if len(problems) > _SHOWN else ""
         raise BatchInputError(f"{path}: " + "; ".join(problems[:_SHOWN]) + more,
-                              field="CLAIMS", lines=len(problems))
+                              field="CLAIMS")
     if not claims:
         raise BatchInputError(f"{path}: no claims (one {{\"id\", \"claim\"}} object per line)",
                               field="CLAIMS")

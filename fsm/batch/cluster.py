@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from claimfsm.batch.claims import BatchClaim
-from claimfsm.engine.errors import ClaimFsmError
+from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 
 if TYPE_CHECKING:
     from claimfsm.engine.profile import Profile
@@ -39,7 +39,7 @@ def ray_available() -> bool:
 class RayUnavailable(ClaimFsmError):
     """Ray could not be started, or the cluster at ``--ray`` could not be joined."""
 
-    code = "RAY_UNAVAILABLE"
+    code = ErrorCode.RAY_UNAVAILABLE
 
 
 def _reachable(address: str) -> None:

@@ -67,8 +67,6 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
     from claimfsm.batch import BatchInputError, read_claims, run_batch
     from claimfsm.batch.cluster import ray_available
     from claimfsm.engine.errors import ClaimFsmError
-    from claimfsm.skills.tools.core import ToolError
-    from claimfsm.state.errors import StoreError
     from claimfsm.state.open import URL_SCHEMES, locate
 
     if workers == 0 and address is not None:
@@ -104,16 +102,15 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
         # Parsed once, here: the location (and the profile) travel to every worker as is.
         summary = run_batch(claims, locate(db), workers=count, address=address, profile=prof,
                             on_result=write, on_progress=progress)
-    except (ClaimFsmError, StoreError, ToolError) as exc:
-        fail(exc.code, exc.msg if hasattr(exc, "msg") else str(exc), as_json=as_json)
+    except ClaimFsmError as exc:
+        fail(exc.code, exc.msg, as_json=as_json)
         raise  # unreachable: fail exits
     except OSError as exc:
         fail("OPEN_FAILED", str(exc), as_json=as_json)
         raise
     except KeyboardInterrupt:
         fail("INTERRUPTED", f"stopped after {progress.finished} of {len(claims)} claims; "
-             "run the same command again to resume (nothing is lost)", as_json=as_json,
-             exit_code=130)
+             "run the same command again to resume (nothing is lost)", as_json=as_json)
     finally:
         if sink is not None:
             sink.close()

@@ -18,7 +18,7 @@ import click
 import orjson
 
 from claimfsm.cli.common import emit, fail, json_option
-from claimfsm.state.errors import StoreError
+from claimfsm.engine.errors import ClaimFsmError
 from claimfsm.state.fsck import fsck as fsck_store
 from claimfsm.state.open import open_store
 from claimfsm.state.store import CompactReport, StateStore
@@ -35,14 +35,14 @@ _db = click.option(
 def _store(db: str, as_json: bool, *, readonly: bool = False) -> Iterator[StateStore]:
     try:
         store = open_store(db, create=False, readonly=readonly)
-    except (StoreError, OSError) as exc:
+    except (ClaimFsmError, OSError) as exc:
         msg = str(exc)
         fail(getattr(exc, "code", "OPEN_FAILED"), msg if msg.startswith("--db") else f"--db: {msg}",
              as_json=as_json)
         raise  # unreachable: fail exits
     try:
         yield store
-    except StoreError as exc:
+    except ClaimFsmError as exc:
         fail(exc.code, exc.msg, as_json=as_json)
     finally:
         store.close()

@@ -6,20 +6,19 @@ Command modules (``fsm/cli/main.py`` and its siblings) import from here, never f
 from __future__ import annotations
 
 import functools
-import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import orjson
 
+from claimfsm._base.errors import exit_status
 from claimfsm.engine.errors import ClaimFsmError
 from claimfsm.engine.profile import Profile, ProfileError, resolve_profile
 from claimfsm.engine.views import revision_line
-from claimfsm.state.errors import StoreError
 
 if TYPE_CHECKING:  # the engine (skills, tools, index) loads only for commands that run it
     from claimfsm.engine.config import Durability
@@ -116,13 +115,14 @@ def emit(obj: Any) -> None:
     click.echo(orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode())
 
 
-def fail(code: str, msg: str, *, as_json: bool, exit_code: int = 2) -> None:
-    """Report an error with its code and exit (no traceback)."""
+def fail(code: str, msg: str, *, as_json: bool) -> None:
+    """Report an error with its code and exit with the code's status (``ErrorCode``'s
+    table; no traceback)."""
     if as_json:
         emit({"error": {"code": code, "msg": msg}})
     else:
         click.echo(f"error: {code}: {msg}", err=True)
-    sys.exit(exit_code)
+    sys.exit(exit_status(code))
 
 
 @contextmanager
@@ -134,13 +134,13 @@ def engine(db: str | Location, as_json: bool, *, profile: Mapping[str, Any] | No
     once (a command that has parsed it already passes the location). ``profile`` (the
     options of :func:`profile_options`) is resolved against the config file; without it
     the engine runs sessions with the profile each one stored. The other options are
-    :class:`~claimfsm.engine.config.EngineConfig` fields."""
+    :class:`~claimfsm.engine.config.EngineConfig` fields. The stores turn their database's
+    own errors (a damaged file, a read-only one) into ``STORE_*`` codes, so every error
+    here is a ``ClaimFsmError`` or the system's ``OSError``."""
     from claimfsm.engine.config import EngineConfig
     from claimfsm.engine.runtime import Engine
-    from claimfsm.skills.tools.core import ToolError
     from claimfsm.state.open import locate
 
-    label = db if isinstance(db, str) else db.text
     try:
         where = locate(db)
         prof = resolve_profile(profile) if profile is not None else Profile.default()
@@ -150,28 +150,15 @@ def engine(db: str | Location, as_json: bool, *, profile: Mapping[str, Any] | No
         eng = Engine.open(where, config=config)
         for warning in eng.warnings:
             click.echo(f"warning: {warning}", err=True)
-    except (ClaimFsmError, StoreError, ToolError, OSError) as exc:
+    except (ClaimFsmError, OSError) as exc:
         fail(getattr(exc, "code", "OPEN_FAILED"), str(exc), as_json=as_json)
         raise  # unreachable: fail exits
-    except sqlite3.Error as exc:
-        _store_failure(exc, label, as_json)
     try:
         yield eng
-    except (ClaimFsmError, StoreError, ToolError) as exc:
+    except ClaimFsmError as exc:
         fail(exc.code, str(exc), as_json=as_json)
-    except sqlite3.Error as exc:
-        _store_failure(exc, label, as_json)
     finally:
         eng.close()
-
-
-def _store_failure(exc: sqlite3.Error, db: str, as_json: bool) -> NoReturn:
-    # SQLite's own errors (a damaged file, a read-only one, a full disk) as STORE_* codes.
-    from claimfsm.state.sqlite.probe import store_error
-
-    err = store_error(exc, db)
-    fail(err.code, str(err), as_json=as_json)
-    raise AssertionError("unreachable: fail exits")
 
 
 @contextmanager
@@ -182,17 +169,13 @@ def store(db: str, as_json: bool) -> Iterator[StateStore]:
 
     try:
         opened = open_store(db, readonly=True)  # its one parse of db
-    except (StoreError, OSError) as exc:
+    except (ClaimFsmError, OSError) as exc:
         fail(getattr(exc, "code", "OPEN_FAILED"), str(exc), as_json=as_json)
         raise  # unreachable: fail exits
-    except sqlite3.Error as exc:
-        _store_failure(exc, db, as_json)
     try:
         yield opened
-    except (ClaimFsmError, StoreError) as exc:
+    except ClaimFsmError as exc:
         fail(exc.code, str(exc), as_json=as_json)
-    except sqlite3.Error as exc:
-        _store_failure(exc, db, as_json)
     finally:
         opened.close()
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -60,9 +60,7 @@ class LazyGroup(click.Group):
                 arg.encode("utf-8")
             except UnicodeEncodeError:
                 if not os.path.exists(arg):
-                    click.echo(f"error: BAD_INPUT: argument {n} is not valid UTF-8 text",
-                               err=True)
-                    sys.exit(2)
+                    _stop("BAD_INPUT", f"argument {n} is not valid UTF-8 text")
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -74,9 +72,8 @@ class LazyGroup(click.Group):
         except Exception as exc:
             if os.environ.get("CLAIMFSM_DEBUG") == "1":
                 raise
-            click.echo(f"error: INTERNAL: {type(exc).__name__}: {exc} (a bug: please report "
-                       "it with the command; CLAIMFSM_DEBUG=1 shows where)", err=True)
-            sys.exit(2)
+            _stop("INTERNAL", f"{type(exc).__name__}: {exc} (a bug: please report it with "
+                  "the command; CLAIMFSM_DEBUG=1 shows where)")
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*COMMANDS, *self.commands})
@@ -91,6 +88,14 @@ class LazyGroup(click.Group):
         command = getattr(importlib.import_module(module), attr)
         assert isinstance(command, click.Command)
         return command
+
+
+def _stop(code: str, msg: str) -> NoReturn:
+    # The error codes load here, not with the group: ``claimfsm --help`` stays cheap.
+    from claimfsm._base.errors import exit_status
+
+    click.echo(f"error: {code}: {msg}", err=True)
+    sys.exit(exit_status(code))
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

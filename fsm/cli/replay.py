@@ -192,7 +192,7 @@ def summary_table(rows: list[ReplayReport | RecordError], *, base: Path) -> list
            "first divergence"]
     for r in rows:
         if isinstance(r, RecordError):
-            src = str(r.context.get("source") or "-")
+            src = r.source or "-"
             name = _rel(src, base)
             out.append(f"{name:<32} {'-':<6} {'-':>5}  {r.code:<10} {'-':<16} {r.msg}")
             continue

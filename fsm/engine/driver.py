@@ -17,6 +17,8 @@ from typing import Any
 
 from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
 from claimfsm.engine.errors import (
+    ClaimFsmError,
+    ErrorCode,
     IllegalTransition,
     MachineMismatch,
     SessionFailed,
@@ -64,10 +66,7 @@ class Driver:
         self.machine = Machine(machine)
         for spec in machine.states:
             if spec.skill and spec.skill not in bindings:
-                raise UnknownSkill(
-                    f"state {spec.name} binds unknown skill {spec.skill!r}",
-                    state=spec.name, skill=spec.skill,
-                )
+                raise UnknownSkill(f"state {spec.name} binds unknown skill {spec.skill!r}")
         self.bindings = bindings
         self._finals = machine.finals
         self._specs = {spec.name: spec for spec in machine.states}
@@ -155,7 +154,7 @@ class Driver:
         failed = head.fsm == self.definition.failure
         if failed and not reopen:
             raise SessionFailed(f"session {sid} is {head.fsm}; rolling it back needs reopen "
-                                "(claimfsm rollback --reopen)", sid=sid, fsm=head.fsm)
+                                "(claimfsm rollback --reopen)", sid=sid)
         rev = rewind_revision(self.store, sid, to, ts=iso(self.clock.now()),
                               reopen=failed and reopen)
         return self.store.commit(rev, expected_rev=head.rev)
@@ -238,13 +237,13 @@ class Driver:
 
     def _bind(self, sid: str, fsm: str) -> tuple[str, Binding]:
         if fsm in self._finals:
-            raise SessionFinished(f"session {sid} is in final state {fsm}", sid=sid, fsm=fsm)
+            raise SessionFinished(f"session {sid} is in final state {fsm}", sid=sid)
         spec = self._specs.get(fsm)
         if spec is None:
             raise MachineMismatch(
                 f"session {sid} is in state {fsm}, which machine {self.definition.name!r} does "
                 "not have (was it started by another machine? drive it with that one)",
-                sid=sid, fsm=fsm)
+                sid=sid)
         assert spec.skill is not None  # validated: non-final states bind a skill
         bound = self._bound[fsm] = (spec.skill, self.bindings[spec.skill])
         return bound
@@ -278,7 +277,7 @@ class Driver:
         if env.s == "ok":
             move = env.move()
             if move is None:
-                raise IllegalTransition(f"{spec.skill}: ok envelope without d.sp", source=fsm)
+                raise IllegalTransition(f"{spec.skill}: ok envelope without d.sp", sid=head.sid)
             rev, to = move
             if rev != head.rev + 1:
                 raise _StaleRev(f"sp.rev is {rev}, expected head+1 = {head.rev + 1}")
@@ -326,5 +325,7 @@ class Driver:
         return failed, failure, events
 
 
-class _StaleRev(Exception):
+class _StaleRev(ClaimFsmError):
     """The envelope's ``sp.rev`` is not head+1."""
+
+    code = ErrorCode.REV_CONFLICT

@@ -1,16 +1,21 @@
-"""The engine's error tree: one root, a stable code and context on every error.
+"""The engine's errors, under claimfsm's one root (:mod:`claimfsm._base.errors`).
 
 Expected failures are envelopes, not exceptions. These are raised only for contract and
 programming errors (a bad machine definition, an illegal trigger, a finished session).
+``ClaimFsmError``, ``BadInput`` and ``ErrorCode`` are re-exported from the root, so
+imports from this module keep working.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+
+from claimfsm._base.errors import BadInput, ClaimFsmError, ErrorCode
 
 __all__ = [
     "BadInput",
     "ClaimFsmError",
+    "ErrorCode",
     "IllegalTransition",
     "InputTooLarge",
     "MachineDefinitionError",
@@ -18,71 +23,73 @@ __all__ = [
     "SessionFailed",
     "SessionFinished",
     "UnknownSkill",
+    "UnknownState",
     "check_claim",
 ]
 
 
-class ClaimFsmError(Exception):
-    """Root of the engine's errors. ``code`` is stable; ``context`` says where."""
-
-    code = "CLAIMFSM_ERROR"
-
-    def __init__(self, msg: str, **context: Any) -> None:
-        super().__init__(msg)
-        self.msg = msg
-        self.context = context
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{code, msg}`` as it appears in an error envelope's ``e``."""
-        return {"code": self.code, "msg": self.msg}
-
-
 class MachineDefinitionError(ClaimFsmError):
-    """The machine's definition failed its checks (``context['problems']`` lists all)."""
+    """The machine's definition failed its checks; ``problems`` lists every one."""
 
-    code = "BAD_MACHINE"
+    code = ErrorCode.BAD_MACHINE
+    _where = (*ClaimFsmError._where, "problems")
+
+    def __init__(self, msg: str, *, problems: Sequence[str] = ()) -> None:
+        super().__init__(msg)
+        self.problems: list[str] = list(problems)
 
 
 class IllegalTransition(ClaimFsmError):
     """A move the machine does not allow from its current state."""
 
-    code = "ILLEGAL_TRANSITION"
+    code = ErrorCode.ILLEGAL_TRANSITION
 
 
 class MachineMismatch(ClaimFsmError):
     """The session is in a state the driver's machine does not define."""
 
-    code = "MACHINE_MISMATCH"
+    code = ErrorCode.MACHINE_MISMATCH
+
+
+class UnknownState(ClaimFsmError, KeyError):
+    """A state the machine does not define. Also a ``KeyError``: looking a state up is a
+    lookup, and callers catch one."""
+
+    code = ErrorCode.MACHINE_MISMATCH
+
+    def __str__(self) -> str:  # KeyError's would quote the message
+        return self.msg
 
 
 class SessionFinished(ClaimFsmError):
     """A step was asked of a session already in a final state."""
 
-    code = "SESSION_FINISHED"
+    code = ErrorCode.SESSION_FINISHED
 
 
 class UnknownSkill(ClaimFsmError):
     """A state binds a skill that no registry knows."""
 
-    code = "UNKNOWN_SKILL"
+    code = ErrorCode.UNKNOWN_SKILL
 
 
 class SessionFailed(ClaimFsmError):
     """A rollback was asked of a failed session without reopening it explicitly."""
 
-    code = "SESSION_FAILED"
+    code = ErrorCode.SESSION_FAILED
 
 
 class InputTooLarge(ClaimFsmError):
-    """An input over one of the documented limits (docs/limits.md)."""
+    """An input over one of the documented limits (docs/limits.md); ``limit`` is that
+    limit, in the unit the message names."""
 
-    code = "INPUT_TOO_LARGE"
+    code = ErrorCode.INPUT_TOO_LARGE
+    _where = (*ClaimFsmError._where, "limit")
 
-
-class BadInput(ClaimFsmError):
-    """An input that is not what the engine accepts (the message names the field)."""
-
-    code = "BAD_INPUT"
+    def __init__(self, msg: str, *, field: str | None = None,
+                 limit: int | None = None) -> None:
+        super().__init__(msg, field=field)
+        self.limit = limit
 
 
 def check_claim(claim: str) -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from claimfsm.engine.errors import ClaimFsmError
+from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.skills.context import ToolCall
 from claimfsm.skills.envelope import Envelope
 from claimfsm.skills.tools.core import BudgetTracker
@@ -49,7 +49,7 @@ LIMIT_CODES: frozenset[str] = frozenset({"DEADLINE_EXCEEDED", "BUDGET_EXCEEDED"}
 class SessionConfigError(ClaimFsmError):
     """A session's limit configuration is malformed (the message names the key)."""
 
-    code = "BAD_CONFIG"
+    code = ErrorCode.BAD_CONFIG
 
 
 #: The largest deadline (about 31 years) and budget a session may set: beyond them a
@@ -65,7 +65,7 @@ def _number(config: Mapping[str, Any], key: str, top: float = MAX_DEADLINE_S) ->
     if (isinstance(value, bool) or not isinstance(value, (int, float))
             or not 0 < value <= top):  # also refuses nan (every comparison is false)
         raise SessionConfigError(f"config.{key}: expected a number in (0, {top:g}], "
-                                 f"got {value!r}")
+                                 f"got {value!r}", field=f"config.{key}")
     return float(value)
 
 
@@ -75,25 +75,29 @@ def _calls(config: Mapping[str, Any]) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOOL_CALLS:
         raise SessionConfigError(f"config.max_tool_calls: expected an integer in "
-                                 f"0..{MAX_TOOL_CALLS}, got {value!r}")
+                                 f"0..{MAX_TOOL_CALLS}, got {value!r}",
+                                 field="config.max_tool_calls")
     return value
 
 
 def _rates(config: Mapping[str, Any]) -> dict[str, RateLimit]:
     raw = config.get("rate_limits") or {}
     if not isinstance(raw, Mapping):
-        raise SessionConfigError("config.rate_limits: expected {tool: {capacity, per_seconds}}")
+        raise SessionConfigError("config.rate_limits: expected {tool: {capacity, per_seconds}}",
+                                 field="config.rate_limits")
     out: dict[str, RateLimit] = {}
     for tool, spec in raw.items():
         where = f"config.rate_limits.{tool}"
         if not isinstance(spec, Mapping):
-            raise SessionConfigError(f"{where}: expected {{capacity, per_seconds}}")
+            raise SessionConfigError(f"{where}: expected {{capacity, per_seconds}}", field=where)
         cap, per = spec.get("capacity"), spec.get("per_seconds")
         if isinstance(cap, bool) or not isinstance(cap, int) or not 1 <= cap <= MAX_TOOL_CALLS:
-            raise SessionConfigError(f"{where}.capacity: expected an integer >= 1, got {cap!r}")
+            raise SessionConfigError(f"{where}.capacity: expected an integer >= 1, got {cap!r}",
+                                     field=f"{where}.capacity")
         if (isinstance(per, bool) or not isinstance(per, (int, float))
                 or not 0 < per <= MAX_DEADLINE_S):
-            raise SessionConfigError(f"{where}.per_seconds: expected a number > 0, got {per!r}")
+            raise SessionConfigError(f"{where}.per_seconds: expected a number > 0, got {per!r}",
+                                     field=f"{where}.per_seconds")
         out[str(tool)] = RateLimit(capacity=cap, per_seconds=float(per))
     return out
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from transitions import MachineError
 
-from claimfsm.engine.errors import IllegalTransition, MachineDefinitionError
+from claimfsm.engine.errors import IllegalTransition, MachineDefinitionError, UnknownState
 from claimfsm.engine.firing import build_engine, cached_engine, trigger_name
 
 __all__ = [
@@ -66,11 +66,11 @@ class MachineDef:
     failure: str | None = None
 
     def state(self, name: str) -> StateSpec:
-        """The spec of ``name`` (KeyError if unknown)."""
+        """The spec of ``name`` (:class:`UnknownState`, a ``KeyError``, if unknown)."""
         for spec in self.states:
             if spec.name == name:
                 return spec
-        raise KeyError(name)
+        raise UnknownState(f"machine {self.name!r} has no state {name!r}")
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -178,7 +178,7 @@ class Machine:
         :class:`IllegalTransition` if it is not allowed.
         """
         if src not in self._names:
-            raise IllegalTransition(f"unknown state {src!r}", source=src, dest=dst)
+            raise IllegalTransition(f"unknown state {src!r}")
         event = self._events.get(dst)
         model = self._model
         with self._firing:  # one model, re-positioned per move: one move at a time
@@ -192,8 +192,7 @@ class Machine:
             except (MachineError, AttributeError) as exc:
                 raise IllegalTransition(
                     f"no transition {src} -> {dst} (allowed: "
-                    f"{', '.join(self.definition.targets(src)) or 'none'})",
-                    source=src, dest=dst,
+                    f"{', '.join(self.definition.targets(src)) or 'none'})"
                 ) from exc
             landed: str = self._model.state
         return landed

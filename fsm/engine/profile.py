@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from claimfsm.engine.errors import ClaimFsmError
+from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 
 __all__ = [
     "CONFIG_FILE",
@@ -58,12 +58,7 @@ Judge = Literal["lexical", "learned"]
 class ProfileError(ClaimFsmError):
     """A profile that cannot run: a bad value, a missing model, a missing extra."""
 
-    code = "BAD_PROFILE"
-
-    def __init__(self, msg: str, *, code: str | None = None, **context: Any) -> None:
-        super().__init__(msg, **context)
-        if code is not None:
-            self.code = code
+    code = ErrorCode.BAD_PROFILE
 
 
 class Profile(BaseModel):

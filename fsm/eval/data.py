@@ -16,6 +16,7 @@ from typing import Any, Literal
 import orjson
 
 from claimfsm._base.models import Frozen
+from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 
 __all__ = [
     "CLAIM_LABELS",
@@ -75,13 +76,14 @@ class Dataset(Frozen):
     gold: tuple[GoldClaim, ...]
 
 
-class DatasetError(Exception):
-    """A dataset that cannot be read; ``code`` is stable, ``msg`` names line and field."""
+class DatasetError(ClaimFsmError):
+    """A dataset that cannot be read (``NOT_FOUND``, ``BAD_DATASET``, ``EMPTY_DATASET``);
+    ``msg`` names the line and the field."""
 
-    def __init__(self, code: str, msg: str) -> None:
-        super().__init__(msg)
-        self.code = code
-        self.msg = msg
+    code = ErrorCode.BAD_DATASET
+
+    def __init__(self, code: ErrorCode | str, msg: str) -> None:
+        super().__init__(msg, code=code, field="dataset")
 
 
 def _field(n: int, obj: dict[str, Any], name: str, where: str = "") -> str:

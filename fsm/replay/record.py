@@ -30,7 +30,7 @@ from typing import Annotated, Any, Literal
 import orjson
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
-from claimfsm.engine.errors import ClaimFsmError
+from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.skills.base import describe_validation_error
 from claimfsm.skills.context import ToolCall
 
@@ -54,14 +54,17 @@ FORMAT_VERSION = 1
 
 
 class RecordError(ClaimFsmError):
-    """A record that cannot be read: ``line`` names the offending line (1-based)."""
+    """A record that cannot be read: ``line`` names the offending line (1-based),
+    ``source`` the record's file."""
 
-    code = "BAD_RECORD"
+    code = ErrorCode.BAD_RECORD
+    _where = (*ClaimFsmError._where, "line", "source")
 
     def __init__(self, msg: str, *, line: int | None = None, source: str = "") -> None:
         where = " ".join(p for p in (source, f"line {line}" if line else "") if p)
-        super().__init__(f"{where}: {msg}" if where else msg, line=line, source=source)
+        super().__init__(f"{where}: {msg}" if where else msg)
         self.line = line
+        self.source = source
 
 
 def _aware_iso(value: str) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from claimfsm.engine.driver import ToolSession, ToolsFactory
+from claimfsm.engine.errors import BadInput
 from claimfsm.engine.runtime import DEFAULT_FALLBACKS, ProfiledTools, executor_factory
 from claimfsm.replay.record import Record, Step
 from claimfsm.skills.context import Clock, ToolCall
@@ -159,7 +160,8 @@ class _Session:
 def runtime_from_info(index: EvidenceIndex, info: Mapping[str, Any]) -> ToolsFactory:
     """The tool runtime a header's ``tools`` describes: built-in tools over ``index``,
     the engine's default rate limits and its fallbacks (a session's own limits come from
-    its config, as in any run). Raises ``ValueError`` for a malformed description."""
+    its config, as in any run). Raises :class:`~claimfsm.engine.errors.BadInput` (a
+    ``ValueError``) for a malformed description."""
     registry = ToolRegistry(builtin_tools(index))
     try:
         rate = {str(tool): RateLimit(int(v["capacity"]), float(v["per_seconds"]))
@@ -168,9 +170,10 @@ def runtime_from_info(index: EvidenceIndex, info: Mapping[str, Any]) -> ToolsFac
                      dict(info.get("fallbacks", DEFAULT_FALLBACKS)).items()}
         for src, dst in fallbacks.items():
             if dst not in registry or dst == src:
-                raise ValueError(f"fallbacks.{src}: {dst!r} is not a usable tool")
+                raise BadInput(f"fallbacks.{src}: {dst!r} is not a usable tool",
+                               field=f"fallbacks.{src}")
         # A hybrid session retrieves with embeddings in a live replay too (loaded once).
         return ProfiledTools(executor_factory(registry, fallbacks=fallbacks, rate_limits=rate),
                              index, None)
     except (KeyError, TypeError, ValueError, AttributeError, ToolError) as exc:
-        raise ValueError(f"tools: malformed runtime description ({exc})") from None
+        raise BadInput(f"tools: malformed runtime description ({exc})", field="tools") from None

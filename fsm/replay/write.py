@@ -12,7 +12,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
 from claimfsm.engine.driver import StepResult
-from claimfsm.engine.errors import ClaimFsmError
+from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.engine.machine import DEFAULT_MACHINE
 from claimfsm.replay.record import (
     FORMAT_VERSION,
@@ -48,7 +48,7 @@ __all__ = [
 class RecordWriteError(ClaimFsmError):
     """The record file could not be written."""
 
-    code = "RECORD_WRITE_FAILED"
+    code = ErrorCode.RECORD_WRITE_FAILED
 
 
 def tools_info(

@@ -102,7 +102,7 @@ def run_skill(
     if isinstance(skill, str):
         known = all_skills()
         if skill not in known:
-            raise UnknownSkill(f"no skill {skill!r} (known: {', '.join(known)})", skill=skill)
+            raise UnknownSkill(f"no skill {skill!r} (known: {', '.join(known)})", field="skill")
         skill = known[skill]
     ctx = SkillContext(clock=clock or FixedClock(), ids=ids or SeqIds(), tools=tools)
     return skill.run(input, ctx)

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from claimfsm.engine.errors import BadInput, ClaimFsmError, InputTooLarge
+from claimfsm.engine.errors import BadInput, ClaimFsmError, ErrorCode, InputTooLarge
 from claimfsm.engine.views import revision_json, step_json, verdict_json
 from claimfsm.state.catalog import SummaryQuery, summary_of
 from claimfsm.ui.models import (
@@ -56,13 +56,13 @@ def bad_input(exc: ValidationError, where: str = "") -> BadInput:
 class NotFound(ClaimFsmError):
     """A thing the API was asked for does not exist (not a session: those are the store's)."""
 
-    code = "NOT_FOUND"
+    code = ErrorCode.NOT_FOUND
 
 
 class UnsupportedMedia(ClaimFsmError):
     """A request body that is not declared as JSON."""
 
-    code = "UNSUPPORTED_MEDIA_TYPE"
+    code = ErrorCode.UNSUPPORTED_MEDIA_TYPE
 
 
 async def _body(request: Request, model: type[M]) -> M:
@@ -74,7 +74,8 @@ async def _body(request: Request, model: type[M]) -> M:
                                field="content-type")
     data = await request.body()
     if len(data) > MAX_BODY:
-        raise InputTooLarge(f"body: {len(data)} bytes, the limit is {MAX_BODY}", field="body")
+        raise InputTooLarge(f"body: {len(data)} bytes, the limit is {MAX_BODY}", field="body",
+                            limit=MAX_BODY)
     try:
         raw = orjson.loads(data) if data.strip() else {}
     except orjson.JSONDecodeError as exc:
@@ -127,7 +128,7 @@ async def read_upload(request: Request) -> tuple[bytes | None, dict[str, str]]:
             data = await upload.read(MAX_RECORD + 1)
             fields["source"] = upload.filename
     if data is not None and len(data) > MAX_RECORD:
-        raise InputTooLarge(f"file: over {MAX_RECORD} bytes", field="file")
+        raise InputTooLarge(f"file: over {MAX_RECORD} bytes", field="file", limit=MAX_RECORD)
     return data, fields
 
 

@@ -11,9 +11,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from claimfsm._base.errors import http_status
 from claimfsm.engine.errors import ClaimFsmError
-from claimfsm.engine.profile import ProfileError
-from claimfsm.state.errors import StoreError
 from claimfsm.ui.api import JSON, api_routes, query_of, read_upload
 from claimfsm.ui.html import e, page
 from claimfsm.ui.openapi import openapi
@@ -21,32 +20,18 @@ from claimfsm.ui.pages import document_page, panels, replay_page, session_page, 
 from claimfsm.ui.replaying import replay_bytes
 from claimfsm.ui.service import Service
 
-__all__ = ["STATUS", "create_app", "status_of"]
-
-#: HTTP status of each error code (anything else is a 500).
-STATUS: dict[str, int] = {
-    "UNKNOWN_SESSION": 404, "UNKNOWN_REVISION": 404, "NOT_FOUND": 404,
-    "REV_CONFLICT": 409, "SESSION_FINISHED": 409, "SESSION_FAILED": 409,
-    "ILLEGAL_TRANSITION": 409, "MACHINE_MISMATCH": 409,
-    "INPUT_TOO_LARGE": 413,
-    "UNSUPPORTED_MEDIA_TYPE": 415,
-    "BAD_INPUT": 422, "BAD_RECORD": 422,
-    "METHOD_NOT_ALLOWED": 405,
-    "STORE_BUSY": 503,
-}
+__all__ = ["create_app", "status_of"]
 
 
-def status_of(code: str, exc: BaseException | None = None) -> int:
-    """The HTTP status for an error code; every profile error (a bad option or config
-    file, a model or extra that cannot load, whatever its code) is the request's: 422."""
-    if isinstance(exc, ProfileError):
-        return 422
-    return STATUS.get(code, 500)
+def status_of(code: str) -> int:
+    """The HTTP status for an error code: ``ErrorCode``'s table (every profile error, a
+    bad option or config file, a model or extra that cannot load, is the request's: 422;
+    a code the table gives none is a 500)."""
+    return http_status(code)
 
 
-def _error_response(request: Request, code: str, msg: str, field: Any = None,
-                    exc: BaseException | None = None) -> Response:
-    status = status_of(code, exc)
+def _error_response(request: Request, code: str, msg: str, field: Any = None) -> Response:
+    status = status_of(code)
     if request.url.path.startswith("/api/"):
         err: dict[str, Any] = {"code": code, "msg": msg}
         if field:
@@ -61,13 +46,12 @@ def create_app(service: Service, *, db_label: str = "") -> Starlette:
     """The web app over ``service`` (``db_label`` is shown on the sessions page)."""
 
     async def on_error(request: Request, exc: Exception) -> Response:
-        if isinstance(exc, ClaimFsmError | StoreError):
-            return _error_response(request, exc.code, exc.msg, exc.context.get("field"), exc)
+        if isinstance(exc, ClaimFsmError):
+            return _error_response(request, exc.code, exc.msg, exc.field)
         # Never a traceback on the wire: the code says it is a bug, the type says where.
         return _error_response(request, "INTERNAL", f"{type(exc).__name__}: {exc}")
 
-    handlers: dict[Any, Any] = {ClaimFsmError: on_error, StoreError: on_error,
-                                Exception: on_error}
+    handlers: dict[Any, Any] = {ClaimFsmError: on_error, Exception: on_error}
 
     async def home(request: Request) -> Response:
         query = query_of(request)
@@ -113,7 +97,7 @@ def create_app(service: Service, *, db_label: str = "") -> Starlette:
             result = await run_in_threadpool(lambda: replay_bytes(payload, source, mode))
         except ClaimFsmError as exc:
             return HTMLResponse(replay_page(names, error=exc.to_dict()),
-                                status_code=status_of(exc.code, exc))
+                                status_code=status_of(exc.code))
         return HTMLResponse(replay_page(names, result))
 
     async def spec(request: Request) -> Response:

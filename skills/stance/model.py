@@ -26,6 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from claimfsm._base.errors import ClaimFsmError, ErrorCode
 from claimfsm.skills.stance.lexical import LABELS, Label
 from claimfsm.skills.stance.model_features import LEXICAL_FEATURES, lexical_features
 from claimfsm.skills.stance.rerank import Reranker, read_reranker, reranker_arrays
@@ -49,13 +50,17 @@ FORMAT = "claimfsm-stance-model/1"
 Array = npt.NDArray[np.float64]
 
 
-class ModelError(Exception):
-    """A model file that cannot be used: ``code`` is stable, ``msg`` names the problem."""
+class ModelError(ClaimFsmError):
+    """A model file that cannot be used (``MODEL_NOT_FOUND``, ``BAD_MODEL``): ``msg``
+    names the problem, ``str()`` is ``CODE: msg``."""
 
-    def __init__(self, code: str, msg: str) -> None:
-        super().__init__(f"{code}: {msg}")
-        self.code = code
-        self.msg = msg
+    code = ErrorCode.BAD_MODEL
+
+    def __init__(self, code: ErrorCode | str, msg: str) -> None:
+        super().__init__(msg, code=code, field="stance_model")
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.msg}"
 
 
 class Embedder(Protocol):

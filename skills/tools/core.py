@@ -9,16 +9,16 @@ executor turns any of them raised by a handler into a failed call with the error
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from claimfsm._base.errors import CODE_PATTERN, BadInput, ClaimFsmError, ErrorCode
 from claimfsm.skills.context import Clock
 
 __all__ = [
@@ -38,22 +38,25 @@ __all__ = [
 P = TypeVar("P", bound=BaseModel)
 R = TypeVar("R", bound=BaseModel)
 
-# Error codes end up in envelopes (``e.code``), which accept only UPPER_SNAKE.
-CODE_PATTERN = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
+class ToolError(ClaimFsmError):
+    """Root of the tool runtime's contract errors: a stable ``code``, a ``msg``, and
+    ``context``: the typed attributes that are set plus a custom tool's own ``context``
+    details (JSON-able; the library's tool errors use typed attributes instead)."""
 
-class ToolError(Exception):
-    """Root of the tool runtime's contract errors: a stable ``code``, a ``msg``, ``context``."""
-
-    default_code: ClassVar[str] = "TOOL_ERROR"
+    code = ErrorCode.TOOL_ERROR
 
     def __init__(
-        self, msg: str, *, code: str | None = None, context: Mapping[str, Any] | None = None
+        self, msg: str, *, code: ErrorCode | str | None = None, field: str | None = None,
+        context: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(msg)
-        self.code: str = code or self.default_code
-        self.msg: str = msg
-        self.context: dict[str, Any] = dict(context or {})
+        super().__init__(msg, code=code, field=field)
+        self.details: dict[str, Any] = dict(context or {})
+
+    @property
+    def context(self) -> dict[str, Any]:
+        """The typed attributes that are set, then the custom details."""
+        return {**super().context, **self.details}
 
     def user_message(self) -> str:
         """A one-line message for people (and for the failed ``ToolCall``)."""
@@ -63,24 +66,25 @@ class ToolError(Exception):
 class ToolDefinitionError(ToolError):
     """A tool (or the runtime's configuration) is malformed; names the tool and the problem."""
 
-    default_code = "TOOL_DEFINITION"
+    code = ErrorCode.TOOL_DEFINITION
+    _where = (*ToolError._where, "tool", "problem")
 
     def __init__(self, tool: str, problem: str) -> None:
-        super().__init__(f"tool {tool!r}: {problem}", context={"tool": tool, "problem": problem})
+        super().__init__(f"tool {tool!r}: {problem}")
         self.tool = tool
         self.problem = problem
 
 
 class ParameterError(ToolError):
-    """A parameter was refused; the message names the field."""
+    """A parameter was refused; the message and ``field`` name it."""
 
-    default_code = "BAD_ARGS"
+    code = ErrorCode.BAD_ARGS
+    _where = (*ToolError._where, "tool")
 
-    def __init__(
-        self, field: str, problem: str, *, context: Mapping[str, Any] | None = None
-    ) -> None:
-        super().__init__(problem, context={"field": field, **dict(context or {})})
-        self.field = field
+    def __init__(self, field: str, problem: str, *, tool: str | None = None,
+                 context: Mapping[str, Any] | None = None) -> None:
+        super().__init__(problem, field=field, context=context)
+        self.tool = tool
 
     def user_message(self) -> str:
         return f"{self.field}: {self.msg}"
@@ -89,14 +93,14 @@ class ParameterError(ToolError):
 class QueryTypeUnsupported(ToolError):
     """A query of a kind the tool does not handle; the message names the supported kinds."""
 
-    default_code = "QUERY_TYPE_UNSUPPORTED"
+    code = ErrorCode.QUERY_TYPE_UNSUPPORTED
+    _where = (*ToolError._where, "query_type", "supported")
 
     def __init__(self, query_type: str, supported: Iterable[str]) -> None:
         kinds = tuple(supported)
         super().__init__(
             f"query type {query_type!r} is not supported; supported types: "
             + (", ".join(kinds) if kinds else "(none)"),
-            context={"query_type": query_type, "supported": list(kinds)},
         )
         self.query_type = query_type
         self.supported = kinds
@@ -105,18 +109,16 @@ class QueryTypeUnsupported(ToolError):
 class DeadlineExceeded(ToolError):
     """The deadline passed (before a call, or at a handler's heartbeat)."""
 
-    default_code = "DEADLINE_EXCEEDED"
+    code = ErrorCode.DEADLINE_EXCEEDED
+    _where = (*ToolError._where, "deadline", "now")
 
     def __init__(
         self, msg: str = "deadline exceeded", *, deadline: datetime | None = None,
         now: datetime | None = None,
     ) -> None:
-        ctx: dict[str, Any] = {}
-        if deadline is not None:
-            ctx["deadline"] = deadline.isoformat()
-        if now is not None:
-            ctx["now"] = now.isoformat()
-        super().__init__(msg, context=ctx)
+        super().__init__(msg)
+        self.deadline = deadline
+        self.now = now
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,7 @@ class ToolResult(Generic[R]):
 
     def __post_init__(self) -> None:
         if self.code is not None and not CODE_PATTERN.match(self.code):
-            raise ValueError(f"code: {self.code!r} is not UPPER_SNAKE")
+            raise BadInput(f"code: {self.code!r} is not UPPER_SNAKE", field="code")
 
     @classmethod
     def ok(cls, value: R, message: str = "") -> ToolResult[R]:
@@ -174,7 +176,7 @@ class BudgetTracker:
         self, max_calls: int | None = None, deadline: datetime | None = None, *, calls: int = 0
     ) -> None:
         if max_calls is not None and max_calls < 0:
-            raise ValueError("max_calls: must be >= 0")
+            raise BadInput("max_calls: must be >= 0", field="max_calls")
         self.max_calls = max_calls
         self.deadline = deadline
         self._calls = calls
@@ -212,7 +214,7 @@ class BudgetTracker:
         """Restore a state produced by :meth:`state`."""
         calls = state.get("calls", 0)
         if not isinstance(calls, int) or isinstance(calls, bool) or calls < 0:
-            raise ValueError("calls: expected a non-negative integer")
+            raise BadInput("calls: expected a non-negative integer", field="calls")
         with self._lock:
             self._calls = calls
 
@@ -250,7 +252,5 @@ class ToolContext:
         try:
             return self.resources[name]
         except KeyError:
-            raise ToolError(
-                f"resource {name!r} is not available", code="MISSING_RESOURCE",
-                context={"resource": name},
-            ) from None
+            raise ToolError(f"resource {name!r} is not available",
+                            code=ErrorCode.MISSING_RESOURCE) from None

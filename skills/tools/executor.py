@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from claimfsm._base.errors import ClaimFsmError
 from claimfsm.skills.base import describe_validation_error
 from claimfsm.skills.context import Clock, IdSource, ToolCall
 from claimfsm.skills.limits import MAX_TOOL_RESULT_BYTES
@@ -40,12 +41,11 @@ DEFAULT_FALLBACK_CODES: frozenset[str] = frozenset({"RATE_LIMITED"})
 _MS = timedelta(milliseconds=1)
 
 
-class _Failure(Exception):
+class _Failure(ClaimFsmError):
     """Internal: a failed step of the pipeline, carried to the single exit point."""
 
     def __init__(self, code: str, message: str, value: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
+        super().__init__(message, code=code)
         self.message = message
         self.value = value
 

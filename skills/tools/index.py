@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from claimfsm._base.errors import BadInput
+from claimfsm._base.sqlite import SQLiteFileError
 from claimfsm.skills.analysis.text import STOPWORDS, tokens
 from claimfsm.skills.tools.documents import SOURCES, Document, Fact, Hit, Source
 from claimfsm.skills.tools.index_schema import SCHEMA, UPSERT_DOC, UPSERT_FACT
@@ -119,11 +121,15 @@ class EvidenceIndex:
 
     @classmethod
     def open(cls, path: str | Path) -> EvidenceIndex:
-        """Open (or create) the index in the SQLite file at ``path``, in WAL mode."""
-        conn = sqlite3.connect(str(path), check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA busy_timeout=5000")
-        return cls(conn)
+        """Open (or create) the index in the SQLite file at ``path``, in WAL mode; a file
+        SQLite cannot use is a :class:`~claimfsm._base.sqlite.SQLiteFileError`."""
+        try:
+            conn = sqlite3.connect(str(path), check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA busy_timeout=5000")
+            return cls(conn)
+        except sqlite3.Error as exc:
+            raise SQLiteFileError.from_sqlite(exc, path) from exc
 
     @property
     def dense(self) -> DenseStore:
@@ -230,7 +236,8 @@ class EvidenceIndex:
         with the same title, source and text is left alone (its vector too); a changed
         one loses its old vectors and, with an embedder configured, gets a new one."""
         if source is not None and source not in SOURCES:
-            raise ValueError(f"source: must be one of {', '.join(SOURCES)}, got {source!r}")
+            raise BadInput(f"source: must be one of {', '.join(SOURCES)}, got {source!r}",
+                           field="source")
         rows = list({d.doc_id: (d.doc_id, d.title, source or d.source, d.text)
                      for d in docs}.values())  # the last of duplicate ids wins, as before
         with self._tx():

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from claimfsm._base.errors import BadInput
 from claimfsm.skills.tools.core import ToolDefinitionError
 
 __all__ = ["RateLimit", "ToolLimits"]
@@ -132,7 +133,8 @@ class ToolLimits:
                 tokens = float(entry["tokens"])
                 at = datetime.fromisoformat(str(entry["at"]))
             except (KeyError, TypeError, ValueError) as exc:
-                raise ValueError(f"{tool}: malformed rate-limit state ({exc})") from None
+                raise BadInput(f"{tool}: malformed rate-limit state ({exc})",
+                               field=str(tool)) from None
             buckets[str(tool)] = (tokens, at)
         with self._lock:
             self._buckets = buckets

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from claimfsm._base.errors import BadInput
 from claimfsm.state import codec
 from claimfsm.state.codec import CodecError
 from claimfsm.state.errors import NoStore, StoreError, UnknownRevision, UnknownSession
@@ -33,7 +34,7 @@ class PostgresCore:
         connect_timeout: float = 10.0, create: bool = True,
     ) -> None:
         if snapshot_every < 1:
-            raise ValueError("snapshot_every must be at least 1")
+            raise BadInput("snapshot_every must be at least 1", field="snapshot_every")
         self.url = redact(url)
         self.snapshot_every = snapshot_every
         self._lock = threading.RLock()

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import errors as pg_errors
 
+from claimfsm._base.errors import ErrorCode
 from claimfsm.state.errors import RevConflict, StoreError
 from claimfsm.state.model import SessionState, verdict_label
 
@@ -105,7 +106,7 @@ ROWS = (
 class StoreUnavailable(StoreError):
     """The PostgreSQL server could not be reached or refused the connection."""
 
-    code = "STORE_UNAVAILABLE"
+    code = ErrorCode.STORE_UNAVAILABLE
 
 
 _PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
@@ -122,25 +123,29 @@ def connect(url: str, timeout: float) -> psycopg.Connection[Any]:
         return psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(timeout)))
     except psycopg.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise StoreUnavailable(f"cannot connect to {redact(url)}: {first}",
-                               url=redact(url)) from exc
+        raise StoreUnavailable(f"cannot connect to {redact(url)}: {first}", field="db") from exc
 
 
 def retrying(fn: Callable[[], T], attempts: int = 5) -> T:
     """Run ``fn``; a deadlock or serialization failure (two writers' blob inserts meeting
-    in opposite order) is retried, a lost connection becomes :class:`StoreUnavailable`,
-    a duplicate ``(session, rev)`` (the primary-key backstop) :class:`RevConflict`.
+    in opposite order) is retried, then ``STORE_BUSY``; a lost connection becomes
+    :class:`StoreUnavailable`, a duplicate ``(session, rev)`` (the primary-key backstop)
+    :class:`RevConflict`, any other server error a :class:`StoreError`: no psycopg
+    exception leaves the store.
     """
     for attempt in range(attempts):
         try:
             return fn()
-        except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure):
+        except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
             if attempt == attempts - 1:
-                raise
+                raise StoreError(f"PostgreSQL: {str(exc).strip()} ({attempts} attempts)",
+                                 code=ErrorCode.STORE_BUSY) from exc
         except pg_errors.UniqueViolation as exc:
             raise RevConflict(f"revision already exists: {exc.diag.message_detail}") from exc
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(f"PostgreSQL: {str(exc).strip()}") from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"PostgreSQL: {str(exc).strip()}") from exc
     raise AssertionError("unreachable")
 
 

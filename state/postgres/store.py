@@ -58,7 +58,7 @@ class PostgresStore(PostgresCore, StateStore):
         sid = first.sid
         if first.rev != 0 or first.parent_rev is not None:
             raise RevConflict("a session starts at revision 0 with no parent", sid=sid,
-                              rev=first.rev, parent_rev=first.parent_rev)
+                              rev=first.rev)
         encoded = encode_revision(first, None, self.snapshot_every)
         hashes, zs, datas = self._new_blobs(encoded)
         row = (0, *packed(encoded.row))

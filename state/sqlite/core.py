@@ -12,6 +12,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar
 
+from claimfsm._base.errors import BadInput
 from claimfsm.state import codec
 from claimfsm.state.codec import CodecError
 from claimfsm.state.errors import StoreError, UnknownRevision, UnknownSession
@@ -30,6 +31,7 @@ from claimfsm.state.sqlite.db import (
 )
 from claimfsm.state.sqlite.decode import ChainDecoder, decode_rows
 from claimfsm.state.sqlite.lru import Lru
+from claimfsm.state.sqlite.probe import store_error
 from claimfsm.state.sqlite.read import READ_ROWS, read_revision
 from claimfsm.state.sqlite.rows import Encoded, Entry, Row, inflate
 from claimfsm.state.sqlite.writers import WriterQueue
@@ -72,25 +74,29 @@ class SQLiteCore:
         readonly: bool = False,
     ) -> None:
         if durability not in DURABILITY_MODES:
-            raise ValueError(f"durability must be one of {DURABILITY_MODES}, got {durability!r}")
+            raise BadInput(f"durability must be one of {DURABILITY_MODES}, got {durability!r}",
+                           field="durability")
         if snapshot_every < 1:
-            raise ValueError("snapshot_every must be at least 1")
+            raise BadInput("snapshot_every must be at least 1", field="snapshot_every")
         self.path = os.fspath(path)
         self.durability = durability
         self.snapshot_every = snapshot_every
         self._budget = busy_timeout
         self._lock = threading.RLock()
         self.readonly = readonly
-        if readonly:
-            # For commands that only read: SQLite itself refuses every write.
-            self._conn = connect_readonly(self.path, busy_timeout)
-        else:
-            self._conn = connect(self.path, durability, busy_timeout)
-            try:
-                init_schema(self._conn, busy_timeout)
-            except BaseException:
-                self._conn.close()
-                raise
+        try:
+            if readonly:
+                # For commands that only read: SQLite itself refuses every write.
+                self._conn = connect_readonly(self.path, busy_timeout)
+            else:
+                self._conn = connect(self.path, durability, busy_timeout)
+                try:
+                    init_schema(self._conn, busy_timeout)
+                except BaseException:
+                    self._conn.close()
+                    raise
+        except sqlite3.Error as exc:
+            raise store_error(exc, self.path) from exc
         # Writers of one file queue on a lock file instead of sleeping in SQLite's busy
         # handler (state/sqlite/writers.py); nothing to queue for in memory or read-only.
         self._queue: AbstractContextManager[object] = (
@@ -108,24 +114,33 @@ class SQLiteCore:
             )
         self._closed = False
 
+    # Every read and write goes through these three, and each turns what SQLite raises
+    # (a damaged file, a read-only one, a full disk) into the store's STORE_* error.
+
     def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
             if self._closed:
                 raise StoreError("store is closed")
-            try:  # the first try without ``retrying``'s set-up: reads are rarely busy
-                return fn(self._conn)
-            except sqlite3.OperationalError as exc:
-                if not is_busy(exc):
-                    raise
-            return retrying(lambda: fn(self._conn), self._budget)
+            try:
+                try:  # the first try without ``retrying``'s set-up: reads are rarely busy
+                    return fn(self._conn)
+                except sqlite3.OperationalError as exc:
+                    if not is_busy(exc):
+                        raise
+                return retrying(lambda: fn(self._conn), self._budget)
+            except sqlite3.Error as exc:
+                raise store_error(exc, self.path) from exc
 
     def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        if self._group is not None:
-            return self._group.submit(fn)
-        with self._lock, self._queue:
-            if self._closed:
-                raise StoreError("store is closed")
-            return transaction(self._conn, fn, self._budget)
+        try:
+            if self._group is not None:
+                return self._group.submit(fn)
+            with self._lock, self._queue:
+                if self._closed:
+                    raise StoreError("store is closed")
+                return transaction(self._conn, fn, self._budget)
+        except sqlite3.Error as exc:
+            raise store_error(exc, self.path) from exc
 
     def _write_one(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn``, which issues exactly one writing statement, in autocommit: SQLite
@@ -134,12 +149,15 @@ class SQLiteCore:
         with self._lock, self._queue:
             if self._closed:
                 raise StoreError("store is closed")
-            try:  # the first try without ``retrying``'s set-up: rarely busy in WAL mode
-                return fn(self._conn)
-            except sqlite3.OperationalError as exc:
-                if not is_busy(exc):
-                    raise
-            return retrying(lambda: fn(self._conn), self._budget)
+            try:
+                try:  # the first try without ``retrying``'s set-up: rarely busy in WAL mode
+                    return fn(self._conn)
+                except sqlite3.OperationalError as exc:
+                    if not is_busy(exc):
+                        raise
+                return retrying(lambda: fn(self._conn), self._budget)
+            except sqlite3.Error as exc:
+                raise store_error(exc, self.path) from exc
 
     def _session(self, sid: str) -> tuple[int, int]:
         """``(session number, head)``; raises :class:`UnknownSession`."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from claimfsm._base.errors import ErrorCode
 from claimfsm.state.errors import StoreError
 
 __all__ = [
@@ -76,19 +77,19 @@ _UPGRADES = {"1": (_FROM_V1, "2"), "2": (_FROM_V2, "3")}
 class StoreBusy(StoreError):
     """The database stayed locked by other writers for longer than the store's budget."""
 
-    code = "STORE_BUSY"
+    code = ErrorCode.STORE_BUSY
 
 
 class CorruptStore(StoreError):
     """Stored bytes do not decode or do not match their hash (run fsck)."""
 
-    code = "STORE_CORRUPT"
+    code = ErrorCode.STORE_CORRUPT
 
 
 class ChainBroken(StoreError):
     """An operation that copies revisions found a broken hash chain in its source."""
 
-    code = "CHAIN_BROKEN"
+    code = ErrorCode.CHAIN_BROKEN
 
 
 def is_busy(exc: sqlite3.Error) -> bool:
@@ -113,7 +114,7 @@ def retrying(fn: Callable[[], T], budget: float) -> T:
             if not is_busy(exc):
                 raise
             if time.monotonic() + delay > deadline:
-                raise StoreBusy(f"database stayed locked for {budget:g}s", error=str(exc)) from exc
+                raise StoreBusy(f"database stayed locked for {budget:g}s") from exc
         time.sleep(delay)
         delay = min(delay * 2, 0.05)
 

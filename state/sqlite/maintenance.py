@@ -14,6 +14,7 @@ import orjson
 
 from claimfsm.state import codec
 from claimfsm.state.codec import STATE_FIELDS, CodecError
+from claimfsm.state.sqlite.db import ChainBroken
 from claimfsm.state.sqlite.decode import ChainDecoder
 from claimfsm.state.sqlite.rows import DELTA, SNAPSHOT, Row, inflate, small_op
 from claimfsm.state.store import ChainCheck
@@ -234,8 +235,8 @@ def restamp_rows(rows: list[Row], sid: str, new_sid: str) -> Restamped:
     """Copies of ``rows`` for session ``new_sid``: states re-stamped, hashes re-chained.
 
     Delta rows never carry ``sid`` (it cannot change within a session), so only
-    snapshots are re-encoded; blobs are shared, never copied. Raises ``ValueError`` if
-    the source chain does not verify (a fork must not launder a broken chain).
+    snapshots are re-encoded; blobs are shared, never copied. Raises :class:`ChainBroken`
+    if the source chain does not verify (a fork must not launder a broken chain).
     """
     source = ChainDecoder(sid)
     stamped = orjson.dumps(new_sid)
@@ -247,12 +248,14 @@ def restamp_rows(rows: list[Row], sid: str, new_sid: str) -> Restamped:
         rev, parent_rev, kind, fsm, skill, ts, body, extra, stored = row
         source.feed(kind, body)
         if kind != SNAPSHOT and _SID_INDEX in source.changed:
-            raise ValueError(f"source chain of {sid!r} changes its sid at revision {rev}")
+            raise ChainBroken(f"source chain of {sid!r} changes its sid at revision {rev}",
+                              sid=sid, rev=rev)
         digests = source.digests()
         header = codec.header_bytes(sid, rev, parent_rev, fsm, skill, ts)
         digest = codec.revision_hash(source.parent_hash, header, extra, digests)
         if digest != stored:
-            raise ValueError(f"source chain of {sid!r} is broken at revision {rev}")
+            raise ChainBroken(f"source chain of {sid!r} is broken at revision {rev}",
+                              sid=sid, rev=rev)
         source.advance(digest)
         if kind == SNAPSHOT:
             fields = list(source.ebytes)

@@ -10,6 +10,8 @@ import sqlite3
 from pathlib import Path
 from typing import Literal
 
+from claimfsm._base.errors import ErrorCode
+from claimfsm._base.sqlite import sqlite_failure
 from claimfsm.state.errors import StoreError
 
 __all__ = [
@@ -30,20 +32,20 @@ _MAGIC = b"SQLite format 3\x00"
 class ForeignStore(StoreError):
     """The file is a SQLite database of another program (no claimfsm ``st_`` tables)."""
 
-    code = "STORE_FOREIGN"
+    code = ErrorCode.STORE_FOREIGN
 
 
 class NotADatabase(StoreError):
     """The file is not a SQLite database (or its header is damaged)."""
 
-    code = "STORE_NOT_DATABASE"
+    code = ErrorCode.STORE_NOT_DATABASE
 
 
 class StoreIOError(StoreError):
     """The file cannot be opened, read or written (permissions, a missing folder, a full
     disk, a damaged file)."""
 
-    code = "STORE_IO"
+    code = ErrorCode.STORE_IO
 
 
 def probe(path: str | os.PathLike[str]) -> Kind:
@@ -89,11 +91,7 @@ def _tables(p: Path, *, immutable: bool) -> set[str]:
 
 def store_error(exc: sqlite3.Error, path: str | os.PathLike[str]) -> StoreError:
     """A ``STORE_*`` error for what SQLite said about ``path``."""
-    text = str(exc)
-    low = text.lower()
-    if "not a database" in low or "malformed" in low:
-        return NotADatabase(f"--db: {path}: damaged or not a SQLite database ({text})",
-                            field="db")
-    if "readonly" in low or "read-only" in low:
-        return StoreIOError(f"--db: {path} is read-only ({text})", field="db")
-    return StoreIOError(f"--db: {path}: {text}", field="db")
+    code, msg = sqlite_failure(exc, path)
+    if code == ErrorCode.STORE_NOT_DATABASE:
+        return NotADatabase(msg, field="db")
+    return StoreIOError(msg, field="db")

@@ -73,7 +73,7 @@ class SQLiteStore(SQLiteCore, StateStore):
         sid = first.sid
         if first.rev != 0 or first.parent_rev is not None:
             raise RevConflict("a session starts at revision 0 with no parent", sid=sid,
-                              rev=first.rev, parent_rev=first.parent_rev)
+                              rev=first.rev)
         encoded = encode_revision(first, None, self.snapshot_every)
         blobs = self._new_blobs(encoded)
 

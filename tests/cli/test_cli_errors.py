@@ -9,6 +9,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import orjson
 import pytest
 from click.testing import CliRunner, Result
 
@@ -61,6 +62,26 @@ def test_a_bad_db_file_is_a_store_code_and_is_left_as_it_was(
     assert res.exit_code == 2 and f"error: {code}:" in res.output
     assert db.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["docs.jsonl", db.name])
+
+
+@pytest.mark.parametrize("cmd", [["show", "SID"], ["history", "SID"]])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_store_failing_in_the_middle_of_a_command_is_a_store_code(
+        files: dict[str, Path], cmd: list[str], as_json: bool, tmp_path: Path) -> None:
+    # The store itself turns SQLite's error into STORE_IO: the command has no catch of its own.
+    db = tmp_path / "gone.db"
+    shutil.copy(files["good"], db)
+    with sqlite3.connect(db) as conn:
+        sid = conn.execute("SELECT sid FROM st_sessions").fetchone()[0]
+        conn.execute("DROP TABLE st_blobs")
+    args = [sid if a == "SID" else a for a in cmd] + (["--json"] if as_json else [])
+    res = invoke(*args, "--db", str(db))
+    msg = f"--db: {db}: no such table: st_blobs"
+    assert res.exit_code == 2
+    if as_json:
+        assert orjson.loads(res.stdout) == {"error": {"code": "STORE_IO", "msg": msg}}
+    else:
+        assert res.output == f"error: STORE_IO: {msg}\n"
 
 
 @pytest.mark.parametrize("cmd", READERS + NEED_STORE)

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from claimfsm import ClaimFsmError
 from claimfsm.skills.tools.index import Document, EvidenceIndex, Fact, Hit, fts_query, query_terms
 from claimfsm.skills.tools.sentences import rank_sentences, split_sentences
 
@@ -354,3 +355,13 @@ def test_rank_sentences_edge_cases() -> None:
     assert rank_sentences(["a", "b"], "x", lim=0) == []
     assert [r.idx for r in rank_sentences(["b b", "a"], "the of", lim=5)] == [0, 1]
     assert rank_sentences(["Cost 10,000 dollars."], "10000")[0].score > 0
+
+
+def test_an_index_file_that_is_not_a_database_is_a_store_code(tmp_path: Path) -> None:
+    path = tmp_path / "index.db"
+    path.write_text("hello, not a database\n")
+    with pytest.raises(ClaimFsmError) as info:
+        EvidenceIndex.open(path)
+    assert (info.value.code, info.value.field) == ("STORE_NOT_DATABASE", "db")
+    assert str(info.value).startswith(f"--db: {path}: damaged or not a SQLite database")
+    assert isinstance(info.value.__cause__, sqlite3.DatabaseError)

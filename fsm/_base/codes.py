@@ -1,0 +1,235 @@
+"""The stable error codes: one :class:`ErrorCode` member per code claimfsm uses.
+
+A code is what a program keys on: an envelope's ``e.code``, a failed tool call's code,
+``error: CODE: msg`` from the CLI, ``{"error": {"code"}}`` from the HTTP API, a store's
+error, a broken link reported by ``fsck``. Each member carries what it means, the CLI's
+exit status and the HTTP status for it; the CLI, the HTTP API and ``docs/errors.md`` all
+read them from here. Custom skills and tools may use codes of their own (any
+UPPER_SNAKE string, :data:`CODE_PATTERN`); this list is the library's.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Any
+
+__all__ = ["CODE_PATTERN", "ErrorCode", "as_code", "exit_status", "http_status"]
+
+CODE_PATTERN = re.compile(r"^[A-Z][A-Z0-9_]*$")
+"""What any code must look like (the envelope's ``e.code`` accepts only this)."""
+
+# Status values of the columns below. ``None`` for ``exit``: no command reports the code;
+# for ``http``: the API never answers with it as an error (it is carried inside a 200
+# answer: a step's envelope, a chain check), so an unexpected one would be a 500.
+_STOP = 2      # a command stops with ``error: CODE: msg``
+_ANSWER = 1    # a step, skill, fsck or batch that reports it (not ok) exits 1
+_SKIPPED = 0   # a line ingest reports and skips
+
+
+class ErrorCode(StrEnum):
+    """Every stable code of the library, with ``meaning``, ``exit`` and ``http``."""
+
+    _meaning: str
+    _exit: int | None
+    _http: int | None
+
+    # A member is ``NAME = "NAME", exit, http, meaning``. The value is the name, spelled
+    # out rather than made by ``auto()`` (which takes part in a tuple only from 3.11.1):
+    # so a member equals, and hashes as, its string, and ``"NAME" in codes`` just works.
+    def __new__(cls, *spec: Any) -> ErrorCode:
+        value, exit_, http, meaning = spec
+        obj = str.__new__(cls, value)
+        obj._value_ = value
+        obj._meaning, obj._exit, obj._http = meaning, exit_, http
+        return obj
+
+    @property
+    def meaning(self) -> str:
+        """What the code says happened, in one line."""
+        return self._meaning
+
+    @property
+    def exit(self) -> int | None:
+        """The CLI's exit status when a command reports the code (``None``: none does)."""
+        return self._exit
+
+    @property
+    def http(self) -> int | None:
+        """The HTTP status of an API error with the code (``None``: never an error status)."""
+        return self._http
+
+    # -- the engine: contract errors (raised) --------------------------------------------
+    CLAIMFSM_ERROR = "CLAIMFSM_ERROR", _STOP, 500, "an error of claimfsm with no more precise code"
+    BAD_INPUT = ("BAD_INPUT", _STOP, 422,
+                 "an input the engine does not accept; the message names the field")
+    INPUT_TOO_LARGE = ("INPUT_TOO_LARGE", _STOP, 413,
+                       "an input over a documented limit (docs/limits.md)")
+    BAD_MACHINE = ("BAD_MACHINE", _STOP, 500,
+                   "a machine definition failed its checks (every problem listed)")
+    ILLEGAL_TRANSITION = ("ILLEGAL_TRANSITION", _STOP, 409,
+                          "a move the machine does not allow from the current state")
+    MACHINE_MISMATCH = ("MACHINE_MISMATCH", _STOP, 409,
+                        "the session is in a state the machine does not define")
+    SESSION_FINISHED = ("SESSION_FINISHED", _STOP, 409,
+                        "a step was asked of a session in a final state")
+    SESSION_FAILED = "SESSION_FAILED", _STOP, 409, "a rollback of a FAILED session without --reopen"
+    UNKNOWN_SKILL = ("UNKNOWN_SKILL", _STOP, 500,
+                     "a state binds, or a command names, a skill nobody registered")
+    BAD_CONFIG = "BAD_CONFIG", _STOP, 422, "a session's limits or the config file are malformed"
+    BAD_PROFILE = "BAD_PROFILE", _STOP, 422, "a verification profile with a bad value"
+    MODEL_NOT_FOUND = "MODEL_NOT_FOUND", _STOP, 422, "the stance model file does not exist"
+    MODEL_UNAVAILABLE = "MODEL_UNAVAILABLE", _STOP, 422, "no usable stance model at that path"
+    BAD_MODEL = "BAD_MODEL", _STOP, None, "a stance model file that cannot be read or does not fit"
+    SEMANTIC_UNAVAILABLE = ("SEMANTIC_UNAVAILABLE", _STOP, 422,
+                            "hybrid retrieval needs the 'semantic' extra")
+    INTERNAL = ("INTERNAL", _STOP, 500,
+                "a bug: an unexpected exception, reported instead of a traceback")
+    # -- the engine: a step's answer -------------------------------------------------------
+    RETRY_NOT_DUE = "RETRY_NOT_DUE", _ANSWER, None, "a retry asked for before its backoff deadline"
+    RETRY_EXHAUSTED = ("RETRY_EXHAUSTED", _ANSWER, None,
+                       "a state's retries are spent: the session moved to FAILED")
+    DEADLINE_EXCEEDED = ("DEADLINE_EXCEEDED", _ANSWER, None,
+                         "the session's or a call's deadline passed")
+    BUDGET_EXCEEDED = "BUDGET_EXCEEDED", _ANSWER, None, "the session's tool-call budget is spent"
+    # -- skills: error envelopes -----------------------------------------------------------
+    NO_CLAIMS = "NO_CLAIMS", _ANSWER, None, "no (usable) claim or subclaim to work on"
+    DUPLICATE_CLAIM = "DUPLICATE_CLAIM", _ANSWER, None, "two subclaims with the same id"
+    QUERY_TOO_LONG = "QUERY_TOO_LONG", _ANSWER, None, "a planned query over the token limit"
+    NO_PLANS = "NO_PLANS", _ANSWER, None, "no query plans to compose or run"
+    BAD_SRC = "BAD_SRC", _ANSWER, None, "a query plan without a source"
+    BAD_PLAN = "BAD_PLAN", _ANSWER, None, "a plan of tool steps that cannot run (ids, dependencies)"
+    TOOLS_UNAVAILABLE = ("TOOLS_UNAVAILABLE", _ANSWER, None,
+                         "a skill that calls tools got no tool runtime")
+    NO_JUDGMENTS = "NO_JUDGMENTS", _ANSWER, None, "nothing to aggregate: no judgments"
+    UNKNOWN_CLAIM = "UNKNOWN_CLAIM", _ANSWER, None, "a judgment for a claim id that does not exist"
+    DUPLICATE_JUDGMENT = "DUPLICATE_JUDGMENT", _ANSWER, None, "a claim judged twice"
+    SCRIPT_EXHAUSTED = ("SCRIPT_EXHAUSTED", _ANSWER, None,
+                        "a scripted skill (claimfsm.testing) has no answer left")
+    # -- tools: failed calls ---------------------------------------------------------------
+    TOOL_ERROR = "TOOL_ERROR", _STOP, 500, "a tool failed (the message says how)"
+    TOOL_DEFINITION = ("TOOL_DEFINITION", _STOP, 500,
+                       "a malformed tool, or a tool bound but not registered")
+    TOOL_TYPE_ERROR = "TOOL_TYPE_ERROR", _ANSWER, None, "a tool handler raised TypeError"
+    TOOL_TIMEOUT = ("TOOL_TIMEOUT", _ANSWER, None,
+                    "a tool timed out (the default machine retries it)")
+    TOOL_FAILED = "TOOL_FAILED", _ANSWER, None, "a page fetch failed; the document was skipped"
+    BAD_ARGS = ("BAD_ARGS", _STOP, None,
+                "arguments a tool or command refuses; the message names the field")
+    UNKNOWN_TOOL = "UNKNOWN_TOOL", _ANSWER, None, "a call of a tool nobody registered"
+    QUERY_TYPE_UNSUPPORTED = ("QUERY_TYPE_UNSUPPORTED", _ANSWER, None,
+                              "a query kind the tool does not handle")
+    MISSING_RESOURCE = ("MISSING_RESOURCE", _ANSWER, None,
+                        "a tool needs a resource the runtime does not have")
+    OUTPUT_PATH_MISSING = ("OUTPUT_PATH_MISSING", _ANSWER, None,
+                           "a result lacks the part its step keeps")
+    RATE_LIMITED = ("RATE_LIMITED", _ANSWER, None,
+                    "a tool's rate limit is reached (retried, or its fallback runs)")
+    CONCURRENCY_LIMITED = ("CONCURRENCY_LIMITED", _ANSWER, None,
+                           "a tool's concurrency limit is reached")
+    POLICY_DENIED = "POLICY_DENIED", _ANSWER, None, "a tool policy refused the call"
+    BAD_TOOL_RESULT = "BAD_TOOL_RESULT", _ANSWER, None, "a tool answered with a malformed result"
+    INDEX_ERROR = ("INDEX_ERROR", _ANSWER, None,
+                   "the evidence index failed (ingest reports it as STORE_IO)")
+    UNRECORDED_TOOL_CALL = ("UNRECORDED_TOOL_CALL", _ANSWER, None,
+                            "a replay made a call the record does not hold")
+    UNSCRIPTED_TOOL_CALL = ("UNSCRIPTED_TOOL_CALL", _ANSWER, None,
+                            "a scripted tool (claimfsm.testing) has no answer")
+    NOT_FOUND = "NOT_FOUND", _STOP, 404, "a file, document or route that does not exist"
+    # -- stores ----------------------------------------------------------------------------
+    STORE_ERROR = "STORE_ERROR", _STOP, 500, "the session store failed (the message says how)"
+    REV_CONFLICT = ("REV_CONFLICT", _STOP, 409,
+                    "the head moved: a stale compare-and-set (expected_rev)")
+    UNKNOWN_SESSION = "UNKNOWN_SESSION", _STOP, 404, "no session with that id"
+    UNKNOWN_REVISION = "UNKNOWN_REVISION", _STOP, 404, "the session has no such revision"
+    UNKNOWN_DB = "UNKNOWN_DB", _STOP, 500, "--db names no store, and the command only reads"
+    STORE_BUSY = "STORE_BUSY", _STOP, 503, "the database stayed locked by other writers too long"
+    STORE_CORRUPT = ("STORE_CORRUPT", _STOP, 500,
+                     "stored bytes that do not decode (run claimfsm fsck)")
+    CHAIN_BROKEN = "CHAIN_BROKEN", _STOP, 500, "a copy (fork, compact) found a broken hash chain"
+    STORE_FOREIGN = "STORE_FOREIGN", _STOP, 500, "--db is another program's SQLite database"
+    STORE_NOT_DATABASE = ("STORE_NOT_DATABASE", _STOP, 500,
+                          "--db is damaged or not a SQLite database")
+    STORE_IO = "STORE_IO", _STOP, 500, "--db cannot be opened, read or written"
+    STORE_UNAVAILABLE = "STORE_UNAVAILABLE", _STOP, 500, "the PostgreSQL server cannot be reached"
+    # -- fsck: the first broken link of a session's hash chain -------------------------------
+    REV_GAP = "REV_GAP", _ANSWER, None, "a revision is missing from the chain"
+    MISSING_PARENT = ("MISSING_PARENT", _ANSWER, None,
+                      "a revision's parent_rev is not the one before it")
+    UNDECODABLE = "UNDECODABLE", _ANSWER, None, "a revision's stored bytes do not decode"
+    SID_MISMATCH = ("SID_MISMATCH", _ANSWER, None,
+                    "a revision's state is stamped with another session id")
+    HASH_MISMATCH = "HASH_MISMATCH", _ANSWER, None, "a stored hash differs from the recomputed one"
+    HEAD_MISMATCH = "HEAD_MISMATCH", _ANSWER, None, "the head is not the session's last revision"
+    MISSING_BLOB = "MISSING_BLOB", _ANSWER, None, "a blob a revision references is missing"
+    BLOB_CORRUPT = "BLOB_CORRUPT", _ANSWER, None, "a blob does not decode or match its hash"
+    # -- ingest: a line or file reported and skipped -----------------------------------------
+    BAD_LINE = "BAD_LINE", _SKIPPED, None, "a line that cannot be ingested"
+    BAD_JSON = "BAD_JSON", _SKIPPED, None, "a line that is not JSON"
+    NOT_OBJECT = "NOT_OBJECT", _SKIPPED, None, "a line that is not a JSON object"
+    MISSING_FIELD = "MISSING_FIELD", _SKIPPED, None, "a required field is missing"
+    WRONG_TYPE = "WRONG_TYPE", _SKIPPED, None, "a field of the wrong type"
+    EMPTY_FIELD = "EMPTY_FIELD", _SKIPPED, None, "a required field, or a file, is empty"
+    BAD_SOURCE = "BAD_SOURCE", _SKIPPED, None, "an unknown source tag"
+    NOT_UTF8 = "NOT_UTF8", _SKIPPED, None, "a file that is not UTF-8 text"
+    UNREADABLE = "UNREADABLE", _STOP, None, "the input file cannot be read: ingest stops"
+    # -- replay and records ------------------------------------------------------------------
+    BAD_RECORD = ("BAD_RECORD", _STOP, 422,
+                  "a session record that cannot be read (the line is named)")
+    RECORD_MISMATCH = "RECORD_MISMATCH", _STOP, None, "--record names a record of another session"
+    RECORD_WRITE_FAILED = ("RECORD_WRITE_FAILED", _STOP, None,
+                           "the session record could not be written")
+    NO_RECORDS = "NO_RECORDS", _STOP, None, "no *.jsonl records under the path"
+    # -- eval and train ----------------------------------------------------------------------
+    BAD_DATASET = ("BAD_DATASET", _STOP, None,
+                   "a dataset line that cannot be read (line and field named)")
+    EMPTY_DATASET = "EMPTY_DATASET", _STOP, None, "a dataset without claims"
+    EMPTY_CORPUS = "EMPTY_CORPUS", _STOP, None, "a corpus without a usable sentence"
+    TOO_FEW_CLAIMS = "TOO_FEW_CLAIMS", _STOP, None, "fewer claims than cross-validation folds"
+    MISSING_DEPENDENCY = ("MISSING_DEPENDENCY", _STOP, None,
+                          "a command needs a package that is not installed")
+    EMBEDDER_UNAVAILABLE = ("EMBEDDER_UNAVAILABLE", _STOP, None,
+                            "the named sentence embedder cannot be loaded")
+    # -- batch -------------------------------------------------------------------------------
+    BAD_CLAIMS = "BAD_CLAIMS", _STOP, None, "a claims file that cannot be read or has bad lines"
+    BAD_OPTION = "BAD_OPTION", _STOP, None, "options that contradict each other"
+    RAY_UNAVAILABLE = ("RAY_UNAVAILABLE", _STOP, None,
+                       "Ray cannot start, or the --ray cluster cannot be joined")
+    TASK_FAILED = ("TASK_FAILED", _ANSWER, None,
+                   "a batch task failed in its worker (its line says why)")
+    OUT_WRITE_FAILED = "OUT_WRITE_FAILED", _STOP, None, "the --out file cannot be written"
+    INTERRUPTED = "INTERRUPTED", 130, None, "stopped by Ctrl-C; the same command resumes"
+    # -- the command line and the HTTP API -------------------------------------------------
+    OPEN_FAILED = "OPEN_FAILED", _STOP, None, "--db cannot be opened (the system's reason follows)"
+    NO_INDEX = ("NO_INDEX", _STOP, None,
+                "the command needs an evidence index the --db URL does not name")
+    PORT_IN_USE = "PORT_IN_USE", _STOP, None, "the UI's port is taken"
+    UI_UNAVAILABLE = "UI_UNAVAILABLE", _STOP, None, "the 'ui' extra is not installed"
+    UI_FAILED = "UI_FAILED", _STOP, None, "the UI server stopped with an error"
+    REPORT_WRITE_FAILED = "REPORT_WRITE_FAILED", _STOP, None, "the --html report cannot be written"
+    METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED", None, 405, "an HTTP method the route does not take"
+    UNSUPPORTED_MEDIA_TYPE = ("UNSUPPORTED_MEDIA_TYPE", None, 415,
+                              "a request body not sent as application/json")
+
+
+_MEMBERS: dict[str, ErrorCode] = {str(m): m for m in ErrorCode}
+
+
+def as_code(code: str) -> ErrorCode | str:
+    """``code`` as its :class:`ErrorCode` member, or unchanged when it is not one (a custom
+    skill's or tool's own code)."""
+    return _MEMBERS.get(code, code)
+
+
+def exit_status(code: str) -> int:
+    """The CLI's exit status for ``code``: the table's, else 2 (a custom code)."""
+    member = _MEMBERS.get(code)
+    status = None if member is None else member.exit
+    return _STOP if status is None else status
+
+
+def http_status(code: str) -> int:
+    """The HTTP API's status for ``code``: the table's, else 500."""
+    member = _MEMBERS.get(code)
+    status = None if member is None else member.http
+    return 500 if status is None else status
