@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from claimfsm._base.errors import ClaimFsmError, ErrorCode
 from claimfsm.batch.claims import BatchClaim
 from claimfsm.batch.runner import run_batch
 from claimfsm.engine.runtime import FIXTURES
@@ -96,7 +97,7 @@ def commit_rate(url: str, writers: int, commits: int = COMMITS_PER_WRITER) -> di
         proc.join()
     wall = time.perf_counter() - began
     if any(proc.exitcode != 0 for proc in procs):
-        raise RuntimeError("a writer process failed")
+        raise ClaimFsmError("a writer process failed", code=ErrorCode.INTERNAL)
     total = writers * commits
     return {"writers": writers, "commits": total, "seconds": round(wall, 3),
             "commits_per_s": round(total / wall, 1),
@@ -127,7 +128,7 @@ def climate_fever(data: Path, n: int, tmp: Path) -> tuple[list[BatchClaim], Path
 def _claims_case(name: str, claims: Sequence[BatchClaim], db: str, workers: int) -> dict[str, Any]:
     summary = run_batch(claims, db, workers=workers)
     if not summary.ok:
-        raise RuntimeError(f"{name}: not every claim reached DONE")
+        raise ClaimFsmError(f"{name}: not every claim reached DONE", code=ErrorCode.INTERNAL)
     return {"case": name, "claims": summary.claims, "seconds": summary.seconds,
             "claims_per_s": summary.claims_per_s, "start_up_seconds": summary.start_up_seconds,
             "runner": summary.runner, "workers": summary.workers}

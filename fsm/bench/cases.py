@@ -22,6 +22,7 @@ from pathlib import Path
 
 import orjson
 
+from claimfsm._base.errors import ClaimFsmError, ErrorCode
 from claimfsm.bench.workflow import LOOP, LOOP_STEPS, PIPELINE, STAGES
 from claimfsm.engine.api import Workflow
 from claimfsm.engine.driver import Driver
@@ -65,7 +66,8 @@ def _check_done(store: StateStore, sids: list[str]) -> None:
     for sid in (sids[0], sids[-1]):
         head = store.head(sid)
         if head.fsm != "DONE" or head.rev != PIPELINE_STEPS:
-            raise RuntimeError(f"bench session {sid} ended in {head.fsm} at rev {head.rev}")
+            raise ClaimFsmError(f"bench session {sid} ended in {head.fsm} at rev {head.rev}",
+                                code=ErrorCode.INTERNAL)
 
 
 def steps_us(tmp: Path, backend: str, sessions: int) -> float:
@@ -129,7 +131,8 @@ def loop_session(path: Path) -> str:
         driver = _driver(LOOP, store, prefix="loop")
         head = driver.run(driver.start("bench").sid, max_steps=LOOP_STEPS + 1)
         if head.fsm != "DONE" or head.rev != LOOP_STEPS:
-            raise RuntimeError(f"loop session ended in {head.fsm} at rev {head.rev}")
+            raise ClaimFsmError(f"loop session ended in {head.fsm} at rev {head.rev}",
+                                code=ErrorCode.INTERNAL)
         return head.sid
 
 
@@ -182,7 +185,8 @@ def history_us(path: Path, sid: str, reads: int) -> float:
             revisions = store.history(sid)
             samples.append(time.perf_counter() - t0)
             if len(revisions) != LOOP_STEPS + 1:
-                raise RuntimeError(f"history holds {len(revisions)} revisions")
+                raise ClaimFsmError(f"history holds {len(revisions)} revisions",
+                                    code=ErrorCode.INTERNAL)
     return statistics.median(samples) * 1e6
 
 
@@ -305,7 +309,8 @@ def replay_steps_per_s(sessions: int) -> float:
     for record in records:
         report = replay_record(record, "strict", machine=machine, bindings=bindings)
         if not report.ok:
-            raise RuntimeError(f"replay of {report.sid} diverged: {report.divergence}")
+            raise ClaimFsmError(f"replay of {report.sid} diverged: {report.divergence}",
+                                code=ErrorCode.INTERNAL)
         steps += report.steps
     elapsed = time.perf_counter() - t0
     return steps / elapsed

@@ -16,6 +16,7 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+from claimfsm._base.errors import ClaimFsmError, ErrorCode
 from claimfsm.engine.api import MemoryInput, define_machine, skill
 from claimfsm.skills.context import FixedClock, SkillContext
 from claimfsm.skills.envelope import Envelope
@@ -41,7 +42,7 @@ def _steps_us(store: SQLiteStore, sids: list[str], steps: int, clock: FixedClock
     for sid in sids:
         for _ in range(steps):
             if not driver.step(sid).committed:
-                raise RuntimeError(f"bench session {sid} did not commit")
+                raise ClaimFsmError(f"bench session {sid} did not commit", code=ErrorCode.INTERNAL)
     return (time.perf_counter() - t0) / (len(sids) * steps) * 1e6
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import functools
 import importlib.resources
 
+from claimfsm._base.errors import BadInput
+
 __all__ = ["ASSETS", "asset"]
 
 #: The packaged assets, by file name (pyproject.toml's package data must ship each one).
@@ -22,6 +24,6 @@ def asset(name: str) -> str:
     """The text of the packaged asset ``name`` (one of :data:`ASSETS`), read on first use
     and cached: every page inlines it, and the file does not change under a running app."""
     if name not in ASSETS:
-        raise ValueError(f"no UI asset {name!r} (known: {', '.join(ASSETS)})")
+        raise BadInput(f"no UI asset {name!r} (known: {', '.join(ASSETS)})")
     return (importlib.resources.files("claimfsm.ui") / "assets" / name).read_text(
         encoding="utf-8")
