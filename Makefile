@@ -71,6 +71,14 @@ bench-batch: install
 bench-ui: install
 	$(BIN)/claimfsm bench ui --json bench-ui.json
 
+# One page of a session's history at 100, 4,000 and 10,000 revisions, read by key and as
+# a slice of the whole history, on SQLite, in memory and on a throwaway PostgreSQL
+# (docs/storage.md).
+.PHONY: bench-history
+bench-history: install
+	$(BIN)/python -m tests.support.pg $(BIN)/python -m claimfsm.bench.history \
+		--json bench-history.json
+
 bench-quick: install
 	$(BIN)/claimfsm bench --quick
 

@@ -1,32 +1,43 @@
 """The session catalog: one summary line per session (claim, state, verdict, revisions,
-last update), listed newest first with keyset paging and filters.
+last update), listed newest first with keyset paging and filters; and one page of a
+session's history.
 
 This is what a sessions page or a script that lists sessions reads. Backends with an
 index of their own (SQLite) answer from it without decoding revisions; the generic
 :func:`scan_summaries` here reads each session's head and serves the memory store and any
 backend without one.
+
+A history page is revisions ``start .. start + limit - 1``, oldest first. Revision numbers
+are contiguous from 0, so a revision number is the paging key: a backend seeks to it
+instead of reading and skipping the revisions before it, and a page costs time in
+proportion to its length (plus, for a delta-encoded backend, the few rows back to the
+nearest snapshot), never to the length of the session.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from claimfsm.state.model import Frozen, verdict_label
+from claimfsm._base.errors import BadInput
+from claimfsm.state.model import Frozen, Revision, verdict_label
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-
-    from claimfsm.state.model import Revision
+    from collections.abc import Callable
 
 __all__ = [
     "MAX_PAGE",
+    "HistoryPage",
     "SessionSummary",
     "SummaryPage",
     "SummaryQuery",
+    "check_page",
     "like_pattern",
     "matches",
+    "page_of",
     "scan_summaries",
     "sql_filters",
     "summary_of",
@@ -140,3 +151,41 @@ def scan_summaries(sids: Sequence[str], head: Callable[[str], Revision],
     more = len(items) > query.limit
     items = items[: query.limit]
     return SummaryPage(items=items, next=items[-1].seq if more else None)
+
+
+# -- history pages -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPage:
+    """Revisions ``items`` (oldest first) of a session with ``total`` revisions; ``next``
+    is the first revision of the following page, ``None`` when this page ends at the head.
+
+    A plain dataclass, not a model: its revisions come from the store, already checked.
+    """
+
+    items: Sequence[Revision]
+    total: int
+    next: int | None
+
+    @classmethod
+    def of(cls, items: Sequence[Revision], start: int, limit: int, head: int) -> HistoryPage:
+        """The page ``items`` read for ``start``/``limit`` of a session whose head is
+        ``head``."""
+        end = start + limit  # first revision after the page
+        return cls(items, head + 1, end if end <= head else None)
+
+
+def check_page(start: int, limit: int) -> None:
+    """Refuse a page that no session has: ``start`` below 0, ``limit`` below 1."""
+    if start < 0:
+        raise BadInput(f"start: {start} is negative (revisions count from 0)", field="start")
+    if limit < 1:
+        raise BadInput(f"limit: {limit}, a page holds at least one revision", field="limit")
+
+
+def page_of(revisions: Sequence[Revision], start: int, limit: int) -> HistoryPage:
+    """The page of a whole history already in hand (the generic path of
+    :meth:`~claimfsm.state.store.StateStore.history_page`)."""
+    check_page(start, limit)
+    return HistoryPage.of(revisions[start: start + limit], start, limit, len(revisions) - 1)

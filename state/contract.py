@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 import pytest
 
-from claimfsm.state.contract_catalog import CatalogContract
+from claimfsm.state.contract_catalog import CatalogContract, HistoryContract
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
 from claimfsm.state.model import RetryState, Revision, SessionState
 from claimfsm.state.store import StateStore
@@ -85,7 +85,7 @@ def _dump(revisions: Any) -> bytes:
     return orjson.dumps([r.model_dump(mode="json") for r in revisions])
 
 
-class StoreContract(CatalogContract):
+class StoreContract(CatalogContract, HistoryContract):
     """Behaviour every :class:`StateStore` backend must show."""
 
     @pytest.fixture

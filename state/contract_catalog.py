@@ -1,18 +1,23 @@
 """The session-catalog part of the store contract suite (:mod:`claimfsm.state.contract` mixes it
 in, so every backend passes it): listing newest first, keyset paging that visits each
-session once, filters, and a verdict that follows commits, rewinds and forks."""
+session once, filters, and a verdict that follows commits, rewinds and forks; and pages
+of one session's history, each exactly the slice of the whole history, across snapshot
+boundaries, cold or cached, with the session's count and the next page's start."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 
+from claimfsm._base.errors import BadInput
 from claimfsm.state.catalog import SummaryQuery
+from claimfsm.state.errors import UnknownSession
 from claimfsm.state.model import Revision, SessionState
 from claimfsm.state.store import StateStore
 
-__all__ = ["CatalogContract"]
+__all__ = ["CatalogContract", "HistoryContract"]
 
 
 def _rev(sid: str, rev: int, state: SessionState) -> Revision:
@@ -95,3 +100,83 @@ class CatalogContract:
     def test_query_bounds_are_checked(self) -> None:
         with pytest.raises(ValueError, match="limit"):
             SummaryQuery(limit=0)
+
+
+_BIG = "a value long enough to be kept as a blob by the stores that keep blobs " * 80
+
+
+def _logged(sid: str, rev: int, state: SessionState) -> Revision:
+    return Revision(sid=sid, rev=rev, parent_rev=None if rev == 0 else rev - 1, fsm=state.fsm,
+                    skill=None if rev == 0 else "step", envelope={"s": "ok", "n": rev},
+                    state=state, ts=f"2026-01-01T00:02:{rev % 60:02d}Z",
+                    events=[{"type": "Step", "n": rev}])
+
+
+def _dump(revisions: Any) -> bytes:
+    return orjson.dumps([r.model_dump(mode="json") for r in revisions])
+
+
+class HistoryContract:
+    """Mixed into :class:`claimfsm.state.contract.StoreContract`."""
+
+    def reopened(self, store: StateStore) -> StateStore:
+        return store
+
+    def _grown(self, store: StateStore, sid: str, n: int) -> list[Revision]:
+        """Revisions ``0..n`` of ``sid``, each changing the state (appends, a replaced
+        value, now and then a large one)."""
+        state = SessionState(sid=sid, claim="Sea levels are rising.", fsm="PARSE_CLAIM")
+        revisions = [store.create(_logged(sid, 0, state))]
+        for rev in range(1, n + 1):
+            state = state.model_copy(update={
+                "fsm": "RETRIEVAL", "rounds": rev, "steps": [*state.steps, {"n": rev}],
+                "memory": {**state.memory, f"k{rev % 3}": _BIG if rev % 7 == 0 else rev}})
+            revisions.append(store.commit(_logged(sid, rev, state), expected_rev=rev - 1))
+        return revisions
+
+    def test_a_history_page_is_the_slice_of_the_history(self, store: StateStore) -> None:
+        revisions = self._grown(store, "h", 40)  # crosses several snapshot boundaries
+        for view in (self.reopened(store), store):
+            for start, limit in ((0, 1), (0, 41), (0, 100), (7, 9), (16, 1), (15, 2), (17, 8),
+                                 (33, 8), (40, 1), (40, 5), (39, 100)):
+                page = view.history_page("h", start, limit)
+                assert _dump(page.items) == _dump(revisions[start: start + limit]), (start, limit)
+                assert page.total == 41
+                assert page.next == (start + limit if start + limit <= 40 else None)
+
+    def test_pages_walked_by_next_give_the_whole_history_once(self, store: StateStore) -> None:
+        revisions = self._grown(store, "w", 25)
+        view = self.reopened(store)
+        seen: list[Revision] = []
+        start: int | None = 0
+        while start is not None:
+            page = view.history_page("w", start, 4)
+            seen.extend(page.items)
+            start = page.next
+        assert _dump(seen) == _dump(revisions)
+
+    def test_a_page_past_the_head_is_empty(self, store: StateStore) -> None:
+        self._grown(store, "e", 3)
+        page = self.reopened(store).history_page("e", 4, 10)
+        assert list(page.items) == [] and page.total == 4 and page.next is None
+
+    def test_a_page_follows_new_commits(self, store: StateStore) -> None:
+        revisions = self._grown(store, "g", 5)
+        assert self.reopened(store).history_page("g", 3, 10).next is None
+        state = revisions[-1].state.model_copy(update={"rounds": 99})
+        store.commit(_logged("g", 6, state), expected_rev=5)
+        page = self.reopened(store).history_page("g", 3, 10)
+        assert [r.rev for r in page.items] == [3, 4, 5, 6] and page.total == 7
+
+    def test_a_page_of_an_unknown_session(self, store: StateStore) -> None:
+        with pytest.raises(UnknownSession):
+            store.history_page("nope", 0, 10)
+
+    @pytest.mark.parametrize("start,limit,field", [(-1, 10, "start"), (0, 0, "limit"),
+                                                   (0, -5, "limit")])
+    def test_a_page_no_session_has_is_bad_input(self, store: StateStore, start: int, limit: int,
+                                                field: str) -> None:
+        self._grown(store, "b", 2)
+        with pytest.raises(BadInput) as info:
+            store.history_page("b", start, limit)
+        assert info.value.code == "BAD_INPUT" and info.value.field == field

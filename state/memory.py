@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
 from claimfsm.state.model import Revision
 from claimfsm.state.store import StateStore
+
+if TYPE_CHECKING:
+    from claimfsm.state.catalog import HistoryPage
 
 __all__ = ["MemoryStore"]
 
@@ -80,6 +84,15 @@ class MemoryStore(StateStore):
         """Every revision, oldest first (a copy of the list: later commits do not show)."""
         with self._lock:
             return list(self._chain(sid))
+
+    def history_page(self, sid: str, start: int = 0, limit: int = 100) -> HistoryPage:
+        """Revisions ``start .. start + limit - 1``: a slice, not a copy of the chain."""
+        from claimfsm.state.catalog import HistoryPage, check_page  # loads when paging
+
+        check_page(start, limit)
+        with self._lock:
+            chain = self._chain(sid)
+            return HistoryPage.of(chain[start: start + limit], start, limit, len(chain) - 1)
 
     def sessions(self) -> Sequence[str]:
         """Session ids in creation order (dicts keep insertion order)."""

@@ -17,7 +17,7 @@ from claimfsm._base.errors import BadInput
 from claimfsm.state.model import Revision
 
 if TYPE_CHECKING:
-    from claimfsm.state.catalog import SummaryPage, SummaryQuery
+    from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
 
 __all__ = ["ChainCheck", "CompactReport", "StateStore"]
 
@@ -83,6 +83,18 @@ class StateStore(ABC):
     @abstractmethod
     def history(self, sid: str) -> Sequence[Revision]:
         """Every revision of the session, oldest first."""
+
+    def history_page(self, sid: str, start: int = 0, limit: int = 100) -> HistoryPage:
+        """Revisions ``start .. start + limit - 1`` of the session (fewer at the head),
+        oldest first, with the session's revision count and the next page's start.
+
+        Raises :class:`UnknownSession`, and ``BadInput`` for ``start < 0`` or
+        ``limit < 1``. This default reads the whole history; the shipped backends seek
+        to ``start``, so a page costs time in proportion to ``limit``.
+        """
+        from claimfsm.state.catalog import page_of  # loads when paging
+
+        return page_of(self.history(sid), start, limit)
 
     @abstractmethod
     def sessions(self) -> Sequence[str]:

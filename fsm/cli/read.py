@@ -8,10 +8,22 @@ build those commands' options (``--deadline`` and ``--max-tool-calls`` need
 
 from __future__ import annotations
 
+import shlex
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from claimfsm.cli.common import db_option, emit, fail, json_option, store
-from claimfsm.engine.views import profile_text, revision_json, revision_line, session_summary
+from claimfsm.engine.views import (
+    MAX_HISTORY_PAGE,
+    profile_text,
+    revision_json,
+    revision_line,
+    session_summary,
+)
+
+if TYPE_CHECKING:
+    from claimfsm.state.store import StateStore
 
 __all__ = ["history", "sessions", "show"]
 
@@ -31,23 +43,66 @@ def show(sid: str, rev: int | None, db: str, as_json: bool) -> None:
             click.echo("\n".join(session_summary(r)))
 
 
+# Without --limit, history is read and printed this many revisions at a time, so a
+# long session costs memory for one chunk, not for all of it.
+_CHUNK = 500
+
+
 @click.command()
 @click.argument("sid")
+@click.option("--from", "start", type=click.IntRange(min=0), default=0, show_default=True,
+              metavar="REV",
+              help="The first revision to list (the next_offset of the page before).")
+@click.option("--limit", type=click.IntRange(1, MAX_HISTORY_PAGE), default=None, metavar="N",
+              help="List one page of N revisions and how to get the next; without it, "
+                   "every revision from --from on.")
 @db_option
 @json_option
-def history(sid: str, db: str, as_json: bool) -> None:
-    """List every revision of SID, oldest first, with its tool events."""
+def history(sid: str, start: int, limit: int | None, db: str, as_json: bool) -> None:
+    """List the revisions of SID, oldest first, with their tool events. A page (--from,
+    --limit) takes time in proportion to its length, not to the session's. --json prints
+    a list; with --limit {"items": [...], "total": N, "next_offset": REV or null}, the
+    shape of the web inspector's GET /api/v1/sessions/SID/history.
+    """
     with store(db, as_json) as opened:
-        revs = list(opened.history(sid))
         if as_json:
-            emit([revision_json(r, full=False) for r in revs])
+            _history_json(opened, sid, start, limit)
             return
-        if revs:
-            click.echo(profile_text(revs[-1]))
-        before: str | None = None
-        for r in revs:
-            click.echo(revision_line(r, before))
-            before = r.fsm
+        head = opened.head(sid)
+        click.echo(profile_text(head))
+        if start > head.rev:
+            click.echo(f"no revision {start}: the head is {head.rev}")
+            return
+        # The state the first listed revision moved from.
+        before = opened.get(sid, start - 1).fsm if start else None
+        at = start
+        while True:
+            page = opened.history_page(sid, at, limit or _CHUNK)
+            for r in page.items:
+                click.echo(revision_line(r, before))
+                before = r.fsm
+            if page.next is None:
+                return
+            if limit is not None:
+                click.echo(f"more: claimfsm history {shlex.quote(sid)} --from {page.next} "
+                           f"--limit {limit}")
+                return
+            at = page.next
+
+
+def _history_json(opened: StateStore, sid: str, start: int, limit: int | None) -> None:
+    if limit is not None:
+        page = opened.history_page(sid, start, limit)
+        emit({"items": [revision_json(r, full=False) for r in page.items], "total": page.total,
+              "next_offset": page.next})
+        return
+    items: list[dict[str, Any]] = []
+    at: int | None = start
+    while at is not None:
+        page = opened.history_page(sid, at, _CHUNK)
+        items.extend(revision_json(r, full=False) for r in page.items)
+        at = page.next
+    emit(items)
 
 
 _VERDICTS = ("SUPPORTS", "REFUTES", "NOT_ENOUGH_INFO", "DISPUTED", "none")

@@ -11,9 +11,13 @@ if TYPE_CHECKING:
     from claimfsm.engine.step import StepResult
 
 __all__ = [
-    "profile_json", "profile_text", "revision_json", "revision_line", "session_summary",
-    "step_json", "verdict_json",
+    "MAX_HISTORY_PAGE", "profile_json", "profile_text", "revision_json", "revision_line",
+    "session_summary", "step_json", "verdict_json",
 ]
+
+#: The most revisions one page of history holds (``claimfsm history --limit``, the HTTP
+#: API's ``limit``): a page is one response, held whole.
+MAX_HISTORY_PAGE = 1000
 
 
 def verdict_json(head: Revision) -> dict[str, Any]:

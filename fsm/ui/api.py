@@ -16,7 +16,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from claimfsm.engine.errors import BadInput, ClaimFsmError, ErrorCode, InputTooLarge
-from claimfsm.engine.views import revision_json, step_json, verdict_json
+from claimfsm.engine.views import MAX_HISTORY_PAGE, revision_json, step_json, verdict_json
 from claimfsm.state.catalog import SummaryQuery, summary_of
 from claimfsm.ui.models import (
     ForkRequest,
@@ -166,15 +166,16 @@ def api_routes(service: Service) -> list[Route]:
 
     async def history(request: Request) -> Response:
         sid = sid_of(request)
-        offset = _int(request, "offset", 0) or 0
-        limit = _int(request, "limit", 100) or 100
-        if offset < 0 or not 1 <= limit <= 1000:
-            raise BadInput("offset >= 0 and 1 <= limit <= 1000", field="limit")
-        revs = await call(lambda: service.history(sid))
-        page = revs[offset: offset + limit]
-        more = offset + limit < len(revs)
-        return JSON({"items": [revision_json(r, full=False) for r in page], "total": len(revs),
-                     "next_offset": offset + limit if more else None})
+        offset, limit = _int(request, "offset", 0), _int(request, "limit", 100)
+        assert offset is not None and limit is not None  # they have defaults
+        if offset < 0:
+            raise BadInput(f"offset: {offset}, the first revision is 0", field="offset")
+        if not 1 <= limit <= MAX_HISTORY_PAGE:
+            raise BadInput(f"limit: {limit}, a page holds 1 to {MAX_HISTORY_PAGE} revisions",
+                           field="limit")
+        page = await call(lambda: service.history_page(sid, offset, limit))
+        return JSON({"items": [revision_json(r, full=False) for r in page.items],
+                     "total": page.total, "next_offset": page.next})
 
     async def revision(request: Request) -> Response:
         sid, rev = sid_of(request), _rev(request)

@@ -21,7 +21,7 @@ from claimfsm.engine.profile import resolve_profile
 from claimfsm.engine.runtime import FIXTURES, Engine
 from claimfsm.engine.views import revision_json
 from claimfsm.replay.write import engine_record
-from claimfsm.state.catalog import SummaryPage, SummaryQuery
+from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
 from claimfsm.state.errors import RevConflict
 from claimfsm.state.model import Revision
 from claimfsm.state.open import Location
@@ -77,6 +77,11 @@ class Service:
     def history(self, sid: str) -> list[Revision]:
         """Every revision, oldest first."""
         return self._locked(lambda: list(self.engine.store.history(sid)))
+
+    def history_page(self, sid: str, start: int, limit: int) -> HistoryPage:
+        """Revisions ``start .. start + limit - 1`` (read by key: the page's cost, not the
+        session's)."""
+        return self._locked(lambda: self.engine.store.history_page(sid, start, limit))
 
     def diff(self, sid: str, a: int, b: int) -> list[Change]:
         """What changed from revision ``a`` to revision ``b`` (state, envelope, events)."""

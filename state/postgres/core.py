@@ -81,8 +81,9 @@ class PostgresCore:
         self._ids[sid] = session
         return session, head
 
-    def _rows(self, session: int, first: int, last: int) -> list[Row]:
-        rows = self._query(ROWS, (session, first, last))
+    def _rows(self, session: int, first: int, last: int, sql: str = ROWS) -> list[Row]:
+        params = (session, first, last) if sql is ROWS else (session, last, session, first)
+        rows = self._query(sql, params)
         return inflate([(*r[:6], bytes(r[6]), bytes(r[7]), bytes(r[8])) for r in rows])
 
     def _fetch(self, digest: str) -> bytes:
@@ -97,10 +98,10 @@ class PostgresCore:
         self._known.put(digest, True)
         return raw
 
-    def _decode(self, sid: str, rows: list[Row], *, every: bool) -> list[Entry]:
+    def _decode(self, sid: str, rows: list[Row], *, every: bool, first: int = 0) -> list[Entry]:
         return decode_rows(sid, ChainDecoder(sid), rows, self._fetch,
                            lambda row, entry: self._entries.put((sid, row[0]), entry),
-                           every=every)
+                           every=every, first=first)
 
     def _entry(self, sid: str, rev: int, session: int | None = None) -> Entry:
         cached = self._entries.get((sid, rev))

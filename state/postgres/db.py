@@ -26,6 +26,7 @@ __all__ = [
     "COMMIT_LABEL",
     "CREATE",
     "CREATE_BLOBS",
+    "PAGE",
     "ROWS",
     "SCHEMA_VERSION",
     "StoreUnavailable",
@@ -96,6 +97,14 @@ COMMIT_BLOBS_LABEL = "WITH " + _CAS + _BLOBS + _LABEL.removesuffix(", ") + " " +
 CREATE = "WITH " + _NEW + _LIST.removesuffix(", ") + " " + _INSERT
 #: sid, hashes, zs, datas, claim, verdict label, row values.
 CREATE_BLOBS = "WITH " + _NEW + _BLOBS + _LIST.removesuffix(", ") + " " + _INSERT
+#: session, last, session, first -> rows up to ``last`` from the nearest snapshot at or
+#: below ``first`` (a page of history), in chain order; the snapshot is found by seeking
+#: the primary key backwards from ``first``.
+PAGE = (
+    "SELECT rev, parent_rev, kind, fsm, skill, ts, body, extra, hash FROM st_revisions"
+    " WHERE session = %s AND rev <= %s AND rev >= (SELECT max(rev) FROM st_revisions"
+    " WHERE session = %s AND rev <= %s AND kind = 0) ORDER BY rev"
+)
 #: session, first, last -> rows ``first..last`` in chain order.
 ROWS = (
     "SELECT rev, parent_rev, kind, fsm, skill, ts, body, extra, hash FROM st_revisions"

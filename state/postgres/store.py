@@ -21,18 +21,20 @@ from claimfsm.state.postgres.db import (
     COMMIT_LABEL,
     CREATE,
     CREATE_BLOBS,
+    PAGE,
     insert_session,
     listed,
     retrying,
 )
 from claimfsm.state.postgres.verify import prune_blobs, verify_rows
-from claimfsm.state.sqlite.db import ChainBroken
+from claimfsm.state.sqlite.db import ChainBroken, CorruptStore
 from claimfsm.state.sqlite.maintenance import restamp_rows
+from claimfsm.state.sqlite.read import checked_page
 from claimfsm.state.sqlite.rows import encode_revision, packed
 from claimfsm.state.store import ChainCheck, CompactReport, StateStore
 
 if TYPE_CHECKING:
-    from claimfsm.state.catalog import SummaryPage, SummaryQuery
+    from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
 
 __all__ = ["PostgresStore"]
 
@@ -131,6 +133,28 @@ class PostgresStore(PostgresCore, StateStore):
         if all(entry is not None for entry in cached):
             return [entry.revision for entry in cached if entry is not None]
         return [e.revision for e in self._decode(sid, self._rows(session, 0, head), every=True)]
+
+    def history_page(self, sid: str, start: int = 0, limit: int = 100) -> HistoryPage:
+        """Revisions ``start .. start + limit - 1``: the rows from the nearest snapshot
+        at or below ``start`` through the page's last, found by key (never the rows
+        before them)."""
+        from claimfsm.state.catalog import HistoryPage, check_page  # loads when paging
+
+        check_page(start, limit)
+        session, head = self._session(sid)
+        last = min(head, start + limit - 1)
+        if start > head:
+            return HistoryPage.of((), start, limit, head)
+        cached = [self._entries.get((sid, rev)) for rev in range(start, last + 1)]
+        if all(entry is not None for entry in cached):
+            return HistoryPage.of([e.revision for e in cached if e is not None], start, limit,
+                                  head)
+        try:
+            rows = checked_page(self._rows(session, start, last, PAGE), start, last)
+        except ValueError as exc:  # CodecError: no snapshot below the page, or a gap
+            raise CorruptStore(f"session {sid!r} does not decode: {exc}", sid=sid) from exc
+        entries = self._decode(sid, rows, every=True, first=start)
+        return HistoryPage.of([e.revision for e in entries], start, limit, head)
 
     def sessions(self) -> Sequence[str]:
         """Session ids in creation order."""

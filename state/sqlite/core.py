@@ -191,13 +191,15 @@ class SQLiteCore:
         return raw
 
     def _decode(
-        self, sid: str, rows: list[Row], start: Entry | None = None, *, every: bool = True
+        self, sid: str, rows: list[Row], start: Entry | None = None, *, every: bool = True,
+        first: int = 0,
     ) -> list[Entry]:
-        """Entries for ``rows`` (all of them, or with ``every=False`` only the last)."""
+        """Entries for ``rows`` (all of them from revision ``first``, or with
+        ``every=False`` only the last)."""
         decoder = ChainDecoder(sid) if start is None else ChainDecoder.resume(sid, start)
         return decode_rows(sid, decoder, rows, self._fetch,
                            lambda row, entry: self._entries.put((sid, row[0]), entry),
-                           every=every)
+                           every=every, first=first)
 
     def _entry(self, sid: str, rev: int, session: int | None = None) -> Entry:
         cached = self._entries.get((sid, rev))

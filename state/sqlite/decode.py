@@ -207,16 +207,18 @@ class ChainDecoder:
 
 def decode_rows(sid: str, decoder: ChainDecoder, rows: list[Row],
                 fetch: Callable[[str], bytes], keep: Callable[[Row, Entry], None], *,
-                every: bool = True) -> list[Entry]:
+                every: bool = True, first: int = 0) -> list[Entry]:
     """``rows`` of session ``sid`` through ``decoder``: an entry for each (with
-    ``every=False`` only the last), each also handed to ``keep`` (a store's cache).
-    Raises :class:`~claimfsm.state.sqlite.db.CorruptStore` when a row does not decode."""
+    ``every=False`` only the last; with ``first``, none for revisions before it: the
+    rows from a snapshot up to a page are fed, not built), each also handed to ``keep``
+    (a store's cache). Raises :class:`~claimfsm.state.sqlite.db.CorruptStore` when a row
+    does not decode."""
     out: list[Entry] = []
     last = len(rows) - 1
     try:
         for i, row in enumerate(rows):
             decoder.feed(row[2], row[6])
-            if every or i == last:
+            if (every and row[0] >= first) or i == last:
                 entry = decoder.revision(row, fetch)
                 keep(row, entry)
                 out.append(entry)

@@ -11,6 +11,7 @@ the field bytes for the cache entry to serialise if a commit ever needs them.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -19,9 +20,9 @@ import orjson
 from claimfsm.state import codec
 from claimfsm.state.codec import STATE_FIELDS, CodecError
 from claimfsm.state.model import Revision
-from claimfsm.state.sqlite.rows import DELTA, SNAPSHOT, Entry, state_from, trusted
+from claimfsm.state.sqlite.rows import DELTA, SNAPSHOT, Entry, Row, inflate, state_from, trusted
 
-__all__ = ["READ_ROWS", "read_revision"]
+__all__ = ["PAGE_ROWS", "READ_ROWS", "checked_page", "page_rows", "read_revision"]
 
 # One statement, so one read transaction (a concurrent compact cannot mix two layouts)
 # and one round of SQLite's fixed costs. The first row is the target's own columns,
@@ -33,6 +34,15 @@ READ_ROWS = (
     " WHERE k = ?2 UNION ALL SELECT * FROM (SELECT k, kind, body FROM st_revisions"
     " WHERE k <= ?2 AND k >= (SELECT k FROM st_revisions WHERE k BETWEEN ?1 AND ?2"
     " AND kind = 0 ORDER BY k DESC LIMIT 1) ORDER BY k)"
+)
+
+# A page of history (``?2``..``?3``, keys): its rows and those back to the nearest snapshot
+# at or below its first revision, found by seeking the key backwards from there. One
+# statement for the reason above; no row before the snapshot is read.
+PAGE_ROWS = (
+    "SELECT k & 4294967295, parent_rev, kind, fsm, skill, ts, body, extra, hash"
+    " FROM st_revisions WHERE k <= ?3 AND k >= (SELECT k FROM st_revisions"
+    " WHERE k BETWEEN ?1 AND ?2 AND kind = 0 ORDER BY k DESC LIMIT 1) ORDER BY k"
 )
 
 _FIELDS = list(STATE_FIELDS)
@@ -164,3 +174,23 @@ def read_revision(
         "envelope": envelope, "state": state, "ts": ts, "events": events,
     })
     return Entry(revision, digest, enc=values)
+
+
+def page_rows(conn: sqlite3.Connection, session: int, start: int, last: int) -> list[Row]:
+    """The rows of :data:`PAGE_ROWS` for revisions ``start..last`` of session number
+    ``session``, oldest first, checked to run from a snapshot through ``last`` without a
+    gap (else :class:`CodecError`)."""
+    base = session << 32
+    return checked_page(
+        inflate(conn.execute(PAGE_ROWS, (base, base + start, base + last)).fetchall()), start,
+        last)
+
+
+def checked_page(rows: list[Row], start: int, last: int) -> list[Row]:
+    """``rows`` (a snapshot, then deltas through revision ``last``), or
+    :class:`CodecError` when none is at or before ``start`` or a revision is missing."""
+    if not rows:
+        raise CodecError(f"no snapshot at or before revision {start}")
+    if rows[-1][0] != last or len(rows) != last - rows[0][0] + 1:
+        raise CodecError(f"the rows {rows[0][0]}..{last} have a gap")
+    return rows

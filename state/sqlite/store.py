@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
 from claimfsm.state.model import Revision, SessionState, trusted, verdict_label
 from claimfsm.state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL, SQLiteCore
-from claimfsm.state.sqlite.db import HEAD, ChainBroken
+from claimfsm.state.sqlite.db import HEAD, ChainBroken, CorruptStore
 from claimfsm.state.sqlite.maintenance import (
     compact_rows,
     prune_blobs,
@@ -23,11 +23,12 @@ from claimfsm.state.sqlite.maintenance import (
     restamp_rows,
     verify_rows,
 )
+from claimfsm.state.sqlite.read import page_rows
 from claimfsm.state.sqlite.rows import Entry, bound, encode_revision
 from claimfsm.state.store import ChainCheck, CompactReport, StateStore
 
 if TYPE_CHECKING:
-    from claimfsm.state.catalog import SummaryPage, SummaryQuery
+    from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
 
 __all__ = ["SQLiteStore"]
 
@@ -166,6 +167,28 @@ class SQLiteStore(SQLiteCore, StateStore):
             return [entry.revision for entry in cached if entry is not None]
         rows = self._read(lambda c: read_rows(c, session, 0, head))
         return [entry.revision for entry in self._decode(sid, rows)]
+
+    def history_page(self, sid: str, start: int = 0, limit: int = 100) -> HistoryPage:
+        """Revisions ``start .. start + limit - 1``: the rows from the nearest snapshot
+        at or below ``start`` through the page's last, found by key (never the rows
+        before them)."""
+        from claimfsm.state.catalog import HistoryPage, check_page  # loads when paging
+
+        check_page(start, limit)
+        session, head = self._session(sid)
+        last = min(head, start + limit - 1)
+        if start > head:
+            return HistoryPage.of((), start, limit, head)
+        cached = [self._entries.get((sid, rev)) for rev in range(start, last + 1)]
+        if all(entry is not None for entry in cached):
+            return HistoryPage.of([e.revision for e in cached if e is not None], start, limit,
+                                  head)
+        try:
+            rows = self._read(lambda c: page_rows(c, session, start, last))
+        except ValueError as exc:  # CodecError: no snapshot below the page, or a gap
+            raise CorruptStore(f"session {sid!r} does not decode: {exc}", sid=sid) from exc
+        entries = self._decode(sid, rows, first=start)
+        return HistoryPage.of([e.revision for e in entries], start, limit, head)
 
     def sessions(self) -> Sequence[str]:
         """Session ids in creation order."""

@@ -190,19 +190,19 @@ def test_run_sleeps_through_backoff_using_the_injected_sleep() -> None:
 def test_a_stale_writer_gets_rev_conflict_never_a_lost_update() -> None:
     store = MemoryStore()
     d1 = make([ok("A", w=1)], store=store)
-    d2 = make([ok("A", w=2)], store=store)
-    sid = d1.start("c").sid
-    head = store.head(sid)
-    store.commit(head.model_copy(update={"rev": 1, "parent_rev": 0}), expected_rev=0)
-    r1 = d1.step(sid)  # reads head 1 and commits 2
-    assert r1.committed
-    # d2 builds on a stale head by committing directly with the old expected rev
-    from claimfsm.state.errors import RevConflict
 
-    with pytest.raises(RevConflict):
-        store.commit(head.model_copy(update={"rev": 1, "parent_rev": 0}), expected_rev=0)
-    assert store.head(sid).state.memory == {"w": 1}
-    assert d2 is not None
+    def racing(st: dict[str, Any]) -> Envelope:
+        d1.step(st["sid"])  # another writer commits revision 1 while this step runs
+        return Envelope.ok({"w": 2}, rev=st["rev"] + 1, fsm="A")
+
+    d2 = make([racing], store=store)
+    sid = d2.start("c").sid
+    result = d2.step(sid)  # read revision 0, built revision 1: stale by the time it commits
+    assert not result.committed and result.lost_race
+    assert result.envelope.e is not None and result.envelope.e.code == "REV_CONFLICT"
+    head = store.head(sid)
+    assert head.rev == 1 and head.state.memory == {"w": 1}  # the winner's write, kept
+    assert [r.rev for r in store.history(sid)] == [0, 1]
 
 
 def test_rollback_rewinds_with_a_new_revision_and_keeps_history() -> None:

@@ -24,17 +24,24 @@ from claimfsm.engine.driver import Driver, StepResult
 from claimfsm.engine.machine import DEFAULT_MACHINE
 from claimfsm.skills.envelope import Envelope, ErrorInfo
 from claimfsm.state.memory import MemoryStore
-from claimfsm.state.model import TOOL_SLICE, SessionState
+from claimfsm.state.model import SessionState
 from claimfsm.testing import scripted_skill
+from tests.support.documented import documented_tool_slice
 
 M = DEFAULT_MACHINE
 # What the driver itself writes on a failed step (and ``runtime``, which by design is never
 # rolled back: spent tool calls are not given back).
 DRIVER_FIELDS = {"fsm", "retry", "error", "entry_rev", "runtime"}
+TOOL_SLICE_DOC = documented_tool_slice()
 
 
 def _apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
-    update: dict[str, Any] = {"memory": {**state.memory, **d.get("mem", {})}}
+    mem = d.get("mem", {})
+    # ``evidence`` is outside the tool slice: it grows here too, so a rollback that
+    # restored it (or kept a tool field) would read back different.
+    update: dict[str, Any] = {"memory": {**state.memory, **mem},
+                              "evidence": {**state.evidence,
+                                           **{k: [{"v": v}] for k, v in mem.items()}}}
     if "tool" in d:  # the tool slice: results and pages
         update["tool_results"] = [*state.tool_results, d["tool"]]
         update["pages"] = {**state.pages, d["tool"]["id"]: {"text": d["tool"]["id"]}}
@@ -141,9 +148,11 @@ class DriverMachine(RuleBasedStateMachine):
             assert new.model_dump_json(exclude=DRIVER_FIELDS) == entry.model_dump_json(
                 exclude=DRIVER_FIELDS)
         elif rb == "tools":
-            for field in TOOL_SLICE:
-                assert getattr(new, field) == getattr(entry, field)
-            keep = set(SessionState.model_fields) - set(TOOL_SLICE) - DRIVER_FIELDS
+            # The documented slice (docs/concepts.md), not TOOL_SLICE: the test must fail
+            # when the constant drifts from what users are promised.
+            for field in TOOL_SLICE_DOC:
+                assert getattr(new, field) == getattr(entry, field), field
+            keep = set(SessionState.model_fields) - set(TOOL_SLICE_DOC) - DRIVER_FIELDS
             assert new.model_dump_json(include=keep) == before.state.model_dump_json(
                 include=keep)
             ids = {r["id"] for r in new.tool_results}

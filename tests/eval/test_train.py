@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-np = pytest.importorskip("numpy")
+from tests.support.components import need_module
+
+np = need_module("numpy", "dev")
 
 from claimfsm.cli.main import main  # noqa: E402
 from claimfsm.engine.runtime import Engine  # noqa: E402

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
+from tests.support.components import need_module
 
-np = pytest.importorskip("numpy")
+np = need_module("numpy", "dev")
 
 from claimfsm.eval.train.softmax import fit_softmax  # noqa: E402
 

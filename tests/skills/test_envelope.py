@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -39,6 +39,7 @@ def test_invalid_envelopes_are_refused(bad: dict[str, object]) -> None:
         Envelope.from_json(orjson.dumps(bad))
 
 
+@settings(max_examples=100, deadline=None)
 @given(st.dictionaries(st.text(min_size=1, max_size=5).filter(lambda k: k != "sp"),
                        st.integers(-(2**63), 2**63 - 1) | st.text(max_size=10), max_size=5),
        st.integers(min_value=0, max_value=10**6))
@@ -51,6 +52,7 @@ def test_round_trip_is_byte_identical(data: dict[str, object], rev: int) -> None
 
 # -- the fast paths give what validation gives ------------------------------------------
 
+@settings(max_examples=100, deadline=None)
 @given(st.dictionaries(st.text(max_size=5),
                        st.integers(-(2**63), 2**63 - 1) | st.text(max_size=5) | st.none(),
                        max_size=4),

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-np = pytest.importorskip("numpy")
+from tests.support.components import need_module
+
+np = need_module("numpy", "dev")
 
 from claimfsm.eval.train.retrieved import Retrieved  # noqa: E402
 from claimfsm.eval.train.verdict import HeadData, head_matrix, neighbour_rows  # noqa: E402

@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-np = pytest.importorskip("numpy")
+from tests.support.components import need_module
+
+np = need_module("numpy", "dev")
 
 from claimfsm.eval.data import read_dataset  # noqa: E402
 from claimfsm.eval.train.judge import train  # noqa: E402

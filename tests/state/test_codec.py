@@ -43,6 +43,7 @@ def _store() -> tuple[codec.Sink, Any]:
     return sink, fetch
 
 
+@settings(max_examples=100, deadline=None)
 @given(json_values)
 def test_externalize_then_resolve_is_identity(value: Any) -> None:
     sink, fetch = _store()
@@ -79,6 +80,7 @@ def test_page_entries_are_whole_blobs_sharing_their_texts() -> None:
     assert item({"text": BIG}) == pages["u1"]
 
 
+@settings(max_examples=100, deadline=None)
 @given(json_values, json_values)
 def test_field_ops_rebuild_the_child_exactly(parent: Any, child: Any) -> None:
     sink, _ = _store()
@@ -91,6 +93,7 @@ def test_field_ops_rebuild_the_child_exactly(parent: Any, child: Any) -> None:
     assert orjson.dumps(rebuilt) == orjson.dumps(enc)
 
 
+@settings(max_examples=100, deadline=None)
 @given(st.lists(json_values, max_size=6), st.lists(json_values, max_size=4),
        st.dictionaries(st.text(max_size=4), json_values, max_size=4))
 def test_appends_and_key_updates_use_small_ops(base: list[Any], tail: list[Any],
@@ -120,6 +123,7 @@ def test_reordered_keys_and_retyped_scalars_are_changes() -> None:
     assert op[0] == codec.OP_SET and list(enc) == ["b", "a", "c"]
 
 
+@settings(max_examples=100, deadline=None)
 @given(st.lists(json_values, max_size=5), st.lists(json_values, max_size=5))
 def test_splice_append_matches_serialising_the_whole_list(head: list[Any], tail: list[Any]) -> None:
     spliced = codec.splice_append(orjson.dumps(head), orjson.dumps(tail))

@@ -12,10 +12,11 @@ import pytest
 from claimfsm.state.contract import make_revision, make_state
 from claimfsm.state.errors import UnknownRevision
 from claimfsm.state.memory import MemoryStore
-from claimfsm.state.model import TOOL_SLICE, SessionState
+from claimfsm.state.model import TOOL_SLICE, RetryState, SessionState
 from claimfsm.state.rollback import entry_state, rewind_revision, tools_restored
 from claimfsm.state.sqlite import SQLiteStore
 from claimfsm.state.store import StateStore
+from tests.support.documented import documented_tool_slice
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -65,10 +66,49 @@ def test_entry_rev_outside_the_chain_is_an_unknown_revision(store: StateStore) -
         entry_state(store, "s", store.head("s"))
 
 
+def test_the_tool_slice_is_the_documented_one() -> None:
+    assert documented_tool_slice() == TOOL_SLICE
+
+
+def _every_field_moved(store: StateStore) -> tuple[SessionState, SessionState]:
+    """A session whose head differs from its entry revision in every field the steps of
+    one FSM state can change (so a field restored that should not be, or kept that
+    should be restored, shows); ``(entry state, head state)``."""
+    entry = make_state("s", fsm="RETRIEVAL", entry_rev=1, plans=[{"q": "a"}])
+    head = entry.model_copy(update={
+        "config": {"k": 1}, "subclaims": [{"id": "s1"}], "plans": [{"q": "b"}],
+        "tool_requests": [{"tool": "search"}], "tool_results": [{"ok": True}],
+        "pages": {"u": {"text": "page"}}, "policy": {"fetched": ["u"]}, "steps": [{"n": 1}],
+        "outputs": {"hits": [1]}, "followups": [{"kw": "x"}], "rounds": 2,
+        "evidence": {"s1": [{"id": "e1"}]}, "judgments": [{"id": "s1"}],
+        "verdict": {"label": "SUPPORTS"}, "memory": {"kept": True},
+        "retry": RetryState(state="RETRIEVAL", attempts=1), "error": {"code": "X", "msg": "x"},
+        "runtime": {"budget": {"calls": 3}}})
+    fixed = {"sid", "claim", "fsm", "entry_rev"}
+    moved = {n for n in SessionState.model_fields if getattr(entry, n) != getattr(head, n)}
+    assert moved == set(SessionState.model_fields) - fixed, "a field is the same in both"
+    store.create(make_revision("s", 0, make_state("s")))
+    store.commit(make_revision("s", 1, entry), expected_rev=0)
+    store.commit(make_revision("s", 2, head), expected_rev=1)
+    return entry, head
+
+
+def test_tools_restored_resets_only_the_documented_tool_slice(store: StateStore) -> None:
+    # The expected fields come from docs/concepts.md, never from TOOL_SLICE itself: a
+    # field dropped from it or added to it fails here.
+    entry, head = _every_field_moved(store)
+    restored = tools_restored(store, "s", store.head("s"))
+    slice_ = set(documented_tool_slice())
+    for name in SessionState.model_fields:
+        want = getattr(entry if name in slice_ else head, name)
+        assert getattr(restored, name) == want, name
+    assert restored.runtime == {"budget": {"calls": 3}}  # spent calls are never given back
+
+
 def test_tools_restored_resets_only_the_tool_slice(store: StateStore) -> None:
     states = _session(store)
     restored = tools_restored(store, "s", store.head("s"))
-    for name in TOOL_SLICE:
+    for name in documented_tool_slice():
         assert getattr(restored, name) == getattr(states[1], name), name
     assert restored.followups == states[3].followups  # not part of the tool slice
     assert restored.memory == {"kept": True} and restored.rounds == 1

@@ -10,13 +10,15 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("starlette")
-from starlette.testclient import TestClient
+from tests.support.components import need_module
 
-from claimfsm.engine.runtime import FIXTURES
-from claimfsm.ui.app import create_app
-from claimfsm.ui.openapi import openapi
-from tests.support.ui_helpers import app_client
+need_module("starlette", "ui")
+from starlette.testclient import TestClient  # noqa: E402
+
+from claimfsm.engine.runtime import FIXTURES  # noqa: E402
+from claimfsm.ui.app import create_app  # noqa: E402
+from claimfsm.ui.openapi import openapi  # noqa: E402
+from tests.support.ui_helpers import app_client  # noqa: E402
 
 CLAIM = "NASA landed on the Moon in 1969."
 

@@ -15,6 +15,7 @@ from claimfsm.engine.machine import DEFAULT_MACHINE
 from claimfsm.engine.runtime import Engine
 from claimfsm.ui.report import render_report
 from claimfsm.ui.static import ASSETS, asset
+from tests.support.components import need_module
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -43,7 +44,7 @@ def test_assets_are_read_once_through_importlib_resources() -> None:
 
 
 def test_the_pages_inline_the_packaged_bytes(tmp_path: Path) -> None:
-    pytest.importorskip("starlette")
+    need_module("starlette", "ui")
     from tests.support.ui_helpers import app_client
 
     style = b"<style>\n" + packaged("inspector.css") + b"</style>"

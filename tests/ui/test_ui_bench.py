@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 
 import orjson
-import pytest
 from click.testing import CliRunner
 
 from claimfsm.cli.main import main
+from tests.support.components import need_module
 
-pytest.importorskip("uvicorn")
+need_module("uvicorn", "ui")
 
 FIGURES = ["sessions", "build_s", "first_page_cold_ms", "first_search_cold_ms",
            "first_page_ms", "deep_page_ms", "last_page_ms", "api_page_ms", "filter_done_ms",

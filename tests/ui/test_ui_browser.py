@@ -16,7 +16,7 @@ import pytest
 
 from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.runtime import FIXTURES, Engine
-from tests.support.components import missing
+from tests.support.components import missing, need_module
 from tests.support.ui_helpers import make_service, serve
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -34,7 +34,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         from selenium.webdriver.chrome.service import Service as DriverService
     except ImportError:
         missing("browser", "selenium is not installed (the dev extra)")
-    pytest.importorskip("uvicorn")
+    need_module("uvicorn", "ui")
     os.environ.setdefault("SE_OFFLINE", "true")  # never let selenium fetch a driver
     options = Options()
     options.binary_location = CHROMIUM

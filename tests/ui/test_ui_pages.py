@@ -19,8 +19,9 @@ from claimfsm.ui.diagram import diagram_svg, executed_moves, layout
 from claimfsm.ui.diff import diff_values
 from claimfsm.ui.html import json_html, mark_terms
 from claimfsm.ui.report import render_report
+from tests.support.components import need_module
 
-starlette = pytest.importorskip("starlette")
+starlette = need_module("starlette", "ui")
 from starlette.testclient import TestClient  # noqa: E402
 
 from tests.support.ui_helpers import app_client  # noqa: E402
