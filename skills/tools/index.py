@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claimfsm._base.errors import BadInput
-from claimfsm._base.sqlite import SQLiteFileError
+from claimfsm._base.sqlite import SQLiteFileError, disk_error
 from claimfsm.skills.analysis.text import STOPWORDS, tokens
 from claimfsm.skills.tools.documents import SOURCES, Document, Fact, Hit, Source
 from claimfsm.skills.tools.index_schema import SCHEMA, UPSERT_DOC, UPSERT_FACT
@@ -218,10 +218,15 @@ class EvidenceIndex:
             self._conn.execute("BEGIN")
             try:
                 yield
-            except BaseException:
+                self._conn.commit()
+            except BaseException as exc:
                 self._conn.rollback()
+                # A full or read-only disk is the file's condition, not a bad line: every
+                # writer of the index (ingest, seeding, embedding) reports it by its code.
+                failed = disk_error(exc, self._conn) if isinstance(exc, sqlite3.Error) else None
+                if failed is not None:
+                    raise failed from exc
                 raise
-            self._conn.commit()
 
     def add_documents(self, docs: Iterable[Document], *, source: Source | None = None) -> int:
         """Insert or replace (by ``doc_id``) ``docs`` in one transaction; ``source``, if

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar
 
-from claimfsm._base.errors import BadInput
+from claimfsm._base.errors import BadInput, ErrorCode
 from claimfsm.state import codec
 from claimfsm.state.codec import CodecError
 from claimfsm.state.errors import StoreError, UnknownRevision, UnknownSession
@@ -23,7 +23,6 @@ from claimfsm.state.sqlite.db import (
     Durability,
     GroupCommitter,
     connect,
-    connect_readonly,
     init_schema,
     is_busy,
     retrying,
@@ -31,8 +30,9 @@ from claimfsm.state.sqlite.db import (
 )
 from claimfsm.state.sqlite.decode import ChainDecoder, decode_rows
 from claimfsm.state.sqlite.lru import Lru
-from claimfsm.state.sqlite.probe import store_error
+from claimfsm.state.sqlite.probe import before_writing, store_error
 from claimfsm.state.sqlite.read import READ_ROWS, read_revision
+from claimfsm.state.sqlite.readonly import ReadOnlyLink
 from claimfsm.state.sqlite.rows import Encoded, Entry, Row, inflate
 from claimfsm.state.sqlite.writers import WriterQueue
 
@@ -84,11 +84,14 @@ class SQLiteCore:
         self._budget = busy_timeout
         self._lock = threading.RLock()
         self.readonly = readonly
+        self._link: ReadOnlyLink | None = None
+        self._conn: sqlite3.Connection | None = None
         try:
             if readonly:
-                # For commands that only read: SQLite itself refuses every write.
-                self._conn = connect_readonly(self.path, busy_timeout)
+                # For commands that only read: a view that writes no byte of any file.
+                self._link = ReadOnlyLink(self.path, busy_timeout)
             else:
+                before_writing(self.path)
                 self._conn = connect(self.path, durability, busy_timeout)
                 try:
                     init_schema(self._conn, busy_timeout)
@@ -117,17 +120,31 @@ class SQLiteCore:
     # Every read and write goes through these three, and each turns what SQLite raises
     # (a damaged file, a read-only one, a full disk) into the store's STORE_* error.
 
+    def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self._link is not None:
+            return self._link.run(fn)
+        assert self._conn is not None
+        return fn(self._conn)
+
+    def _writer(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreError("store is closed")
+        if self._conn is None:
+            raise StoreError(f"--db: {self.path} is open read-only", field="db",
+                             code=ErrorCode.STORE_READ_ONLY)
+        return self._conn
+
     def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
             if self._closed:
                 raise StoreError("store is closed")
             try:
                 try:  # the first try without ``retrying``'s set-up: reads are rarely busy
-                    return fn(self._conn)
+                    return self._run(fn)
                 except sqlite3.OperationalError as exc:
                     if not is_busy(exc):
                         raise
-                return retrying(lambda: fn(self._conn), self._budget)
+                return retrying(lambda: self._run(fn), self._budget)
             except sqlite3.Error as exc:
                 raise store_error(exc, self.path) from exc
 
@@ -136,9 +153,7 @@ class SQLiteCore:
             if self._group is not None:
                 return self._group.submit(fn)
             with self._lock, self._queue:
-                if self._closed:
-                    raise StoreError("store is closed")
-                return transaction(self._conn, fn, self._budget)
+                return transaction(self._writer(), fn, self._budget)
         except sqlite3.Error as exc:
             raise store_error(exc, self.path) from exc
 
@@ -147,15 +162,14 @@ class SQLiteCore:
         makes that statement its own transaction (no BEGIN/COMMIT round trips).
         """
         with self._lock, self._queue:
-            if self._closed:
-                raise StoreError("store is closed")
+            conn = self._writer()
             try:
                 try:  # the first try without ``retrying``'s set-up: rarely busy in WAL mode
-                    return fn(self._conn)
+                    return fn(conn)
                 except sqlite3.OperationalError as exc:
                     if not is_busy(exc):
                         raise
-                return retrying(lambda: fn(self._conn), self._budget)
+                return retrying(lambda: fn(conn), self._budget)
             except sqlite3.Error as exc:
                 raise store_error(exc, self.path) from exc
 
@@ -278,6 +292,9 @@ class SQLiteCore:
         with self._lock:
             if not self._closed:
                 self._closed = True
-                self._conn.close()
+                if self._conn is not None:
+                    self._conn.close()
+                if self._link is not None:
+                    self._link.close()
                 if isinstance(self._queue, WriterQueue):
                     self._queue.close()

@@ -10,7 +10,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from claimfsm._base.errors import ErrorCode
@@ -26,7 +25,6 @@ __all__ = [
     "GroupCommitter",
     "StoreBusy",
     "connect",
-    "connect_readonly",
     "init_schema",
     "is_busy",
     "retrying",
@@ -156,15 +154,6 @@ def connect(path: str, durability: Durability, budget: float) -> sqlite3.Connect
     except BaseException:
         conn.close()
         raise
-    return conn
-
-
-def connect_readonly(path: str, budget: float) -> sqlite3.Connection:
-    """A read-only connection (``mode=ro``): it can never create or change the file."""
-    uri = f"{Path(path).resolve().as_uri()}?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=min(budget, 5.0), isolation_level=None,
-                           check_same_thread=False, cached_statements=256)
-    conn.execute(f"PRAGMA busy_timeout={int(min(budget, 5.0) * 1000)}")
     return conn
 
 
