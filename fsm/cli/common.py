@@ -190,9 +190,9 @@ def readonly_index(path: str | None, as_json: bool) -> Iterator[EvidenceIndex]:
     import sqlite3
 
     from claimfsm._base.sqlite import sqlite_failure
+    from claimfsm._base.sqlite_read import ReadOnlyLink
     from claimfsm.skills.tools.index import EvidenceIndex
     from claimfsm.state.sqlite.probe import ForeignStore, probe
-    from claimfsm.state.sqlite.readonly import ReadOnlyLink
 
     link: ReadOnlyLink | None = None
     try:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from claimfsm._base.errors import ErrorCode
+from claimfsm._base.sqlite_read import connect_writer
 from claimfsm.state.errors import StoreError
 
 __all__ = [
@@ -142,7 +143,7 @@ def transaction(
 
 def connect(path: str, durability: Durability, budget: float) -> sqlite3.Connection:
     """A connection in WAL mode with the durability's ``synchronous`` level."""
-    conn = sqlite3.connect(
+    conn = connect_writer(
         path, timeout=min(budget, 5.0), isolation_level=None, check_same_thread=False,
         cached_statements=256,
     )

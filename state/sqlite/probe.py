@@ -2,7 +2,7 @@
 another program's SQLite database, or not SQLite at all. Commands that must not create or
 alter a database ask here first, and refuse with a ``STORE_*`` code.
 
-The probe reads through a :class:`~claimfsm.state.sqlite.readonly.ReadOnlyLink`, so it
+The probe reads through a :class:`~claimfsm._base.sqlite_read.ReadOnlyLink`, so it
 sees what the WAL holds (after a checkpoint that a full disk cut short, the main file
 alone may not even be a consistent database) and creates no ``-wal`` or ``-shm`` file.
 """
@@ -17,8 +17,9 @@ from typing import Literal
 
 from claimfsm._base.errors import ErrorCode
 from claimfsm._base.sqlite import sqlite_failure
+from claimfsm._base.sqlite_read import ReadOnlyLink
 from claimfsm.state.errors import StoreError
-from claimfsm.state.sqlite.readonly import ReadOnlyLink
+from claimfsm.state.sqlite.db import SCHEMA_VERSION
 
 __all__ = [
     "KNOWN_SCHEMAS",
@@ -107,16 +108,19 @@ def probe(path: str | os.PathLike[str]) -> Kind:
     return "empty" if ours else "foreign"
 
 
-def before_writing(path: str) -> None:
+def before_writing(path: str) -> bool:
     """What a writable open checks first (a file it may create, or a store it may write):
     not a device (nothing is created beside one), not a store of a schema version this
-    claimfsm does not know (refused before the first connection switches it to WAL)."""
+    claimfsm does not know (refused before the first connection switches it to WAL).
+    Returns whether a store is there as this version writes it (nothing to upgrade)."""
     if path == ":memory:" or not check_file(path):
-        return
+        return False
     with open(path, "rb") as fh:
         if fh.read(len(_MAGIC)) != _MAGIC:
-            return  # empty (a new store) or not SQLite: the connection says which
-    refuse_unknown(schema_of(path))
+            return False  # empty (a new store) or not SQLite: the connection says which
+    names, schema = _read_names(Path(path))
+    refuse_unknown(schema)
+    return schema == SCHEMA_VERSION and "st_catalog" in names
 
 
 def refuse_unknown(schema: str | None) -> None:

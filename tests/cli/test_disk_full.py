@@ -123,7 +123,7 @@ def test_a_read_only_file_system_is_store_read_only_and_readers_read(
         shutil.copy(seed, db)
         sid = next(iter(heads(db)))
         remount(fs, "ro")
-        for cmd in (["verify", "Ice is cold."], ["step", sid], ["compact"],
+        for cmd in (["verify", "Ice is cold."], ["fork", sid, "--at", "0"], ["compact"],
                     ["ingest", str(docs)]):
             res = invoke(*cmd, "--db", str(db))
             assert res.exit_code == 2 and "error: STORE_READ_ONLY: --db: " in res.output, \

@@ -167,3 +167,38 @@ def test_a_store_of_an_unknown_schema_is_refused_untouched(
         res = invoke(*cmd, "--db", str(db))
         assert res.exit_code == 2 and "st_ schema version 99" in res.output, (cmd, res.output)
         assert snapshot(tmp_path) == before, cmd
+
+
+@pytest.mark.parametrize("layout", ["clean", "killed"])
+def test_the_ui_only_looked_at_changes_no_byte_then_writes_when_asked(
+        made: tuple[Path, str], layout: str, tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from claimfsm.cli.common import engine
+    from claimfsm.ui.app import create_app
+    from claimfsm.ui.service import Service
+
+    db = _layout(made, tmp_path, layout)
+    sid = made[1]
+    before = snapshot(db.parent)
+    pages = ["/", f"/sessions/{sid}", f"/sessions/{sid}/panels", "/documents/DOC", "/replay",
+             "/api/v1/sessions", "/api/v1/sessions?q=water", f"/api/v1/sessions/{sid}",
+             f"/api/v1/sessions/{sid}/head", f"/api/v1/sessions/{sid}/history",
+             f"/api/v1/sessions/{sid}/revisions/1", f"/api/v1/sessions/{sid}/diff?a=0&b=2",
+             f"/api/v1/sessions/{sid}/report", f"/api/v1/sessions/{sid}/record",
+             f"/api/v1/sessions/{sid}/check", "/api/v1/records", "/api/v1/documents/DOC",
+             "/api/v1/machine", "/api/v1/sessions/no-such-session"]
+    # The command's own way of opening: `claimfsm ui` serves this engine.
+    with engine(str(db), False) as eng:
+        doc = eng.index.search("water boils", lim=1)[0].doc_id
+        with TestClient(create_app(Service(eng), db_label=db.name)) as client:
+            for page in pages:
+                res = client.get(page.replace("DOC", doc))
+                assert res.status_code == (404 if "no-such" in page else 200), page
+            assert snapshot(db.parent) == before
+            res = client.post(f"/api/v1/sessions/{sid}/fork", json={"at": 2})
+            assert res.status_code == 201, res.text
+            forked = res.json()["sid"]
+            assert client.get(f"/api/v1/sessions/{forked}/head").json()["rev"] == 2
+    assert snapshot(db.parent) != before  # it wrote when asked to
+    assert invoke("fsck", "--db", str(db)).output.startswith("ok: ")

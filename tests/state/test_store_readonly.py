@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from claimfsm._base.sqlite_read import ReadOnlyLink
 from claimfsm.state.contract import make_revision
 from claimfsm.state.errors import StoreError
 from claimfsm.state.sqlite import SQLiteStore
 from claimfsm.state.sqlite.probe import probe
-from claimfsm.state.sqlite.readonly import ReadOnlyLink
 
 Snapshot = dict[str, tuple[int, int, str]]
 
@@ -176,3 +176,33 @@ def test_a_device_is_refused_by_the_store_itself() -> None:
     assert (info.value.code, info.value.field) == ("STORE_IO", "db")
     assert "not a regular file" in info.value.msg
     assert sorted(p.name for p in Path("/dev").iterdir() if p.name.startswith("null")) == beside
+
+
+def test_a_writer_of_the_process_writes_beside_its_readers(tmp_path: Path) -> None:
+    # SQLite maps a file's -shm once per process: a reader that mapped it read-only
+    # first must not leave a writer opened later unable to write.
+    db = _store(tmp_path, "killed")
+    with SQLiteStore(db, readonly=True) as reader:
+        assert reader._link is not None and reader._link.mode == "shared"
+        assert len(reader.sessions()) == 60
+        with SQLiteStore(db) as writer:  # reads lazily too, then writes
+            assert writer.head("s1").rev == 0
+            writer.create(make_revision("written", 0))
+            writer.commit(make_revision("written", 1), expected_rev=0)
+        assert reader.head("written").rev == 1
+    with SQLiteStore(db, durability="group") as writer, \
+            SQLiteStore(db, readonly=True) as reader:
+        assert reader.head("written").rev == 1
+        writer.commit(make_revision("written", 2), expected_rev=1)
+        assert reader.head("written").rev == 2
+
+
+def test_a_writable_store_writes_nothing_until_its_first_write(tmp_path: Path) -> None:
+    for layout in ("clean", "killed"):
+        folder = tmp_path / layout
+        folder.mkdir()
+        db = _store(folder, layout)
+        before = snapshot(folder)
+        with SQLiteStore(db) as store:
+            assert store.head("s0").rev == 0 and len(store.history("s0")) == 1
+        assert snapshot(folder) == before
