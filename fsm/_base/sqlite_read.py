@@ -105,7 +105,8 @@ class _Writer(sqlite3.Connection):
 def connect_writer(path: str, **options: Any) -> sqlite3.Connection:
     """``sqlite3.connect(path, **options)`` for a connection that may write ``path``."""
     if path == ":memory:":
-        return sqlite3.connect(path, **options)
+        memory: sqlite3.Connection = sqlite3.connect(path, **options)
+        return memory
     key = os.path.realpath(path)
     with _REGISTRY:
         _PENDING[key] = _PENDING.get(key, 0) + 1
