@@ -81,6 +81,12 @@ def test_verify_until_the_disk_is_full_then_every_command_works_on_the_copy(
             assert invoke(*cmd, "--db", str(db)).exit_code == 0, cmd
         res = invoke("verify", "Ice is cold.", "--db", str(db))
         assert res.exit_code == 2 and "error: STORE_FULL:" in res.output
+        docs = tmp_path / "docs.jsonl"
+        docs.write_bytes(b"".join(orjson.dumps(
+            {"id": f"d{n}", "title": f"T{n}", "text": f"Document {n}: " + "word " * 4000})
+            + b"\n" for n in range(60)))
+        res = invoke("ingest", str(docs), "--db", str(db))  # into the evidence tables
+        assert res.exit_code == 2 and "error: STORE_FULL:" in res.output, res.output
         assert heads(db) == committed
         for name in ("s.db", "s.db-wal"):
             if (small / name).exists():
