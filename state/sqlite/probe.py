@@ -17,7 +17,7 @@ from typing import Literal
 
 from claimfsm._base.errors import ErrorCode
 from claimfsm._base.sqlite import sqlite_failure
-from claimfsm._base.sqlite_read import ReadOnlyLink
+from claimfsm._base.sqlite_read import ReadOnlyLink, read_mode
 from claimfsm.state.errors import StoreError
 from claimfsm.state.sqlite.db import SCHEMA_VERSION
 
@@ -144,8 +144,24 @@ def _read_names(p: Path) -> tuple[set[str], str | None]:
         row = c.execute("SELECT value FROM st_meta WHERE key = 'schema'").fetchone()
         return names, None if row is None else str(row[0])
 
+    path = os.fspath(p)
+    if read_mode(path) == "copy":
+        # A WAL without its -shm would be read through a copy of the whole file. Table
+        # names and the schema version are almost always in the main file already: read
+        # it alone first, and copy only when that fails (a checkpoint cut short) or
+        # finds no store while the WAL may hold one.
+        try:
+            conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+            try:
+                found = read(conn)
+            finally:
+                conn.close()
+            if "st_meta" in found[0]:
+                return found
+        except sqlite3.Error:
+            pass
     try:
-        link = ReadOnlyLink(os.fspath(p))
+        link = ReadOnlyLink(path)
         try:
             return link.run(read)
         finally:
