@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import stat
 import tempfile
 import threading
 import weakref
@@ -164,6 +165,13 @@ class ReadOnlyLink:
         self.on_release: Callable[[], None] | None = None
         self._copy: str | None = None
         self._cleanup: weakref.finalize | None = None  # type: ignore[type-arg]
+        try:
+            regular = stat.S_ISREG(os.stat(path).st_mode)
+        except OSError:
+            regular = True  # missing or unreadable: SQLite says which, creating nothing
+        if not regular:  # reading a pipe's header would wait for a writer forever
+            raise SQLiteFileError(f"--db: {path} is not a regular file (a device, a pipe "
+                                  "or a socket)", code=ErrorCode.STORE_IO, field="db")
         self._open()
 
     @property

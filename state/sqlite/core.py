@@ -31,7 +31,7 @@ from claimfsm.state.sqlite.db import (
 )
 from claimfsm.state.sqlite.decode import ChainDecoder, decode_rows
 from claimfsm.state.sqlite.lru import Lru
-from claimfsm.state.sqlite.probe import before_writing, store_error
+from claimfsm.state.sqlite.probe import before_writing, check_file, store_error
 from claimfsm.state.sqlite.read import READ_ROWS, read_revision
 from claimfsm.state.sqlite.rows import Encoded, Entry, Row, inflate
 from claimfsm.state.sqlite.writers import WriterQueue
@@ -92,6 +92,7 @@ class SQLiteCore:
         try:
             if readonly:
                 # For commands that only read: a view that writes no byte of any file.
+                check_file(self.path)
                 self._link = ReadOnlyLink(self.path, busy_timeout)
             elif before_writing(self.path) and read_mode(self.path) in ("main", "shared"):
                 # A store as this version writes it is read the same way until its first

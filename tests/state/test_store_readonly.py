@@ -168,6 +168,17 @@ def test_a_store_of_an_unknown_schema_is_refused_before_it_is_touched(tmp_path: 
         assert snapshot(tmp_path) == before  # not switched to WAL, no side file
 
 
+def test_a_pipe_is_refused_without_being_opened(tmp_path: Path) -> None:
+    pipe = tmp_path / "s.db"
+    os.mkfifo(pipe)  # opening it to read would wait for a writer forever
+    for opener in (lambda: SQLiteStore(pipe), lambda: SQLiteStore(pipe, readonly=True),
+                   lambda: probe(pipe)):
+        with pytest.raises(StoreError) as info:
+            opener()
+        assert info.value.code == "STORE_IO" and "not a regular file" in info.value.msg
+    assert [p.name for p in tmp_path.iterdir()] == ["s.db"]
+
+
 @pytest.mark.skipif(not Path("/dev/null").exists(), reason="no /dev/null here")
 def test_a_device_is_refused_by_the_store_itself() -> None:
     beside = sorted(p.name for p in Path("/dev").iterdir() if p.name.startswith("null"))
