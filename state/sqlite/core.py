@@ -189,8 +189,8 @@ class SQLiteCore:
         makes that statement its own transaction (no BEGIN/COMMIT round trips).
         """
         with self._lock, self._queue:
-            conn = self._writer()
             try:
+                conn = self._writer()
                 try:  # the first try without ``retrying``'s set-up: rarely busy in WAL mode
                     return fn(conn)
                 except sqlite3.OperationalError as exc:

@@ -115,3 +115,21 @@ def test_the_evidence_index_on_a_full_disk_is_store_full(tmp_path: Path) -> None
             assert index.count_documents() == stored + 1
         finally:
             index.close()
+
+
+def test_a_store_opened_on_a_full_disk_reads_and_its_first_commit_is_store_full(
+        tmp_path: Path) -> None:
+    with mounted_tmpfs(tmp_path / "small", 2_000_000) as small:
+        db = small / "s.db"
+        with SQLiteStore(db) as store:
+            store.create(make_revision("a", 0))
+        filler = _fill(small)
+        with SQLiteStore(db) as store:  # reads without writing, then its first write
+            assert store.head("a").rev == 0
+            with pytest.raises(StoreError) as info:
+                store.commit(make_revision("a", 1), expected_rev=0)  # one statement
+            assert (info.value.code, info.value.field) == ("STORE_FULL", "db")
+            assert store.head("a").rev == 0  # reads go on
+            filler.unlink()
+            store.commit(make_revision("a", 1), expected_rev=0)
+            assert store.head("a").rev == 1
