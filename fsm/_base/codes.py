@@ -151,6 +151,10 @@ class ErrorCode(StrEnum):
     STORE_NOT_DATABASE = ("STORE_NOT_DATABASE", _STOP, 500,
                           "--db is damaged or not a SQLite database")
     STORE_IO = "STORE_IO", _STOP, 500, "--db cannot be opened, read or written"
+    STORE_FULL = ("STORE_FULL", _STOP, 503,
+                  "the store's disk or quota is full; it stays at its last commit: free space")
+    STORE_READ_ONLY = ("STORE_READ_ONLY", _STOP, 503,
+                       "--db, its folder, its file system or the server is read-only")
     STORE_UNAVAILABLE = "STORE_UNAVAILABLE", _STOP, 500, "the PostgreSQL server cannot be reached"
     # -- fsck: the first broken link of a session's hash chain -------------------------------
     REV_GAP = "REV_GAP", _ANSWER, None, "a revision is missing from the chain"

@@ -24,13 +24,14 @@ if TYPE_CHECKING:  # the engine (skills, tools, index) loads only for commands t
     from claimfsm.engine.config import Durability
     from claimfsm.engine.driver import StepResult
     from claimfsm.engine.runtime import Engine
+    from claimfsm.skills.tools.index import EvidenceIndex
     from claimfsm.state.open import Location
     from claimfsm.state.store import StateStore
 
 __all__ = [
     "better_profile", "db_option", "durability_option", "emit", "engine", "fail",
-    "json_option", "print_step", "profile_from", "profile_options", "record_option",
-    "store",
+    "json_option", "print_step", "profile_from", "profile_options", "readonly_index",
+    "record_option", "store",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -178,6 +179,58 @@ def store(db: str, as_json: bool) -> Iterator[StateStore]:
         fail(exc.code, str(exc), as_json=as_json)
     finally:
         opened.close()
+
+
+@contextmanager
+def readonly_index(path: str | None, as_json: bool) -> Iterator[EvidenceIndex]:
+    """The evidence index in the SQLite file ``path``, read without writing a byte of
+    any file (``None``, a missing file or one without an index: an empty index in
+    memory); another program's database is refused (``STORE_FOREIGN``), with
+    :func:`engine`'s clean exits."""
+    import sqlite3
+
+    from claimfsm._base.sqlite import sqlite_failure
+    from claimfsm._base.sqlite_read import ReadOnlyLink
+    from claimfsm.skills.tools.index import EvidenceIndex
+    from claimfsm.state.sqlite.probe import ForeignStore, probe
+
+    link: ReadOnlyLink | None = None
+    try:
+        kind = "missing" if path is None else probe(path)
+        if kind == "foreign":
+            raise ForeignStore(f"--db: {path} is another program's SQLite database (no "
+                               "claimfsm tables); claimfsm will not read it as an index",
+                               field="db")
+        if path is not None and kind != "missing" and Path(path).stat().st_size > 0:
+            link = ReadOnlyLink(path)
+            names = link.run(lambda c: {r[0] for r in c.execute(
+                "SELECT name FROM sqlite_master WHERE name LIKE 'ev_%'")})
+            if "ev_docs" not in names:
+                link.close()
+                link = None
+            elif not {"ev_vectors", "ev_text_vectors"} <= names:
+                # An index from before its vector tables: read a private copy, where
+                # the index may add them.
+                link.close()
+                link = ReadOnlyLink(path, private=True)
+        index = (EvidenceIndex(link.connection) if link is not None
+                 else EvidenceIndex.open(":memory:"))
+    except (ClaimFsmError, OSError) as exc:
+        if link is not None:
+            link.close()
+        fail(getattr(exc, "code", "OPEN_FAILED"), str(exc), as_json=as_json)
+        raise  # unreachable: fail exits
+    except sqlite3.Error as exc:
+        if link is not None:
+            link.close()
+        fail(*sqlite_failure(exc, path or ":memory:"), as_json=as_json)
+        raise  # unreachable: fail exits
+    try:
+        yield index
+    finally:
+        index.close()
+        if link is not None:
+            link.close()  # and a private copy with it
 
 
 def print_step(result: StepResult) -> None:

@@ -9,12 +9,21 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import cast
 
 import click
 
-from claimfsm.cli.common import db_option, emit, engine, fail, json_option, record_option
+from claimfsm.cli.common import (
+    db_option,
+    emit,
+    fail,
+    json_option,
+    readonly_index,
+    record_option,
+    store,
+)
 from claimfsm.engine.driver import StepResult
 from claimfsm.engine.errors import ClaimFsmError
 from claimfsm.engine.runtime import Engine
@@ -24,11 +33,10 @@ from claimfsm.replay.runner import MODES, Mode, ReplayReport, replay_record
 from claimfsm.replay.write import (
     Recorder,
     RecordWriteError,
-    engine_record,
     engine_tools,
     export_record,
+    tools_info,
 )
-from claimfsm.skills.tools.index import EvidenceIndex
 from claimfsm.state.model import Revision
 
 __all__ = [
@@ -130,9 +138,12 @@ def replay(path: Path, mode: str, db: str | None, as_json: bool) -> None:
     files = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
     if not files:
         fail("NO_RECORDS", f"path: no *.jsonl records under {path}", as_json=as_json)
-    index = EvidenceIndex.open(db) if db is not None and mode == "live" else None
     rows: list[ReplayReport | RecordError] = []
-    try:
+    with ExitStack() as stack:
+        # Live mode reads --db's evidence index and writes nothing to it; another
+        # program's database is refused, as batch refuses it.
+        index = (stack.enter_context(readonly_index(db, as_json))
+                 if db is not None and mode == "live" else None)
         for f in files:
             try:
                 rows.append(replay_record(read_record(f), cast(Mode, mode), index=index))
@@ -140,9 +151,6 @@ def replay(path: Path, mode: str, db: str | None, as_json: bool) -> None:
                 rows.append(exc)
             except ClaimFsmError as exc:
                 rows.append(RecordError(f"{exc.code}: {exc.msg}", source=str(f)))
-    finally:
-        if index is not None:
-            index.close()
     bad = [r for r in rows if isinstance(r, RecordError)]
     reports = [r for r in rows if isinstance(r, ReplayReport)]
     if not path.is_dir():
@@ -225,8 +233,18 @@ def export(sid: str, output: str | None, db: str) -> None:
 
     Only committed steps are stored, so an export holds no uncommitted step.
     """
-    with engine(db, False, seed=False, create=False) as eng:
-        record = engine_record(eng, sid)
+    from claimfsm.engine.runtime import DEFAULT_FALLBACKS
+    from claimfsm.state.open import locate
+
+    # Read-only: the store and its evidence index (for the header's tools) are read
+    # without writing a byte, as `show` reads them.
+    with store(db, False) as opened, readonly_index(locate(db).index, False) as index:
+        try:
+            record = export_record(opened, sid, tools=tools_info(
+                documents=index.count_documents(), facts=index.count_facts(),
+                fallbacks=DEFAULT_FALLBACKS))
+        except RecordError as exc:
+            fail(exc.code, exc.msg, as_json=False)
     data = record.to_bytes()
     if output is None:
         sys.stdout.buffer.write(data)

@@ -8,6 +8,7 @@ reaches FTS5 as query syntax: :func:`fts_query` tokenises it and quotes every te
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import unicodedata
@@ -17,9 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claimfsm._base.errors import BadInput
-from claimfsm._base.sqlite import SQLiteFileError
+from claimfsm._base.sqlite import SQLiteFileError, disk_error
+from claimfsm._base.sqlite_read import ReadOnlyLink
 from claimfsm.skills.analysis.text import STOPWORDS, tokens
 from claimfsm.skills.tools.documents import SOURCES, Document, Fact, Hit, Source
+from claimfsm.skills.tools.index_file import connect_for_writing, reader_for
 from claimfsm.skills.tools.index_schema import SCHEMA, UPSERT_DOC, UPSERT_FACT
 from claimfsm.skills.tools.sentence_vectors import SentenceVectors
 from claimfsm.skills.tools.vectors import DENSE_POOL, DenseStore, fuse_scores
@@ -115,6 +118,8 @@ class EvidenceIndex:
         self._lock = threading.RLock()
         self._dense = DenseStore(conn, self._lock)
         self._sentences = SentenceVectors(conn, self._lock)
+        self._reader: ReadOnlyLink | None = None  # see open()
+        self._path = ""
         with self._tx():
             for stmt in SCHEMA:
                 conn.execute(stmt)
@@ -122,23 +127,61 @@ class EvidenceIndex:
     @classmethod
     def open(cls, path: str | Path) -> EvidenceIndex:
         """Open (or create) the index in the SQLite file at ``path``, in WAL mode; a file
-        SQLite cannot use is a :class:`~claimfsm._base.sqlite.SQLiteFileError`."""
+        SQLite cannot use is a :class:`~claimfsm._base.sqlite.SQLiteFileError`. An index
+        that is all there is read without writing a byte of any file until its first
+        write (:mod:`claimfsm.skills.tools.index_file`)."""
         try:
-            conn = sqlite3.connect(str(path), check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA busy_timeout=5000")
-            return cls(conn)
+            reader = reader_for(path)
+            if reader is None:
+                return cls(connect_for_writing(path))
+            try:
+                index = cls(reader.connection)  # its schema is there: nothing is written
+            except BaseException:
+                reader.close()
+                raise
+            index._reader, index._path = reader, os.fspath(path)
+            reader.on_release = index._reread
+            return index
         except sqlite3.Error as exc:
             raise SQLiteFileError.from_sqlite(exc, path) from exc
+
+    def _use(self, conn: sqlite3.Connection) -> None:
+        # The vector stores are parts of the index that share its connection.
+        self._conn = self._dense._conn = self._sentences._conn = conn
+
+    def _reread(self) -> None:
+        # A writer of this process is about to open the file: read on a new connection
+        # (claimfsm._base.sqlite_read.connect_writer says why).
+        with self._lock:
+            if self._reader is not None:
+                self._use(self._reader.reconnect())
+
+    def _for_writing(self) -> None:
+        # The first write of an index opened for reading: the file is opened for writing
+        # (the reader closed first, so the writer maps the -shm for writing).
+        with self._lock:
+            reader, self._reader = self._reader, None
+            if reader is None:
+                return
+            reader.close()
+            try:
+                conn = connect_for_writing(self._path)
+            except sqlite3.Error as exc:
+                self._reader = reader  # no writer: reads go on as they did
+                self._use(reader.reconnect())
+                raise SQLiteFileError.from_sqlite(exc, self._path) from exc
+            self._use(conn)
 
     @property
     def dense(self) -> DenseStore:
         """The dense vectors of this index (empty until an embedder is configured)."""
+        self._for_writing()  # handed out, they may be written
         return self._dense
 
     @property
     def sentences(self) -> SentenceVectors:
         """Sentence vectors by content hash (for the learned judge's head)."""
+        self._for_writing()  # handed out, they may be written
         return self._sentences
 
     def embed_sentences(self, *, batch: int = 256,
@@ -200,6 +243,8 @@ class EvidenceIndex:
         """Close the connection."""
         with self._lock:
             self._conn.close()
+            if self._reader is not None:
+                self._reader.close()
 
     def __enter__(self) -> EvidenceIndex:
         return self
@@ -212,16 +257,23 @@ class EvidenceIndex:
         # A caller already inside a transaction owns the commit; otherwise one batch is
         # one transaction, all or nothing.
         with self._lock:
+            if self._reader is not None and self._path:
+                self._for_writing()
             if self._conn.in_transaction:
                 yield
                 return
             self._conn.execute("BEGIN")
             try:
                 yield
-            except BaseException:
+                self._conn.commit()
+            except BaseException as exc:
                 self._conn.rollback()
+                # A full or read-only disk is the file's condition, not a bad line: every
+                # writer of the index (ingest, seeding, embedding) reports it by its code.
+                failed = disk_error(exc, self._conn) if isinstance(exc, sqlite3.Error) else None
+                if failed is not None:
+                    raise failed from exc
                 raise
-            self._conn.commit()
 
     def add_documents(self, docs: Iterable[Document], *, source: Source | None = None) -> int:
         """Insert or replace (by ``doc_id``) ``docs`` in one transaction; ``source``, if

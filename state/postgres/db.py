@@ -139,7 +139,8 @@ def retrying(fn: Callable[[], T], attempts: int = 5) -> T:
     """Run ``fn``; a deadlock or serialization failure (two writers' blob inserts meeting
     in opposite order) is retried, then ``STORE_BUSY``; a lost connection becomes
     :class:`StoreUnavailable`, a duplicate ``(session, rev)`` (the primary-key backstop)
-    :class:`RevConflict`, any other server error a :class:`StoreError`: no psycopg
+    :class:`RevConflict`, a full disk (SQLSTATE 53100) ``STORE_FULL``, a read-only server
+    ``STORE_READ_ONLY``, any other server error a :class:`StoreError`: no psycopg
     exception leaves the store.
     """
     for attempt in range(attempts):
@@ -151,6 +152,13 @@ def retrying(fn: Callable[[], T], attempts: int = 5) -> T:
                                  code=ErrorCode.STORE_BUSY) from exc
         except pg_errors.UniqueViolation as exc:
             raise RevConflict(f"revision already exists: {exc.diag.message_detail}") from exc
+        except pg_errors.DiskFull as exc:  # SQLSTATE 53100: the transaction rolled back
+            raise StoreError(f"PostgreSQL: the server's disk is full ({str(exc).strip()}); "
+                             "nothing was written past the last commit", field="db",
+                             code=ErrorCode.STORE_FULL) from exc
+        except pg_errors.ReadOnlySqlTransaction as exc:  # 25006: a standby, or read-only
+            raise StoreError(f"PostgreSQL: the server is read-only ({str(exc).strip()})",
+                             field="db", code=ErrorCode.STORE_READ_ONLY) from exc
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(f"PostgreSQL: {str(exc).strip()}") from exc
         except psycopg.Error as exc:

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar
 
-from claimfsm._base.errors import BadInput
+from claimfsm._base.errors import BadInput, ErrorCode
+from claimfsm._base.sqlite_read import ReadOnlyLink, read_mode
 from claimfsm.state import codec
 from claimfsm.state.codec import CodecError
 from claimfsm.state.errors import StoreError, UnknownRevision, UnknownSession
@@ -23,7 +24,6 @@ from claimfsm.state.sqlite.db import (
     Durability,
     GroupCommitter,
     connect,
-    connect_readonly,
     init_schema,
     is_busy,
     retrying,
@@ -31,7 +31,7 @@ from claimfsm.state.sqlite.db import (
 )
 from claimfsm.state.sqlite.decode import ChainDecoder, decode_rows
 from claimfsm.state.sqlite.lru import Lru
-from claimfsm.state.sqlite.probe import store_error
+from claimfsm.state.sqlite.probe import before_writing, check_file, store_error
 from claimfsm.state.sqlite.read import READ_ROWS, read_revision
 from claimfsm.state.sqlite.rows import Encoded, Entry, Row, inflate
 from claimfsm.state.sqlite.writers import WriterQueue
@@ -84,17 +84,22 @@ class SQLiteCore:
         self._budget = busy_timeout
         self._lock = threading.RLock()
         self.readonly = readonly
+        self._window = group_window
+        self._link: ReadOnlyLink | None = None
+        self._conn: sqlite3.Connection | None = None
+        self._group: GroupCommitter | None = None
+        self._catalog: Any = None  # the CatalogReader of the first listing
         try:
             if readonly:
-                # For commands that only read: SQLite itself refuses every write.
-                self._conn = connect_readonly(self.path, busy_timeout)
+                # For commands that only read: a view that writes no byte of any file.
+                check_file(self.path)
+                self._link = ReadOnlyLink(self.path, busy_timeout)
+            elif before_writing(self.path) and read_mode(self.path) in ("main", "shared"):
+                # A store as this version writes it is read the same way until its first
+                # write: a UI or an export that only reads changes nothing.
+                self._link = ReadOnlyLink(self.path, busy_timeout)
             else:
-                self._conn = connect(self.path, durability, busy_timeout)
-                try:
-                    init_schema(self._conn, busy_timeout)
-                except BaseException:
-                    self._conn.close()
-                    raise
+                self._open_writer()
         except sqlite3.Error as exc:
             raise store_error(exc, self.path) from exc
         # Writers of one file queue on a lock file instead of sleeping in SQLite's busy
@@ -103,19 +108,55 @@ class SQLiteCore:
             WriterQueue(self.path) if not readonly and self.path != ":memory:"
             else nullcontext())
         self._ids: dict[str, int] = {}
-        self._catalog: Any = None  # the CatalogReader of the first listing
         self._entries: Lru[tuple[str, int], Entry] = Lru(cache_size)
         self._blobs: Lru[str, bytes] = Lru(max(64, cache_size // 4))
         self._known: Lru[str, bool] = Lru(65536)
-        self._group: GroupCommitter | None = None
-        if durability == "group":
-            self._group = GroupCommitter(
-                lambda: connect(self.path, "group", busy_timeout), busy_timeout, group_window
-            )
         self._closed = False
+
+    def _open_writer(self) -> sqlite3.Connection:
+        """The write connection (and the group committer), opened on the first write."""
+        # The reader goes first: the writer must not share its read-only -shm mapping.
+        link, self._link = self._link, None
+        if link is not None:
+            link.close()
+        try:
+            conn = connect(self.path, self.durability, self._budget)
+            try:
+                init_schema(conn, self._budget)
+            except BaseException:
+                conn.close()
+                raise
+        except BaseException:
+            if link is not None:  # no writer (a full disk...): reads go on as they did
+                self._link = ReadOnlyLink(self.path, self._budget)
+            raise
+        self._conn = conn
+        if self.durability == "group":
+            path, budget = self.path, self._budget
+            self._group = GroupCommitter(lambda: connect(path, "group", budget), budget,
+                                         self._window)
+        if self._catalog is not None:
+            self._catalog.readonly = False
+        return conn
 
     # Every read and write goes through these three, and each turns what SQLite raises
     # (a damaged file, a read-only one, a full disk) into the store's STORE_* error.
+
+    def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self._link is not None:
+            return self._link.run(fn)
+        assert self._conn is not None
+        return fn(self._conn)
+
+    def _writer(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreError("store is closed")
+        if self._conn is not None:
+            return self._conn
+        if self.readonly:
+            raise StoreError(f"--db: {self.path} is open read-only", field="db",
+                             code=ErrorCode.STORE_READ_ONLY)
+        return self._open_writer()
 
     def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
@@ -123,22 +164,23 @@ class SQLiteCore:
                 raise StoreError("store is closed")
             try:
                 try:  # the first try without ``retrying``'s set-up: reads are rarely busy
-                    return fn(self._conn)
+                    return self._run(fn)
                 except sqlite3.OperationalError as exc:
                     if not is_busy(exc):
                         raise
-                return retrying(lambda: fn(self._conn), self._budget)
+                return retrying(lambda: self._run(fn), self._budget)
             except sqlite3.Error as exc:
                 raise store_error(exc, self.path) from exc
 
     def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         try:
-            if self._group is not None:
+            if self.durability == "group":
+                with self._lock:
+                    self._writer()
+                assert self._group is not None
                 return self._group.submit(fn)
             with self._lock, self._queue:
-                if self._closed:
-                    raise StoreError("store is closed")
-                return transaction(self._conn, fn, self._budget)
+                return transaction(self._writer(), fn, self._budget)
         except sqlite3.Error as exc:
             raise store_error(exc, self.path) from exc
 
@@ -147,15 +189,14 @@ class SQLiteCore:
         makes that statement its own transaction (no BEGIN/COMMIT round trips).
         """
         with self._lock, self._queue:
-            if self._closed:
-                raise StoreError("store is closed")
             try:
+                conn = self._writer()
                 try:  # the first try without ``retrying``'s set-up: rarely busy in WAL mode
-                    return fn(self._conn)
+                    return fn(conn)
                 except sqlite3.OperationalError as exc:
                     if not is_busy(exc):
                         raise
-                return retrying(lambda: fn(self._conn), self._budget)
+                return retrying(lambda: fn(conn), self._budget)
             except sqlite3.Error as exc:
                 raise store_error(exc, self.path) from exc
 
@@ -250,24 +291,6 @@ class SQLiteCore:
             for digest in encoded.blobs:
                 self._known.put(digest, True)
 
-    def stats(self) -> dict[str, int]:
-        """Row, blob and byte counts of the ``st_`` tables (plus group-commit counters)."""
-
-        def count(c: sqlite3.Connection) -> dict[str, int]:
-            rows, body, extra = c.execute(
-                "SELECT count(*), coalesce(sum(length(body)), 0), coalesce(sum(length(extra)), 0)"
-                " FROM st_revisions").fetchone()
-            blobs, blob_bytes = c.execute(
-                "SELECT count(*), coalesce(sum(length(data)), 0) FROM st_blobs").fetchone()
-            snaps = c.execute("SELECT count(*) FROM st_revisions WHERE kind=0").fetchone()[0]
-            return {"revisions": rows, "snapshots": snaps, "body_bytes": body,
-                    "extra_bytes": extra, "blobs": blobs, "blob_bytes": blob_bytes}
-
-        out = self._read(count)
-        if self._group is not None:
-            out["group_batches"], out["group_commits"] = self._group.batches, self._group.jobs
-        return out
-
     def clear_cache(self) -> None:
         """Forget decoded revisions and blobs (the next reads decode from the file)."""
         self._entries.clear()
@@ -280,6 +303,9 @@ class SQLiteCore:
         with self._lock:
             if not self._closed:
                 self._closed = True
-                self._conn.close()
+                if self._conn is not None:
+                    self._conn.close()
+                if self._link is not None:
+                    self._link.close()
                 if isinstance(self._queue, WriterQueue):
                     self._queue.close()

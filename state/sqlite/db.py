@@ -10,10 +10,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from claimfsm._base.errors import ErrorCode
+from claimfsm._base.sqlite_read import connect_writer
 from claimfsm.state.errors import StoreError
 
 __all__ = [
@@ -26,7 +26,6 @@ __all__ = [
     "GroupCommitter",
     "StoreBusy",
     "connect",
-    "connect_readonly",
     "init_schema",
     "is_busy",
     "retrying",
@@ -144,7 +143,7 @@ def transaction(
 
 def connect(path: str, durability: Durability, budget: float) -> sqlite3.Connection:
     """A connection in WAL mode with the durability's ``synchronous`` level."""
-    conn = sqlite3.connect(
+    conn = connect_writer(
         path, timeout=min(budget, 5.0), isolation_level=None, check_same_thread=False,
         cached_statements=256,
     )
@@ -156,15 +155,6 @@ def connect(path: str, durability: Durability, budget: float) -> sqlite3.Connect
     except BaseException:
         conn.close()
         raise
-    return conn
-
-
-def connect_readonly(path: str, budget: float) -> sqlite3.Connection:
-    """A read-only connection (``mode=ro``): it can never create or change the file."""
-    uri = f"{Path(path).resolve().as_uri()}?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=min(budget, 5.0), isolation_level=None,
-                           check_same_thread=False, cached_statements=256)
-    conn.execute(f"PRAGMA busy_timeout={int(min(budget, 5.0) * 1000)}")
     return conn
 
 

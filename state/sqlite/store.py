@@ -143,7 +143,7 @@ class SQLiteStore(SQLiteCore, StateStore):
             if relabel:
                 c.execute(LABEL, (session, verdict_label(new)))
 
-        if blobs or relabel or self._group is not None:
+        if blobs or relabel or self.durability == "group":
             self._write(insert)  # blobs and row in one transaction
         else:
             self._write_one(insert)  # one statement: its own transaction
@@ -203,7 +203,7 @@ class SQLiteStore(SQLiteCore, StateStore):
             self._catalog = CatalogReader(
                 read=self._read, write=self._write, head=self.head,
                 first=lambda sid: self.get(sid, 0), sessions=self.sessions,
-                readonly=self.readonly)
+                readonly=self._conn is None)  # until a write opened the file for writing
         page: SummaryPage = self._catalog.page(query)
         return page
 
@@ -243,6 +243,25 @@ class SQLiteStore(SQLiteCore, StateStore):
         return revision
 
     # -- integrity and maintenance ----------------------------------------------------
+
+    def stats(self) -> dict[str, int]:
+        """Row, blob and byte counts of the ``st_`` tables (plus group-commit counters)."""
+
+        def count(c: sqlite3.Connection) -> dict[str, int]:
+            rows, body, extra = c.execute(
+                "SELECT count(*), coalesce(sum(length(body)), 0), coalesce(sum(length(extra)), 0)"
+                " FROM st_revisions").fetchone()
+            blobs, blob_bytes = c.execute(
+                "SELECT count(*), coalesce(sum(length(data)), 0) FROM st_blobs").fetchone()
+            snaps = c.execute("SELECT count(*) FROM st_revisions WHERE kind=0").fetchone()[0]
+            return {"revisions": rows, "snapshots": snaps, "body_bytes": body,
+                    "extra_bytes": extra, "blobs": blobs, "blob_bytes": blob_bytes}
+
+        out = self._read(count)
+        if self._group is not None:
+            out["group_batches"], out["group_commits"] = self._group.batches, self._group.jobs
+        return out
+
 
     def verify_chain(self, sid: str) -> ChainCheck:
         """Recompute the session's hash chain from the stored rows and check its blobs."""

@@ -90,7 +90,11 @@ def test_steps_write_no_catalog_rows_listing_fills_claims(tmp_path: Path) -> Non
     with SQLiteStore(db, readonly=True) as view:
         assert [s.claim for s in view.summaries(SummaryQuery(q="CLAIM 2")).items] == ["claim 2"]
     assert rows() == []  # a read-only listing writes nothing
-    with SQLiteStore(db) as store:
+    with SQLiteStore(db) as store:  # writable, but it only lists: nothing written either
         assert [s.sid for s in store.summaries(SummaryQuery(limit=2)).items] == ["s2", "s1"]
+    assert rows() == []
+    with SQLiteStore(db) as store:  # once the store writes, its listings keep the claims
+        store.create(make_revision("s3", 0, make_state("s3", claim="claim 3")))
+        assert [s.sid for s in store.summaries(SummaryQuery(limit=2)).items] == ["s3", "s2"]
     # the rows the page read (its two, and the one that says there is a next page)
-    assert rows() == [(1, "claim 0", None), (2, "claim 1", None), (3, "claim 2", None)]
+    assert rows() == [(2, "claim 1", None), (3, "claim 2", None), (4, "claim 3", None)]
