@@ -241,7 +241,8 @@ class LineChecker:
         return obj
 
     def _validate(self, n: int, obj: dict[str, Any]) -> Header | Entry | End:
-        kind = KINDS.get(obj.get("t"))  # type: ignore[arg-type]
+        t = obj.get("t")
+        kind = KINDS.get(t) if isinstance(t, str) else None  # a list would not even hash
         if kind is None:
             self._fail(f"t: unknown line kind {obj.get('t')!r} (expected one of "
                        f"{', '.join(KINDS)})", n)

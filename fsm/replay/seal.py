@@ -95,24 +95,29 @@ def unseal(raw: bytes, obj: dict[str, Any], *, line: int | None = None,
                              field=SEAL_KEY)
     digest, _, parts = seal.partition(":")
     at = raw.rfind(_TAIL)
-    if at >= 0 and raw[at:] == _TAIL + seal.encode() + b'"}' and _digest(raw[:at], parts) == digest:
+    whole = at >= 0 and raw[at:] == _TAIL + seal.encode() + b'"}'
+    if whole and _digest(raw[:at], parts) == digest:
         return obj
     raise RecordTampered("the line differs from what was sealed (edited after it was "
                          "written)", line=line, source=source,
-                         field=locate(obj, digest, parts))
+                         field=locate(obj, raw[:at] if whole else None, digest, parts))
 
 
-def locate(obj: dict[str, Any], digest: str, parts: str) -> str:
-    """Where a line whose seal does not match was edited: the path of the first part of
-    ``obj`` whose locator digits differ from ``parts``; when every part matches, ``sum``
-    if the seal was edited, ``(line)`` if the bytes between the values were."""
+def locate(obj: dict[str, Any], body: bytes | None, digest: str, parts: str) -> str:
+    """Where a line whose seal does not match was edited (``body``: its bytes before the
+    seal, ``None`` when something follows the seal): the path of the first part whose
+    locator digits differ from ``parts``; ``sum`` when the seal itself was edited;
+    ``(line)`` when every value is as sealed but the bytes between them are not."""
+    actual = _locator(obj)
+    if body is not None and _digest(body, actual) == digest:
+        return SEAL_KEY  # the values are as sealed: only the locator digits changed
     if len(parts) % _PART_HEX or any(c not in "0123456789abcdef" for c in parts):
         return SEAL_KEY
-    n = 0
-    for n, (path, value) in enumerate(_parts(obj), start=1):
-        if parts[(n - 1) * _PART_HEX:n * _PART_HEX] != _part_digest(path, value):
+    for n, (path, _) in enumerate(_parts(obj)):
+        at = n * _PART_HEX
+        if parts[at:at + _PART_HEX] != actual[at:at + _PART_HEX]:
             return path
-    if n * _PART_HEX != len(parts):  # the sealed line had more parts: the last ones went
+    if len(actual) != len(parts):  # the sealed line had more parts: the last ones went
         return "(end of line)"
     if _digest(orjson.dumps(obj)[:-1], parts) == digest:
         return "(line)"
@@ -138,6 +143,13 @@ class HashChain:
     def __init__(self) -> None:
         self._last: Entry | None = None
         self._parent: tuple[int, bytes] | None = None
+
+    @property
+    def last(self) -> str | None:
+        """The chain hash of the last revision added or resumed after (hex)."""
+        if self._last is not None:
+            return self._last.hash.hex()
+        return None if self._parent is None else self._parent[1].hex()
 
     def resume(self, rev: int, hash_hex: str) -> None:
         """Continue after revision ``rev`` whose chain hash is ``hash_hex``."""

@@ -131,6 +131,7 @@ class Recorder:
         self.machine = machine
         self.head = head
         self.chain = HashChain()
+        self.ended = False
         if append and self.path.exists() and self.path.stat().st_size:
             self._resume(head)
         try:
@@ -172,16 +173,34 @@ class Recorder:
             last_entry = record.entries[-1]
             self.head = last_entry.rev if last_entry.rev is not None else last_entry.head
 
+    def rewind(self, revision: Revision) -> None:
+        """Write the rewind line of ``revision`` (what ``Driver.rollback`` committed), so a
+        record made as the session runs holds its rewinds as an export would."""
+        if self.ended:
+            raise RecordWriteError(f"{self.path}: the record has its end line; a rewind "
+                                   "after it starts a new record")
+        line = _rewind_of(revision, self.chain.add(revision))
+        self.head = revision.rev
+        self._write(encode_line(line))
+
+    def end(self, revision: Revision) -> None:
+        """Write the end line for ``revision``, the final head (the recorder writes it by
+        itself after a step reaching one of ``finals``)."""
+        self._write(encode_line(_end_for(revision, self.chain.last)))
+        self.ended = True
+
     def __call__(self, result: StepResult) -> None:
         rev = result.revision
         head = self.head if rev is None else rev.rev - 1
         h = None if rev is None else self.chain.add(rev)
         out = encode_line(step_from_result(result, head, h))
+        ends = rev is not None and result.after in self.finals
         if rev is not None:
             self.head = rev.rev
-            if result.after in self.finals:
+            if ends:
                 out += encode_line(_end_for(rev, h))
         self._write(out)
+        self.ended = self.ended or ends
 
     def _write(self, data: bytes) -> None:
         # One write and a flush per step: a crash leaves whole lines behind, at most the
@@ -232,11 +251,7 @@ def export_record(
 def _entry_of(parent: Revision, rev: Revision, bindings: Mapping[str, Binding],
               h: str) -> Entry:
     if rev.skill == "rewind":
-        to = next((e.get("to") for e in rev.events if e.get("type") == "Rewind"), None)
-        if not isinstance(to, int):
-            raise RecordError(f"revision {rev.rev}: rewind without a target", source=rev.sid)
-        reopen = any(e.get("type") == "Rewind" and e.get("reopen") is True for e in rev.events)
-        return Rewind(head=parent.rev, rev=rev.rev, to=to, ts=rev.ts, reopen=reopen, h=h)
+        return _rewind_of(rev, h)
     binding = bindings.get(rev.skill or "")
     if binding is None or rev.envelope is None:
         raise RecordError(f"revision {rev.rev}: skill {rev.skill!r} has no binding to "
@@ -251,3 +266,11 @@ def _entry_of(parent: Revision, rev: Revision, bindings: Mapping[str, Binding],
                 input=binding.to_input(parent.state, st), calls=calls,
                 events=tool_events(rev), envelope=dict(rev.envelope),
                 policy=dict(rev.state.policy), runtime=dict(rev.state.runtime), h=h)
+
+
+def _rewind_of(rev: Revision, h: str) -> Rewind:
+    to = next((e.get("to") for e in rev.events if e.get("type") == "Rewind"), None)
+    if not isinstance(to, int) or rev.parent_rev is None:
+        raise RecordError(f"revision {rev.rev}: rewind without a target", source=rev.sid)
+    reopen = any(e.get("type") == "Rewind" and e.get("reopen") is True for e in rev.events)
+    return Rewind(head=rev.parent_rev, rev=rev.rev, to=to, ts=rev.ts, reopen=reopen, h=h)
