@@ -153,7 +153,11 @@ def replay(path: Path, mode: str, db: str | None, as_json: bool) -> None:
         raise  # unreachable: fail exits
     if not files:
         fail("NO_RECORDS", f"path: no *.jsonl records under {path}", as_json=as_json)
-    index = EvidenceIndex.open(db) if db is not None and mode == "live" else None
+    try:
+        index = EvidenceIndex.open(db) if db is not None and mode == "live" else None
+    except ClaimFsmError as exc:  # a file that is not an index: its code, no traceback
+        fail(exc.code, exc.msg, as_json=as_json)
+        raise  # unreachable: fail exits
     rows: list[ReplayReport | RecordError] = []
     try:
         for f in files:

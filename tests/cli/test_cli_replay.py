@@ -147,3 +147,12 @@ def test_a_format_1_record_replays_unverified(run: CliRunner) -> None:
     code, out, _ = invoke(run, "replay", str(SESSIONS / "supported.jsonl"), "--json")
     report = orjson.loads(out)
     assert code == 0 and report["verified"] is True and report["format"] == 2
+
+
+def test_live_replay_with_a_garbage_index_is_a_code(run: CliRunner, tmp_path: Path) -> None:
+    garbage = tmp_path / "g.db"
+    garbage.write_bytes(bytes(range(256)) * 20)
+    code, out, err = invoke(run, "replay", str(SESSIONS / "supported.jsonl"), "--mode", "live",
+                            "--db", str(garbage))
+    assert code == 2 and out == "" and err.startswith("error: STORE_NOT_DATABASE:")
+    assert garbage.read_bytes() == bytes(range(256)) * 20
