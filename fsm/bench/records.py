@@ -136,8 +136,8 @@ def make_record(path: Path, size: int, page: int = PAGE) -> int:
         tools = runtime_from_info(index, info)
         claim, start = "NASA landed on the Moon in 1969.", datetime(2026, 1, 1, tzinfo=UTC)
         probe = MemoryStore()  # a first run finds the revision to rewind to
-        Driver(probe, tools=tools, clock=FixedClock(start)).start(claim, sid="big")
-        Driver(probe, tools=tools, clock=FixedClock(start)).run("big")
+        first = Driver(probe, tools=tools, clock=FixedClock(start))
+        first.run(first.start(claim, sid="big").sid)
         back = next(r.rev for r in probe.history("big") if r.fsm == "EXTRACT") - 1
         # No end line until the last run: a rewind after it would start another record.
         with Recorder(path, finals=frozenset()) as rec:

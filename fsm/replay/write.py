@@ -154,6 +154,7 @@ class Recorder:
         if rev != head or h is None:
             raise RecordWriteError(f"{self.path} ends at revision {rev}, not at {head}")
         self.chain.resume(rev, h)
+        self.ended = record.end is not None
 
     def header(self, first: Revision, tools: dict[str, Any] | None) -> None:
         """Write the header line for the session that starts at ``first``."""
@@ -169,6 +170,7 @@ class Recorder:
             self.chain.resume(last.rev, last.h)
         elif record.header.h is not None:
             self.chain.resume(0, record.header.h)
+        self.ended = record.end is not None
         if record.entries:
             last_entry = record.entries[-1]
             self.head = last_entry.rev if last_entry.rev is not None else last_entry.head

@@ -29,6 +29,7 @@ from claimfsm.replay.seal import seal_line, unseal
 from claimfsm.replay.tools import runtime_from_info
 from claimfsm.skills.context import FixedClock
 from claimfsm.skills.tools.index import EvidenceIndex
+from claimfsm.state.memory import MemoryStore
 from claimfsm.state.postgres import PostgresStore
 from claimfsm.state.sqlite import SQLiteStore
 from claimfsm.state.store import StateStore
@@ -139,3 +140,23 @@ def test_a_format_1_record_is_not_continued(tmp_path: Path) -> None:
     with pytest.raises(RecordWriteError, match="a format 1 record"):
         Recorder(old, append=True, head=7)
     assert old.read_bytes() == OLD.read_bytes()
+
+
+def test_a_recorder_writes_rewinds_as_the_export_does(tmp_path: Path,
+                                                      index: EvidenceIndex) -> None:
+    info = tools_info(documents=index.count_documents(), facts=index.count_facts(),
+                      fallbacks=DEFAULT_FALLBACKS)
+    path = tmp_path / "r.jsonl"
+    store = MemoryStore()
+    with Recorder(path, finals=frozenset()) as rec:  # the end line only when told
+        driver = Driver(store, tools=runtime_from_info(index, info),
+                        clock=FixedClock(datetime(2026, 1, 1, tzinfo=UTC)), on_step=rec)
+        rec.header(driver.start("Sydney is the capital of Australia.", sid="s"), info)
+        driver.run("s")
+        rec.rewind(driver.rollback("s", 2))
+        rec.end(driver.run("s"))
+        assert path.read_bytes() == export_record(store, "s", tools=info).to_bytes()
+        with pytest.raises(RecordWriteError, match="has its end line"):
+            rec.rewind(driver.rollback("s", 1))
+    record = read_record(path)
+    assert record.verified and replay_record(record).ok
