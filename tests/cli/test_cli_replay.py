@@ -98,10 +98,17 @@ def test_replay_dir_prints_a_summary_table(run: CliRunner, tmp_path: Path) -> No
     assert code == 0 and rows[0].split()[:4] == ["record", "mode", "steps", "result"]
     assert len(rows) == 2 + len(list(SESSIONS.glob("*.jsonl")))
     assert rows[-1].endswith("records replayed clean") and "DIVERGED" not in out
+    old = Path(__file__).resolve().parents[1] / "data" / "records" / "supported-0.1.0.jsonl"
+    shutil.copy(old, tmp_path / "s" / "old.jsonl")
+    code, out, _ = invoke(run, "replay", str(tmp_path / "s"))
+    row = next(r for r in out.splitlines() if r.startswith("old.jsonl"))
+    assert code == 0 and row.split()[3] == "ok*"
+    assert out.splitlines()[-1].endswith("; 1 unverified (format 1: no seals)")
     (tmp_path / "s" / "zz_bad.jsonl").write_bytes(b'{"t":"header"}\n')
     code, out, _ = invoke(run, "replay", str(tmp_path / "s"), "--json")
     summary = orjson.loads(out)["summary"]
     assert code == 2 and summary["bad"] == 1 and summary["ok"] == summary["total"] - 1
+    assert summary["unverified"] == 1
 
 
 def test_replay_of_an_empty_folder_says_so(run: CliRunner, tmp_path: Path) -> None:
