@@ -34,9 +34,11 @@ test: install
 wheel-check:
 	PY=$(PY) bash .ci/wheel
 
-# 10,000 fuzzed inputs per skill and 1,000 per CLI target (make test runs a few dozen).
+# 10,000 fuzzed inputs per skill and 1,000 per CLI target (make test runs a few dozen);
+# the record reader and replay, and every field of every shipped record edited.
 fuzz: install
-	CLAIMFSM_FUZZ=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py
+	CLAIMFSM_FUZZ=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py \
+		tests/replay/test_replay_fuzz.py tests/replay/test_tamper.py
 
 # The store under abuse, scaled up: 300 SIGKILLs of a writer, 3,000 racing commits.
 stress: install

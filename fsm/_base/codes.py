@@ -180,6 +180,8 @@ class ErrorCode(StrEnum):
     # -- replay and records ------------------------------------------------------------------
     BAD_RECORD = ("BAD_RECORD", _STOP, 422,
                   "a session record that cannot be read (the line is named)")
+    RECORD_TAMPERED = ("RECORD_TAMPERED", _STOP, 422,
+                       "a record line edited after it was written (line and field named)")
     RECORD_MISMATCH = "RECORD_MISMATCH", _STOP, None, "--record names a record of another session"
     RECORD_WRITE_FAILED = ("RECORD_WRITE_FAILED", _STOP, None,
                            "the session record could not be written")

@@ -2,7 +2,8 @@
 session commands (``verify``, ``start``, ``step``).
 
 Exit codes of ``replay``: 0 every record replayed clean, 1 a divergence, 2 a record that
-cannot be read (``BAD_RECORD``, with the line number).
+cannot be read (``BAD_RECORD``, with the line number), was edited after it was written
+(``RECORD_TAMPERED``, with the line and field) or is over a limit (``INPUT_TOO_LARGE``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from claimfsm.engine.runtime import Engine
 from claimfsm.replay.diff import short
 from claimfsm.replay.record import Record, RecordError, read_record
 from claimfsm.replay.runner import MODES, Mode, ReplayReport, replay_record
+from claimfsm.replay.seal import HashChain
+from claimfsm.replay.source import find_records, open_record
 from claimfsm.replay.write import (
     Recorder,
     RecordWriteError,
@@ -95,7 +98,8 @@ def recorder_for_session(path: str, eng: Engine, sid: str, as_json: bool) -> Rec
     """A recorder appending to ``path`` for session ``sid`` (``step --record``).
 
     A missing or empty file first gets the session so far (as ``export`` writes it); an
-    existing one must be this session's record and reach its current head.
+    existing one must be this session's record and reach its current head, with that
+    revision's chain hash.
     """
     p = Path(path)
     head = eng.store.head(sid)
@@ -106,20 +110,33 @@ def recorder_for_session(path: str, eng: Engine, sid: str, as_json: bool) -> Rec
         click.get_current_context().call_on_close(rec.close)
         return rec
     record = read_record(p)
-    last = _last_rev(record)
+    last, h = _last_rev(record)
     if record.header.sid != sid or last != head.rev:
         what = (f"is the record of session {record.header.sid}" if record.header.sid != sid
                 else f"ends at revision {last}, the session's head is {head.rev}")
         fail("RECORD_MISMATCH", f"--record {path} {what}", as_json=as_json)
+    if h is not None and h != _head_hash(eng, sid):
+        fail("RECORD_MISMATCH", f"--record {path}: revision {last} is not this store's "
+             "(its chain hash differs)", as_json=as_json)
     rec = Recorder(p, append=True, head=head.rev)
     click.get_current_context().call_on_close(rec.close)
     return rec
 
 
-def _last_rev(record: Record) -> int:
+def _last_rev(record: Record) -> tuple[int, str | None]:
+    """The record's last revision and its chain hash (``None`` in format 1)."""
     for entry in reversed(record.entries):
-        return entry.rev if entry.rev is not None else entry.head
-    return 0
+        if entry.rev is not None:
+            return entry.rev, entry.h
+    return (record.entries[-1].head if record.entries else 0), record.header.h
+
+
+def _head_hash(eng: Engine, sid: str) -> str:
+    chain = HashChain()
+    h = ""
+    for rev in eng.store.history(sid):
+        h = chain.add(rev)
+    return h
 
 
 @click.command()
@@ -133,9 +150,15 @@ def _last_rev(record: Record) -> int:
 def replay(path: Path, mode: str, db: str | None, as_json: bool) -> None:
     """Replay a session record (or every *.jsonl under a folder) and report divergences.
 
-    Exit 0 when everything replayed clean, 1 on a divergence, 2 on an unreadable record.
+    Every line is checked against its seal first (format 2 records; older ones replay
+    unverified). Exit 0 when everything replayed clean, 1 on a divergence, 2 on a record
+    that cannot be read, was edited, or is over a limit.
     """
-    files = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
+    try:
+        files = find_records(path) if path.is_dir() else [path]
+    except RecordError as exc:
+        fail(exc.code, exc.msg, as_json=as_json)
+        raise  # unreachable: fail exits
     if not files:
         fail("NO_RECORDS", f"path: no *.jsonl records under {path}", as_json=as_json)
     rows: list[ReplayReport | RecordError] = []
@@ -145,12 +168,7 @@ def replay(path: Path, mode: str, db: str | None, as_json: bool) -> None:
         index = (stack.enter_context(readonly_index(db, as_json))
                  if db is not None and mode == "live" else None)
         for f in files:
-            try:
-                rows.append(replay_record(read_record(f), cast(Mode, mode), index=index))
-            except RecordError as exc:
-                rows.append(exc)
-            except ClaimFsmError as exc:
-                rows.append(RecordError(f"{exc.code}: {exc.msg}", source=str(f)))
+            rows.append(_replay_file(f, cast(Mode, mode), index))
     bad = [r for r in rows if isinstance(r, RecordError)]
     reports = [r for r in rows if isinstance(r, ReplayReport)]
     if not path.is_dir():
@@ -166,10 +184,26 @@ def replay(path: Path, mode: str, db: str | None, as_json: bool) -> None:
         emit({"records": [r.to_json() if isinstance(r, ReplayReport) else
                           {"error": r.to_dict()} for r in rows],
               "summary": {"total": len(rows), "ok": sum(r.ok for r in reports),
-                          "diverged": sum(not r.ok for r in reports), "bad": len(bad)}})
+                          "diverged": sum(not r.ok for r in reports), "bad": len(bad),
+                          "unverified": sum(not r.verified for r in reports)}})
     else:
         click.echo("\n".join(summary_table(rows, base=path)))
     sys.exit(2 if bad else (1 if any(not r.ok for r in reports) else 0))
+
+
+def _replay_file(f: Path, mode: Mode, index: EvidenceIndex | None) -> ReplayReport | RecordError:
+    try:
+        with open_record(f) as record:
+            return replay_record(record, mode, index=index)
+    except RecordError as exc:
+        return exc
+    except ClaimFsmError as exc:
+        return RecordError(f"{exc.code}: {exc.msg}", source=str(f))
+
+
+def _seal(report: ReplayReport) -> str:
+    return ("verified" if report.verified else
+            f"unverified (a format {report.format} record: its lines carry no seals)")
 
 
 def report_lines(report: ReplayReport) -> list[str]:
@@ -177,9 +211,10 @@ def report_lines(report: ReplayReport) -> list[str]:
     exp, act = report.expected, report.actual
     head = f"replay {report.source} ({report.mode}): "
     if report.ok:
-        return [head + f"ok, {report.steps} steps, {act.fsm}, verdict {act.verdict or '-'}"]
+        return [head + f"ok, {report.steps} steps, {act.fsm}, verdict {act.verdict or '-'}, "
+                + _seal(report)]
     d = report.divergence
-    lines = [head + "DIVERGED"]
+    lines = [head + "DIVERGED", f"  record:   {_seal(report)}"]
     if d is not None:
         lines += [f"  step:     {d.step} (line {d.line})",
                   f"  state:    {d.state} ({d.skill or '-'})",
@@ -209,10 +244,13 @@ def summary_table(rows: list[ReplayReport | RecordError], *, base: Path) -> list
         verdict = r.actual.verdict or "-"
         if r.verdict_changed:
             verdict = f"{r.expected.verdict or '-'}->{verdict}"
+        result = ("ok" if r.ok else "DIVERGED") + ("" if r.verified else "*")
         out.append(f"{_rel(r.source, base):<32} {r.mode:<6} {r.steps:>5}  "
-                   f"{'ok' if r.ok else 'DIVERGED':<10} {verdict:<16} {where}")
+                   f"{result:<10} {verdict:<16} {where}")
     ok = sum(1 for r in rows if isinstance(r, ReplayReport) and r.ok)
-    out.append(f"{ok} of {len(rows)} records replayed clean")
+    unverified = sum(1 for r in rows if isinstance(r, ReplayReport) and not r.verified)
+    out.append(f"{ok} of {len(rows)} records replayed clean"
+               + (f"; {unverified} unverified (format 1: no seals)" if unverified else ""))
     return out
 
 

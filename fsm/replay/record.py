@@ -1,276 +1,290 @@
-"""Session records: a JSONL file, one header line, one line per step, an end line.
+"""Session records: reading them line by line, within limits, every line checked as it
+is read. The line models live in :mod:`claimfsm.replay.lines` and are re-exported here.
 
-Line kinds (field ``t``), each one orjson object with a fixed key order:
+:class:`LineChecker` checks one line after another (JSON, the line kind and its fields,
+the format, the seal of a format 2 line, the chain of heads, the end line); the readers
+feed it lines of at most :attr:`RecordLimits.line_bytes`, never the whole file at once:
 
-- ``header``: record format, engine version, machine, sid, claim, config, the start
-  clock reading and what the tools were (``null``: the session ran without tools);
-- ``step``: the head before the step, the revision committed (``null`` if none), FSM
-  state before/after, skill, whether it committed, the clock reading, the skill's input,
-  every tool call (args and result), the envelope, and the tool runtime's bookkeeping
-  the step committed (policy state; budget and rate buckets spent);
-- ``rewind``: a rewind (``claimfsm rollback``) found in a stored history;
-- ``end``: written once the session reached a final state (rev, fsm, verdict), so a
-  record cut short after a final step is detected as truncated.
+- :func:`parse_record`: bytes in memory to a :class:`Record`;
+- :func:`read_record`: a file to a ``Record`` (every entry held: for records of a size a
+  program wants in memory);
+- :func:`claimfsm.replay.source.open_record`: a file read twice, entries never all held
+  (``claimfsm replay``).
 
-:func:`read_record` checks every line and the chain of heads, and raises
-:class:`RecordError` (``BAD_RECORD``) naming the line. Writing lives in
-:mod:`claimfsm.replay.write` (the recorder and the export).
+Errors: :class:`RecordError` (``BAD_RECORD``), :class:`RecordTampered`
+(``RECORD_TAMPERED``), :class:`RecordTooLarge` (``INPUT_TOO_LARGE``), each naming the line.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib.metadata
-from collections.abc import Iterable
+import io
+import os
+import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import IO, Any, NoReturn
 
 import orjson
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
-from claimfsm.engine.errors import ClaimFsmError, ErrorCode
+from claimfsm.replay.errors import RecordError, RecordTampered, RecordTooLarge
+from claimfsm.replay.lines import (
+    FORMAT_2_FIELDS,
+    FORMAT_VERSION,
+    KINDS,
+    READABLE_FORMATS,
+    End,
+    Entry,
+    Header,
+    Record,
+    Rewind,
+    Step,
+    Summary,
+    encode_line,
+    engine_version,
+)
+from claimfsm.replay.seal import SEAL_KEY, is_digest, unseal
 from claimfsm.skills.base import describe_validation_error
-from claimfsm.skills.context import ToolCall
 
 __all__ = [
     "FORMAT_VERSION",
+    "MAX_RECORD_BYTES",
+    "MAX_RECORD_LINES",
+    "MAX_RECORD_LINE_BYTES",
+    "READABLE_FORMATS",
     "End",
     "Entry",
     "Header",
+    "LineChecker",
     "Record",
     "RecordError",
+    "RecordLimits",
+    "RecordTampered",
+    "RecordTooLarge",
     "Rewind",
     "Step",
+    "Summary",
     "encode_line",
     "engine_version",
+    "iter_lines",
+    "open_checked",
     "parse_record",
     "read_record",
 ]
 
-#: The record format this engine writes and reads.
-FORMAT_VERSION = 1
-
-
-class RecordError(ClaimFsmError):
-    """A record that cannot be read: ``line`` names the offending line (1-based),
-    ``source`` the record's file."""
-
-    code = ErrorCode.BAD_RECORD
-    _where = (*ClaimFsmError._where, "line", "source")
-
-    def __init__(self, msg: str, *, line: int | None = None, source: str = "") -> None:
-        where = " ".join(p for p in (source, f"line {line}" if line else "") if p)
-        super().__init__(f"{where}: {msg}" if where else msg)
-        self.line = line
-        self.source = source
-
-
-def _aware_iso(value: str) -> str:
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(f"not an ISO timestamp: {value!r}") from None
-    if parsed.tzinfo is None:
-        raise ValueError(f"timestamp without a timezone: {value!r}")
-    return value
-
-
-#: A clock reading as recorded: ISO 8601 text with a timezone.
-Timestamp = Annotated[str, AfterValidator(_aware_iso)]
-
-
-class _Line(BaseModel):
-    """Base of record lines: frozen, unknown fields refused."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
-
-
-class Header(_Line):
-    """The first line: what ran, on what, from when."""
-
-    t: Literal["header"] = "header"
-    format: int
-    engine: str
-    machine: str
-    sid: str
-    claim: str
-    config: dict[str, Any]
-    ts: Timestamp
-    tools: dict[str, Any] | None
-
-
-class Step(_Line):
-    """One driver step, committed or not."""
-
-    t: Literal["step"] = "step"
-    head: int
-    rev: int | None
-    before: str
-    after: str
-    skill: str | None
-    committed: bool
-    ts: Timestamp
-    input: dict[str, Any]
-    calls: list[ToolCall]
-    envelope: dict[str, Any]
-    policy: dict[str, Any] | None = None
-    runtime: dict[str, Any] | None = None
-
-
-class Rewind(_Line):
-    """A rewind to revision ``to`` committed as revision ``rev``."""
-
-    t: Literal["rewind"] = "rewind"
-    head: int
-    rev: int
-    to: int
-    ts: Timestamp
-    reopen: bool = False
-
-
-class End(_Line):
-    """The session reached a final state: the last line of a finished record."""
-
-    t: Literal["end"] = "end"
-    rev: int
-    fsm: str
-    verdict: str | None
-
-
-Entry = Step | Rewind
-_KINDS: dict[str, type[_Line]] = {"header": Header, "step": Step, "rewind": Rewind, "end": End}
+#: The longest line read (a step line holds its tool results: one is at most 4 MiB).
+MAX_RECORD_LINE_BYTES = 32 * 2**20
+#: The most lines one record may have (a session's steps, rewinds and two more).
+MAX_RECORD_LINES = 1_000_000
+#: The largest record file.
+MAX_RECORD_BYTES = 4 * 2**30
 
 
 @dataclass(frozen=True)
-class Record:
-    """A parsed record; ``source`` names the file it came from (for messages)."""
+class RecordLimits:
+    """The limits a record is read within (docs/limits.md)."""
 
-    header: Header
-    entries: tuple[Entry, ...]
-    end: End | None = None
-    source: str = ""
+    line_bytes: int = MAX_RECORD_LINE_BYTES
+    lines: int = MAX_RECORD_LINES
+    file_bytes: int = MAX_RECORD_BYTES
+
+
+DEFAULT_LIMITS = RecordLimits()
+
+
+def iter_lines(fh: IO[bytes], limits: RecordLimits, source: str,
+               digest: Any = None) -> Iterator[tuple[int, int, bytes, bool]]:
+    """``(number, offset, bytes without the newline, whether it ended with one)`` of each
+    line; a line or a count over the limits is :class:`RecordTooLarge`, found after
+    reading at most one line more than the limit allows. ``digest`` (a hashlib object)
+    is fed every byte read."""
+    cap = limits.line_bytes + 1
+    n = offset = 0
+    while True:
+        raw = fh.readline(cap)
+        if not raw:
+            return
+        n += 1
+        if n > limits.lines:
+            raise RecordTooLarge(f"more than {limits.lines:,} lines, the limit "
+                                 "(MAX_RECORD_LINES)", line=n, source=source)
+        complete = raw[-1:] == b"\n"
+        if not complete and len(raw) == cap:
+            raise RecordTooLarge(f"a line over {limits.line_bytes:,} bytes, the limit "
+                                 "(MAX_RECORD_LINE_BYTES)", line=n, source=source)
+        if digest is not None:
+            digest.update(raw)
+        yield n, offset, raw[:-1] if complete else raw, complete
+        offset += len(raw)
+
+
+def open_checked(path: str | Path, limits: RecordLimits = DEFAULT_LIMITS) -> IO[bytes]:
+    """``path`` opened for reading, once it is known to be a regular file within the size
+    limit (a device such as /dev/zero, a FIFO or a folder is refused before a byte is
+    read, and a FIFO without a writer never blocks the open)."""
+    source = str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise RecordError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise RecordError("not a regular file (a record is a file, not a device, a FIFO, "
+                              "a socket or a folder)", source=source)
+        if st.st_size > limits.file_bytes:
+            raise RecordTooLarge(f"{st.st_size:,} bytes, over the limit of "
+                                 f"{limits.file_bytes:,} (MAX_RECORD_BYTES)", source=source)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def parse_record(data: bytes, *, source: str = "",
+                 limits: RecordLimits = DEFAULT_LIMITS) -> Record:
+    """Parse and check a record from its bytes."""
+    if len(data) > limits.file_bytes:
+        raise RecordTooLarge(f"{len(data):,} bytes, over the limit of {limits.file_bytes:,} "
+                             "(MAX_RECORD_BYTES)", source=source)
+    return _collect(io.BytesIO(data), source, limits)
+
+
+def read_record(path: str | Path, limits: RecordLimits = DEFAULT_LIMITS) -> Record:
+    """Read and check a record file, every entry kept in memory (any problem:
+    :class:`RecordError`)."""
+    with open_checked(path, limits) as fh:
+        try:
+            return _collect(fh, str(path), limits)
+        except OSError as exc:
+            raise RecordError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+
+
+def _collect(fh: IO[bytes], source: str, limits: RecordLimits) -> Record:
+    checker = LineChecker(source)
+    entries: list[Entry] = []
+    for n, _, raw, complete in iter_lines(fh, limits, source):
+        line = checker.feed(n, raw, complete)
+        if isinstance(line, Step | Rewind):
+            entries.append(line)
+    header = checker.finish()
+    return Record(header=header, entries=tuple(entries), end=checker.end, source=source,
+                  verified=header.format >= 2, _summary=[checker.summary])
+
+
+class LineChecker:
+    """Checks a record's lines in order; :meth:`feed` returns each line parsed."""
+
+    def __init__(self, source: str = "") -> None:
+        self.source = source
+        self.header: Header | None = None
+        self.end: End | None = None
+        self.summary = Summary()
+        self._last_h: str | None = None
+
+    def feed(self, n: int, raw: bytes, complete: bool = True) -> Header | Entry | End:
+        """Check line ``n`` (its bytes without the newline; ``complete``: it had one)."""
+        obj = self._load(n, raw, complete)
+        sealed = SEAL_KEY in obj
+        if sealed:
+            obj = unseal(raw, obj, line=n, source=self.source)
+        line = self._validate(n, obj)
+        if self.end is not None:
+            self._fail("a line after the end line", n)
+        if n == 1:
+            if not isinstance(line, Header):
+                self._fail("the first line must be the header", n)
+            if line.format not in READABLE_FORMATS:
+                self._fail(f"format {line.format} is not supported (this engine reads "
+                           f"{' and '.join(map(str, READABLE_FORMATS))})", n)
+            self.header = line
+        elif isinstance(line, Header):
+            self._fail("a second header line", n)
+        self._check_format(n, obj, line, sealed)
+        if isinstance(line, End):
+            if line.rev != self.summary.head:
+                self._fail(f"end.rev is {line.rev}, the last revision is {self.summary.head}",
+                           n)
+            if self._sealed and line.h != self._last_h:
+                self._fail(f"end.h is not the chain hash of revision {line.rev}", n)
+            self.end = line
+        elif isinstance(line, Step | Rewind):
+            self._check_chain(line, n)
+            self.summary.add(line)
+        if line.h is not None:
+            self._last_h = line.h
+        return line
+
+    def finish(self) -> Header:
+        """The header, once every line was fed (a record without lines is refused)."""
+        if self.header is None:
+            self._fail("empty record: no header line", 1)
+        return self.header
 
     @property
-    def steps(self) -> tuple[Step, ...]:
-        """The step lines only."""
-        return tuple(e for e in self.entries if isinstance(e, Step))
+    def _sealed(self) -> bool:
+        return self.header is not None and self.header.format >= 2
 
-    def lines(self) -> Iterable[bytes]:
-        """The record as JSONL lines (each ends with a newline)."""
-        yield encode_line(self.header)
-        for entry in self.entries:
-            yield encode_line(entry)
-        if self.end is not None:
-            yield encode_line(self.end)
+    def _fail(self, msg: str, n: int) -> NoReturn:
+        raise RecordError(msg, line=n, source=self.source)
 
-    def to_bytes(self) -> bytes:
-        """The whole file."""
-        return b"".join(self.lines())
+    def _load(self, n: int, raw: bytes, complete: bool) -> dict[str, Any]:
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            what = "truncated line (cut short, no newline at the end)" if not complete \
+                else "not JSON"
+            self._fail(f"{what}: {exc}", n)
+        if not isinstance(obj, dict):
+            self._fail("expected a JSON object", n)
+        return obj
 
+    def _validate(self, n: int, obj: dict[str, Any]) -> Header | Entry | End:
+        t = obj.get("t")
+        kind = KINDS.get(t) if isinstance(t, str) else None  # a list would not even hash
+        if kind is None:
+            self._fail(f"t: unknown line kind {obj.get('t')!r} (expected one of "
+                       f"{', '.join(KINDS)})", n)
+        try:
+            line: Header | Entry | End = kind.model_validate(obj)  # type: ignore[assignment]
+        except ValidationError as exc:
+            self._fail(describe_validation_error(exc), n)
+        return line
 
-def encode_line(line: BaseModel) -> bytes:
-    """One record line: compact orjson in field order, newline-terminated."""
-    return orjson.dumps(line.model_dump(mode="json")) + b"\n"
+    def _check_format(self, n: int, obj: dict[str, Any], line: Any, sealed: bool) -> None:
+        if not self._sealed:
+            if sealed:
+                self._fail(f"{SEAL_KEY}: a format 1 record has no seals", n)
+            for key in sorted(FORMAT_2_FIELDS & obj.keys()):
+                self._fail(f"{key}: not a field of format 1 records", n)
+            return
+        if not sealed:
+            raise RecordTampered("the line has no seal (sum): every line of a format 2 "
+                                 "record has one", line=n, source=self.source, field=SEAL_KEY)
+        committed = not isinstance(line, Step) or line.committed
+        if committed != is_digest(line.h):
+            self._fail("h: a committed line needs its revision's chain hash (64 hex digits)"
+                       if committed else "h: an uncommitted step has no revision hash", n)
+        if isinstance(line, Step) and committed != (line.events is not None):
+            self._fail("events: a committed step lists its tool events" if committed
+                       else "events: an uncommitted step has none", n)
 
-
-@functools.cache
-def engine_version() -> str:
-    """The installed claimfsm version (what wrote the record)."""
-    try:
-        return importlib.metadata.version("claimfsm")
-    except importlib.metadata.PackageNotFoundError:  # running from a bare checkout
-        return "0+unknown"
-
-
-def read_record(path: str | Path) -> Record:
-    """Read and check a record file (:class:`RecordError` on any problem)."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise RecordError(f"cannot read: {exc.strerror or exc}", source=str(p)) from None
-    return parse_record(data, source=str(p))
-
-
-def parse_record(data: bytes, *, source: str = "") -> Record:
-    """Parse and check a record from its bytes."""
-    raw = data.split(b"\n")
-    complete = raw[-1] == b""
-    if complete:
-        raw.pop()
-    if not raw:
-        raise RecordError("empty record: no header line", line=1, source=source)
-    header: Header | None = None
-    entries: list[Entry] = []
-    end: End | None = None
-    head = 0
-    for n, text in enumerate(raw, start=1):
-        last_cut = n == len(raw) and not complete
-        obj = _load_line(text, n, last_cut, source)
-        if end is not None:
-            raise RecordError("a line after the end line", line=n, source=source)
-        if n == 1:
-            if not isinstance(obj, Header):
-                raise RecordError("the first line must be the header", line=n, source=source)
-            if obj.format != FORMAT_VERSION:
-                raise RecordError(f"format {obj.format} is not supported (this engine reads "
-                                  f"{FORMAT_VERSION})", line=n, source=source)
-            header = obj
-            continue
-        if isinstance(obj, Header):
-            raise RecordError("a second header line", line=n, source=source)
-        if isinstance(obj, End):
-            if obj.rev != head:
-                raise RecordError(f"end.rev is {obj.rev}, the last revision is {head}",
-                                  line=n, source=source)
-            end = obj
-            continue
-        assert isinstance(obj, Step | Rewind)
-        head = _check_chain(obj, head, n, source)
-        entries.append(obj)
-    assert header is not None
-    return Record(header=header, entries=tuple(entries), end=end, source=source)
-
-
-def _load_line(text: bytes, n: int, cut: bool, source: str) -> _Line:
-    try:
-        obj = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        what = "truncated line (cut short, no newline at the end)" if cut else "not JSON"
-        raise RecordError(f"{what}: {exc}", line=n, source=source) from None
-    if not isinstance(obj, dict):
-        raise RecordError("expected a JSON object", line=n, source=source)
-    kind = _KINDS.get(obj.get("t"))  # type: ignore[arg-type]
-    if kind is None:
-        raise RecordError(f"t: unknown line kind {obj.get('t')!r} (expected one of "
-                          f"{', '.join(_KINDS)})", line=n, source=source)
-    try:
-        return kind.model_validate(obj)
-    except ValidationError as exc:
-        raise RecordError(describe_validation_error(exc), line=n, source=source) from None
-
-
-def _check_chain(entry: Entry, head: int, n: int, source: str) -> int:
-    if entry.head != head:
-        raise RecordError(f"head is {entry.head}, expected {head} (a step is missing or "
-                          "out of order)", line=n, source=source)
-    if isinstance(entry, Rewind):
-        if entry.rev != head + 1 or not 0 <= entry.to <= head:
-            raise RecordError(f"rewind rev {entry.rev} to {entry.to} does not follow head "
-                              f"{head}", line=n, source=source)
-        return entry.rev
-    if entry.committed != (entry.rev is not None):
-        raise RecordError("committed and rev disagree", line=n, source=source)
-    if entry.rev is None:
-        if entry.after != entry.before:
-            raise RecordError("an uncommitted step cannot change the state", line=n,
-                              source=source)
-        return head
-    if entry.rev != head + 1:
-        raise RecordError(f"rev is {entry.rev}, expected head+1 = {head + 1}", line=n,
-                          source=source)
-    return entry.rev
-
-
+    def _check_chain(self, entry: Entry, n: int) -> None:
+        head = self.summary.head
+        if entry.head != head:
+            self._fail(f"head is {entry.head}, expected {head} (a step is missing or out of "
+                       "order)", n)
+        if isinstance(entry, Rewind):
+            if entry.rev != head + 1 or not 0 <= entry.to <= head:
+                self._fail(f"rewind rev {entry.rev} to {entry.to} does not follow head "
+                           f"{head}", n)
+            return
+        if entry.committed != (entry.rev is not None):
+            self._fail("committed and rev disagree", n)
+        if entry.rev is None:
+            if entry.after != entry.before:
+                self._fail("an uncommitted step cannot change the state", n)
+            return
+        if entry.rev != head + 1:
+            self._fail(f"rev is {entry.rev}, expected head+1 = {head + 1}", n)

@@ -11,6 +11,10 @@ Modes:
 - ``live``: real tools over an evidence index (the bundled demo corpus unless one is
   given), rebuilt from the header's tools description; reports how the outcome differs.
 
+Before the replay runs, every line of the record was checked against its seal (by the
+reader); while it runs, strict and tools mode recompute each revision's chain hash and
+compare it with the line's ``h`` (format 2 records).
+
 After the first divergence the replay keeps going (tools answered leniently) until the
 session ends, so the report can say whether the verdict changed.
 """
@@ -18,82 +22,62 @@ session ends, so the report can say whether the verdict changed.
 from __future__ import annotations
 
 import gc
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Protocol
 
-from claimfsm._base.models import Frozen
 from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
 from claimfsm.engine.driver import Driver, StepResult, ToolsFactory
 from claimfsm.engine.errors import ClaimFsmError
 from claimfsm.engine.machine import DEFAULT_MACHINE, MachineDef
 from claimfsm.engine.runtime import seed_demo
 from claimfsm.replay.diff import first_diff
-from claimfsm.replay.record import Record, RecordError, Rewind, Step
-from claimfsm.replay.tools import RecordedTools, ReplayClock, runtime_from_info
+from claimfsm.replay.record import End, Entry, Header, RecordError, Rewind, Step, Summary
+from claimfsm.replay.report import MODES, Divergence, Mode, Outcome, ReplayReport
+from claimfsm.replay.seal import HashChain
+from claimfsm.replay.store import ReplayStore
+from claimfsm.replay.tools import CallSource, RecordedTools, ReplayClock, runtime_from_info
 from claimfsm.skills.envelope import dumps
 from claimfsm.skills.tools.index import EvidenceIndex
 from claimfsm.state.errors import StoreError
-from claimfsm.state.memory import MemoryStore
 from claimfsm.state.model import Revision
 from claimfsm.state.store import StateStore
 
-__all__ = ["MODES", "Divergence", "Mode", "Outcome", "ReplayReport", "replay_record"]
-
-Mode = Literal["strict", "tools", "live"]
-MODES: tuple[Mode, ...] = ("strict", "tools", "live")
-
-
-class Divergence(Frozen):
-    """Where the replay first parted from the record.
-
-    ``kind``: ``INPUT_MISMATCH`` (the skill got another input), ``ENVELOPE_MISMATCH``,
-    ``UNRECORDED_TOOL_CALL``, ``MISSING_TOOL_CALL``,
-    ``COMMIT_MISMATCH`` (same envelope, different commit or next state),
-    ``SESSION_ENDED`` (the replay reached a final state with record lines left) or
-    ``END_MISMATCH`` (every step matched but the closing line's state, revision or
-    verdict is not the replayed session's).
-    """
-
-    step: int
-    line: int
-    state: str
-    skill: str | None
-    kind: str
-    path: str
-    expected: Any
-    actual: Any
+__all__ = [
+    "MODES",
+    "Divergence",
+    "Mode",
+    "Outcome",
+    "ReplayReport",
+    "Replayable",
+    "replay_record",
+]
 
 
-class Outcome(Frozen):
-    """How a session ended: final FSM state, head revision, verdict, steps taken."""
+class Replayable(CallSource, Protocol):
+    """What a replay reads: a :class:`~claimfsm.replay.record.Record` in memory or a
+    :class:`~claimfsm.replay.source.RecordFile` read as it goes."""
 
-    fsm: str
-    rev: int
-    verdict: str | None
-    steps: int
+    @property
+    def header(self) -> Header: ...
 
+    @property
+    def end(self) -> End | None: ...
 
-class ReplayReport(Frozen):
-    """The result of one replay; ``ok`` when nothing diverged."""
+    @property
+    def source(self) -> str: ...
 
-    source: str
-    mode: Mode
-    sid: str
-    steps: int
-    ok: bool
-    divergence: Divergence | None
-    expected: Outcome
-    actual: Outcome
-    verdict_changed: bool
+    @property
+    def verified(self) -> bool: ...
 
-    def to_json(self) -> dict[str, Any]:
-        """The report as JSON data (``replay --json``)."""
-        return self.model_dump(mode="json")
+    @property
+    def summary(self) -> Summary: ...
+
+    def walk(self) -> Iterator[tuple[int, Entry]]: ...
 
 
 def replay_record(
-    record: Record,
+    record: Replayable,
     mode: Mode = "strict",
     *,
     machine: MachineDef = DEFAULT_MACHINE,
@@ -102,12 +86,14 @@ def replay_record(
     store: StateStore | None = None,
     max_extra_steps: int = 1000,
 ) -> ReplayReport:
-    """Replay ``record`` in ``mode`` into ``store`` (default: a fresh in-memory store;
-    pass one to inspect the replayed revisions afterwards).
+    """Replay ``record`` in ``mode`` into ``store`` (default: an in-memory
+    :class:`~claimfsm.replay.store.ReplayStore`, which keeps only the revisions a replay
+    can still need; pass a store to inspect every replayed revision afterwards).
 
     ``index`` serves live mode (default: an in-memory index seeded with the demo corpus).
     Raises :class:`RecordError` when the record does not fit the machine (other machine,
-    a final step without its end line).
+    a final step without its end line), and the reader's errors for a record file whose
+    lines change while it is replayed.
     """
     header = record.header
     _check_fits(record, machine)
@@ -126,14 +112,14 @@ def replay_record(
                 raise RecordError(str(exc), line=1, source=record.source) from None
         else:
             factory = recorded = RecordedTools(record, lenient=mode == "tools")
-    # A replay allocates many small, acyclic, long-lived objects (every revision is kept);
-    # the cyclic collector would re-scan them over and over for nothing, so it pauses for
-    # the replay (reference counting still frees everything) and resumes afterwards.
+    # A replay allocates many small, acyclic objects; the cyclic collector would re-scan
+    # the long-lived ones over and over for nothing, so it pauses for the replay
+    # (reference counting still frees everything) and resumes afterwards.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _run(record, mode, store or MemoryStore(), machine, bindings, clock, factory,
-                    recorded, max_extra_steps)
+        return _run(record, mode, store or ReplayStore(record.summary.targets), machine,
+                    bindings, clock, factory, recorded, max_extra_steps)
     finally:
         if collecting:
             gc.enable()
@@ -141,23 +127,43 @@ def replay_record(
             own_index.close()
 
 
-def _check_fits(record: Record, machine: MachineDef) -> None:
+def _check_fits(record: Replayable, machine: MachineDef) -> None:
     header = record.header
-    if not record.entries:
+    summary = record.summary
+    if not summary.entries:
         raise RecordError("the record has no steps: nothing to replay", line=2,
                           source=record.source)
     if header.machine != machine.name:
         raise RecordError(f"machine: the record is of {header.machine!r}, this replay runs "
                           f"{machine.name!r}", line=1, source=record.source)
-    last = record.entries[-1] if record.entries else None
+    last = summary.last
     if record.end is None and isinstance(last, Step) and last.after in machine.finals:
         raise RecordError(f"truncated: the last step reaches final state {last.after} but the "
-                          "end line is missing", line=len(record.entries) + 2,
+                          "end line is missing", line=summary.entries + 2,
                           source=record.source)
 
 
+class _Chain:
+    """The chain hashes of the replayed revisions against the record's ``h`` (format 2,
+    strict and tools mode; live tools make other events, so another chain)."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        self.hashes = HashChain()
+
+    def check(self, n: int, head: Revision, rev: Revision, h: str | None,
+              skill: str | None) -> Divergence | None:
+        if not self.on or h is None:
+            return None
+        actual = self.hashes.add(rev)
+        if actual == h:
+            return None
+        self.on = False  # one chain broken: the later hashes all differ
+        return _div(n, head, skill, "HASH_MISMATCH", "h", h, actual)
+
+
 def _run(
-    record: Record, mode: Mode, store: StateStore, machine: MachineDef,
+    record: Replayable, mode: Mode, store: StateStore, machine: MachineDef,
     bindings: Mapping[str, Binding],
     clock: ReplayClock, factory: ToolsFactory | None, recorded: RecordedTools | None,
     max_extra: int,
@@ -165,20 +171,25 @@ def _run(
     header = record.header
     driver = Driver(store, machine=machine, bindings=bindings, tools=factory, clock=clock,
                     new_sid=lambda: header.sid, sleep=lambda s: None)
-    sid = driver.start(header.claim, sid=header.sid, config=header.config).sid
+    first = driver.start(header.claim, sid=header.sid, config=header.config)
+    sid = first.sid
     finals = machine.finals
-    divergence: Divergence | None = None
+    chain = _Chain(mode != "live" and header.h is not None)
+    divergence = chain.check(1, first, first, header.h, None)
     steps = 0
-    for n, entry in enumerate(record.entries, start=1):
+    n = 1
+    for n, entry in record.walk():
         head = store.head(sid)
         clock.set(entry.ts)
         if isinstance(entry, Rewind):
             try:
-                driver.rollback(sid, entry.to, reopen=entry.reopen)
+                rev = driver.rollback(sid, entry.to, reopen=entry.reopen)
             except (StoreError, ClaimFsmError) as exc:
                 divergence = divergence or _div(n, head, None, "COMMIT_MISMATCH", "to",
                                                 entry.to, exc.code)
                 break
+            if divergence is None:
+                divergence = chain.check(n, head, rev, entry.h, None)
             continue
         if head.fsm in finals:
             divergence = divergence or _div(n, head, entry.skill, "SESSION_ENDED", "before",
@@ -190,6 +201,8 @@ def _run(
         steps += 1
         if divergence is None:
             divergence = _compare(n, head, entry, result, recorded, strict=mode == "strict")
+            if divergence is None and result.revision is not None:
+                divergence = chain.check(n, head, result.revision, entry.h, entry.skill)
             if divergence is not None and recorded is not None:
                 recorded.lenient = True  # keep going to learn the outcome
     if divergence is not None:
@@ -199,7 +212,7 @@ def _run(
     actual = Outcome(fsm=head.fsm, rev=head.rev, verdict=_verdict(head), steps=steps)
     if divergence is None and record.end is not None:
         # The closing line is a claim about the session too: check it, never trust it.
-        n = len(record.entries) + 1
+        n += 1
         for path, exp, act in (("end.fsm", expected.fsm, actual.fsm),
                                ("end.rev", expected.rev, actual.rev),
                                ("end.verdict", expected.verdict, actual.verdict)):
@@ -208,17 +221,23 @@ def _run(
                 break
     return ReplayReport(source=record.source, mode=mode, sid=sid, steps=steps,
                         ok=divergence is None, divergence=divergence, expected=expected,
-                        actual=actual, verdict_changed=expected.verdict != actual.verdict)
+                        actual=actual, verdict_changed=expected.verdict != actual.verdict,
+                        format=header.format, verified=record.verified)
 
 
 def _div(n: int, head: Revision, skill: str | None, kind: str, path: str, expected: Any,
          actual: Any) -> Divergence:
-    return Divergence(step=n, line=n + 1, state=head.fsm, skill=skill, kind=kind, path=path,
+    return Divergence(step=n - 1, line=n, state=head.fsm, skill=skill, kind=kind, path=path,
                       expected=expected, actual=actual)
 
 
 def _compare(n: int, head: Revision, entry: Step, result: StepResult,
              recorded: RecordedTools | None, *, strict: bool) -> Divergence | None:
+    # What the line says the step was: its state and skill are the replay's own.
+    for field, said, did in (("before", entry.before, head.fsm),
+                             ("skill", entry.skill, result.skill)):
+        if said != did:
+            return _div(n, head, entry.skill, "STEP_MISMATCH", field, said, did)
     # The input first: a binding that builds it differently is the cause of whatever
     # follows, so it is the divergence to report.
     if dumps(entry.input) != dumps(result.input):
@@ -245,6 +264,14 @@ def _compare(n: int, head: Revision, entry: Step, result: StepResult,
         return _div(n, head, entry.skill, "COMMIT_MISMATCH", "after",
                     f"{entry.after} (committed={entry.committed})",
                     f"{result.after} (committed={result.committed})")
+    rev = result.revision
+    if rev is not None:
+        for name, line_value, value in (("policy", entry.policy, rev.state.policy),
+                                        ("runtime", entry.runtime, rev.state.runtime)):
+            if line_value is not None and dumps(line_value) != dumps(value):
+                found = first_diff(line_value, value, name)
+                path, exp, act = found if found is not None else (name, line_value, value)
+                return _div(n, head, entry.skill, "STATE_MISMATCH", path, exp, act)
     return None
 
 
@@ -273,17 +300,10 @@ def _verdict(head: Revision) -> str | None:
     return label if isinstance(label, str) else None
 
 
-def _expected(record: Record, initial: str) -> Outcome:
+def _expected(record: Replayable, initial: str) -> Outcome:
+    summary = record.summary
     if record.end is not None:
         return Outcome(fsm=record.end.fsm, rev=record.end.rev, verdict=record.end.verdict,
-                       steps=len(record.steps))
-    fsm_of = {0: initial}
-    rev = 0
-    for entry in record.entries:
-        if isinstance(entry, Rewind):
-            fsm_of[entry.rev] = fsm_of.get(entry.to, initial)
-            rev = entry.rev
-        elif entry.rev is not None:
-            fsm_of[entry.rev] = entry.after
-            rev = entry.rev
-    return Outcome(fsm=fsm_of[rev], rev=rev, verdict=None, steps=len(record.steps))
+                       steps=summary.steps)
+    return Outcome(fsm=summary.head_fsm or initial, rev=summary.head, verdict=None,
+                   steps=summary.steps)

@@ -4,16 +4,16 @@ tool runtime a header describes (for live replay and for recording fixtures).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
 from claimfsm.engine.driver import ToolSession, ToolsFactory
 from claimfsm.engine.errors import BadInput
 from claimfsm.engine.runtime import DEFAULT_FALLBACKS, ProfiledTools, executor_factory
-from claimfsm.replay.record import Record, Step
+from claimfsm.replay.record import Step
 from claimfsm.skills.context import Clock, ToolCall
 from claimfsm.skills.tools.builtin import builtin_tools
 from claimfsm.skills.tools.core import ToolError
@@ -22,7 +22,7 @@ from claimfsm.skills.tools.limits import RateLimit
 from claimfsm.skills.tools.registry import ToolRegistry
 from claimfsm.state.model import SessionState
 
-__all__ = ["RecordedTools", "ReplayClock", "Unrecorded", "runtime_from_info"]
+__all__ = ["CallSource", "RecordedTools", "ReplayClock", "Unrecorded", "runtime_from_info"]
 
 
 class ReplayClock:
@@ -61,6 +61,14 @@ def _key(tool: str, args: Mapping[str, Any]) -> tuple[str, bytes]:
     return tool, orjson.dumps(args, option=orjson.OPT_SORT_KEYS)
 
 
+class CallSource(Protocol):
+    """Where a lenient replay finds recorded calls: every step's calls and tool events
+    (a :class:`~claimfsm.replay.record.Record` or a :class:`~claimfsm.replay.source.
+    RecordFile`)."""
+
+    def calls(self) -> Iterator[tuple[list[ToolCall], list[dict[str, Any]] | None]]: ...
+
+
 class RecordedTools:
     """A ``ToolsFactory`` whose sessions answer every call from the record.
 
@@ -70,14 +78,19 @@ class RecordedTools:
     ``UNRECORDED_TOOL_CALL`` result, never a real tool. Lenient (``tools`` mode, or after
     a divergence): a call out of order is answered by any recorded call with the same
     tool and args.
+
+    The step's tool events are the recorded ones (format 2 records hold them, as they hold
+    the results); a format 1 record has none, so each call gets a ``ToolInvoked`` event
+    made from it.
     """
 
-    def __init__(self, record: Record, *, lenient: bool = False) -> None:
+    def __init__(self, record: CallSource, *, lenient: bool = False) -> None:
         self.record = record
         self.lenient = lenient
         self.queue: list[ToolCall] = []
         self.policy: dict[str, Any] | None = None
         self.runtime: dict[str, Any] | None = None
+        self.events: list[dict[str, Any]] | None = None
         self.unrecorded: list[Unrecorded] = []
         self.made = 0
         self._pool: dict[tuple[str, bytes], list[ToolCall]] | None = None
@@ -87,6 +100,7 @@ class RecordedTools:
         self.queue = list(step.calls) if step is not None else []
         self.policy = step.policy if step is not None else None
         self.runtime = step.runtime if step is not None else None
+        self.events = step.events if step is not None else None
         self.unrecorded = []
         self.made = 0
 
@@ -97,8 +111,7 @@ class RecordedTools:
         """Any recorded call of ``tool`` with ``args`` (with its fallback), or None."""
         if self._pool is None:
             pool: dict[tuple[str, bytes], list[ToolCall]] = {}
-            for step in self.record.steps:
-                calls = step.calls
+            for calls, _ in self.record.calls():
                 for i, call in enumerate(calls):
                     if call.attempt == 1:
                         group = [call]
@@ -116,7 +129,9 @@ class _Session:
     def __init__(self, owner: RecordedTools, state: SessionState) -> None:
         self.owner = owner
         self.calls: list[ToolCall] = []
-        self.events: list[dict[str, Any]] = []
+        recorded = owner.events
+        self.events: list[dict[str, Any]] = [] if recorded is None else list(recorded)
+        self._synthesize = recorded is None
         # What the recorded step committed (the driver stores it on ok): replaying tools
         # from the record replays their policy bookkeeping too.
         self.policy_state: dict[str, Any] = dict(
@@ -151,9 +166,10 @@ class _Session:
                               message=f"{tool}: the record holds no such call")]
         for c in group:
             self.calls.append(c)
-            self.events.append({"type": "ToolInvoked", "tool": c.tool, "args": c.args,
-                                "ok": c.ok, "code": c.code, "duration_ms": 0,
-                                "attempt": c.attempt, "id": c.id})
+            if self._synthesize:
+                self.events.append({"type": "ToolInvoked", "tool": c.tool, "args": c.args,
+                                    "ok": c.ok, "code": c.code, "duration_ms": 0,
+                                    "attempt": c.attempt, "id": c.id})
         return group[-1]
 
 

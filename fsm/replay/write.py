@@ -1,5 +1,6 @@
 """Writing records: the recorder (the driver's ``on_step`` hook) and the export of a
-stored session, which rebuilds the same lines from its revisions.
+stored session, which rebuilds the same lines from its revisions, each line with its
+revision's chain hash and sealed (:mod:`claimfsm.replay.seal`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from claimfsm.replay.record import (
     Step,
     encode_line,
     engine_version,
+    read_record,
 )
+from claimfsm.replay.seal import HashChain
 from claimfsm.skills.context import ToolCall
 from claimfsm.state.model import Revision
 from claimfsm.state.store import StateStore
@@ -41,8 +44,13 @@ __all__ = [
     "export_record",
     "header_for",
     "step_from_result",
+    "tool_events",
     "tools_info",
 ]
+
+# Events the driver adds to a step's revision after the tool runtime's own: a replay
+# makes them again, so a record holds only the others.
+_DRIVER_EVENTS = frozenset({"ToolCalls", "LimitExceeded", "Rollback", "RetryScheduled"})
 
 
 class RecordWriteError(ClaimFsmError):
@@ -75,34 +83,44 @@ def engine_record(eng: Engine, sid: str) -> Record:
     return export_record(eng.store, sid, tools=engine_tools(eng), bindings=eng.driver.bindings)
 
 
-def header_for(first: Revision, tools: dict[str, Any] | None, machine: str) -> Header:
-    """The header of the session that starts at revision ``first``."""
+def header_for(first: Revision, tools: dict[str, Any] | None, machine: str,
+               h: str | None = None) -> Header:
+    """The header of the session that starts at revision ``first`` (``h``: its chain
+    hash)."""
     return Header(format=FORMAT_VERSION, engine=engine_version(), machine=machine,
                   sid=first.sid, claim=first.state.claim, config=dict(first.state.config),
-                  ts=first.ts, tools=tools)
+                  ts=first.ts, tools=tools, h=h)
 
 
-def step_from_result(result: StepResult, head: int) -> Step:
-    """The step line of one driver step taken at head revision ``head``."""
+def tool_events(rev: Revision) -> list[dict[str, Any]]:
+    """The tool runtime's events of revision ``rev`` (the driver's own left out)."""
+    return [e for e in rev.events if e.get("type") not in _DRIVER_EVENTS]
+
+
+def step_from_result(result: StepResult, head: int, h: str | None = None) -> Step:
+    """The step line of one driver step taken at head revision ``head`` (``h``: the chain
+    hash of the revision it committed)."""
     rev = result.revision
     return Step(head=head, rev=None if rev is None else rev.rev, before=result.before,
                 after=result.after, skill=result.skill, committed=rev is not None,
                 ts=result.ts, input=result.input, calls=list(result.calls),
+                events=None if rev is None else tool_events(rev),
                 envelope=result.envelope.to_dict(),
                 policy=None if rev is None else dict(rev.state.policy),
-                runtime=None if rev is None else dict(rev.state.runtime))
+                runtime=None if rev is None else dict(rev.state.runtime), h=h)
 
 
-def _end_for(rev: Revision) -> End:
+def _end_for(rev: Revision, h: str | None) -> End:
     verdict = rev.state.verdict.get("label") if rev.state.verdict else None
-    return End(rev=rev.rev, fsm=rev.fsm, verdict=verdict)
+    return End(rev=rev.rev, fsm=rev.fsm, verdict=verdict, h=h)
 
 
 class Recorder:
     """Writes a record as the session runs; use as the driver's ``on_step`` hook.
 
-    ``append=True`` continues an existing file (``claimfsm step --record``); ``head`` is
-    the session's head revision when recording starts.
+    ``append=True`` continues an existing file (``claimfsm step --record``): it must be a
+    format 2 record whose last revision is ``head``, the session's head when recording
+    starts; the chain of hashes goes on from that revision's.
     """
 
     def __init__(self, path: str | Path, *, append: bool = False, head: int = 0,
@@ -112,30 +130,79 @@ class Recorder:
         self.finals = finals
         self.machine = machine
         self.head = head
+        self.chain = HashChain()
+        self.ended = False
+        if append and self.path.exists() and self.path.stat().st_size:
+            self._resume(head)
         try:
             self._fh: IO[bytes] = self.path.open("ab" if append else "wb")
         except OSError as exc:
             raise RecordWriteError(f"{self.path}: {exc.strerror or exc}") from None
 
+    def _resume(self, head: int) -> None:
+        record = read_record(self.path)
+        if record.format < FORMAT_VERSION:
+            raise RecordWriteError(f"{self.path}: a format {record.format} record (no seals) "
+                                   "cannot be continued; record into a new file")
+        last = record.entries[-1] if record.entries else None
+        h = record.header.h
+        for entry in reversed(record.entries):
+            if entry.h is not None:
+                h = entry.h
+                break
+        rev = 0 if last is None else last.rev if last.rev is not None else last.head
+        if rev != head or h is None:
+            raise RecordWriteError(f"{self.path} ends at revision {rev}, not at {head}")
+        self.chain.resume(rev, h)
+        self.ended = record.end is not None
+
     def header(self, first: Revision, tools: dict[str, Any] | None) -> None:
         """Write the header line for the session that starts at ``first``."""
-        self._write(encode_line(header_for(first, tools, self.machine)))
+        self._write(encode_line(header_for(first, tools, self.machine, self.chain.add(first))))
 
     def write(self, record: Record) -> None:
         """Write a whole record (an export that a later step continues)."""
         self._write(record.to_bytes())
+        hashed = [e for e in record.entries if e.h is not None]
+        if hashed:
+            last = hashed[-1]
+            assert last.rev is not None and last.h is not None
+            self.chain.resume(last.rev, last.h)
+        elif record.header.h is not None:
+            self.chain.resume(0, record.header.h)
+        self.ended = record.end is not None
         if record.entries:
-            last = record.entries[-1]
-            self.head = last.rev if last.rev is not None else last.head
+            last_entry = record.entries[-1]
+            self.head = last_entry.rev if last_entry.rev is not None else last_entry.head
+
+    def rewind(self, revision: Revision) -> None:
+        """Write the rewind line of ``revision`` (what ``Driver.rollback`` committed), so a
+        record made as the session runs holds its rewinds as an export would."""
+        if self.ended:
+            raise RecordWriteError(f"{self.path}: the record has its end line; a rewind "
+                                   "after it starts a new record")
+        line = _rewind_of(revision, self.chain.add(revision))
+        self.head = revision.rev
+        self._write(encode_line(line))
+
+    def end(self, revision: Revision) -> None:
+        """Write the end line for ``revision``, the final head (the recorder writes it by
+        itself after a step reaching one of ``finals``)."""
+        self._write(encode_line(_end_for(revision, self.chain.last)))
+        self.ended = True
 
     def __call__(self, result: StepResult) -> None:
-        head = self.head if result.revision is None else result.revision.rev - 1
-        out = encode_line(step_from_result(result, head))
-        if result.revision is not None:
-            self.head = result.revision.rev
-            if result.after in self.finals:
-                out += encode_line(_end_for(result.revision))
+        rev = result.revision
+        head = self.head if rev is None else rev.rev - 1
+        h = None if rev is None else self.chain.add(rev)
+        out = encode_line(step_from_result(result, head, h))
+        ends = rev is not None and result.after in self.finals
+        if rev is not None:
+            self.head = rev.rev
+            if ends:
+                out += encode_line(_end_for(rev, h))
         self._write(out)
+        self.ended = self.ended or ends
 
     def _write(self, data: bytes) -> None:
         # One write and a flush per step: a crash leaves whole lines behind, at most the
@@ -166,26 +233,27 @@ def export_record(
     """The record of a stored session, rebuilt from its revisions.
 
     Inputs come from the bindings applied to each parent revision's state (as the driver
-    built them), tool calls from the revision's ``ToolCalls`` event. Uncommitted steps
-    leave no revision, so they are not in an export.
+    built them), tool calls from the revision's ``ToolCalls`` event, chain hashes from the
+    revisions (the stores' own). Uncommitted steps leave no revision, so they are not in
+    an export.
     """
     history = list(store.history(sid))
+    chain = HashChain()
+    first_h = chain.add(history[0])
     entries: list[Entry] = []
     for parent, rev in itertools.pairwise(history):
-        entries.append(_entry_of(parent, rev, bindings))
+        entries.append(_entry_of(parent, rev, bindings, chain.add(rev)))
     head = history[-1]
-    end = _end_for(head) if head.fsm in finals else None
-    return Record(header=header_for(history[0], tools, machine), entries=tuple(entries),
-                  end=end)
+    last_h = entries[-1].h if entries else first_h
+    end = _end_for(head, last_h) if head.fsm in finals else None
+    return Record(header=header_for(history[0], tools, machine, first_h),
+                  entries=tuple(entries), end=end)
 
 
-def _entry_of(parent: Revision, rev: Revision, bindings: Mapping[str, Binding]) -> Entry:
+def _entry_of(parent: Revision, rev: Revision, bindings: Mapping[str, Binding],
+              h: str) -> Entry:
     if rev.skill == "rewind":
-        to = next((e.get("to") for e in rev.events if e.get("type") == "Rewind"), None)
-        if not isinstance(to, int):
-            raise RecordError(f"revision {rev.rev}: rewind without a target", source=rev.sid)
-        reopen = any(e.get("type") == "Rewind" and e.get("reopen") is True for e in rev.events)
-        return Rewind(head=parent.rev, rev=rev.rev, to=to, ts=rev.ts, reopen=reopen)
+        return _rewind_of(rev, h)
     binding = bindings.get(rev.skill or "")
     if binding is None or rev.envelope is None:
         raise RecordError(f"revision {rev.rev}: skill {rev.skill!r} has no binding to "
@@ -198,5 +266,13 @@ def _entry_of(parent: Revision, rev: Revision, bindings: Mapping[str, Binding]) 
     return Step(head=parent.rev, rev=rev.rev, before=parent.fsm, after=rev.fsm,
                 skill=rev.skill, committed=True, ts=rev.ts,
                 input=binding.to_input(parent.state, st), calls=calls,
-                envelope=dict(rev.envelope), policy=dict(rev.state.policy),
-                runtime=dict(rev.state.runtime))
+                events=tool_events(rev), envelope=dict(rev.envelope),
+                policy=dict(rev.state.policy), runtime=dict(rev.state.runtime), h=h)
+
+
+def _rewind_of(rev: Revision, h: str) -> Rewind:
+    to = next((e.get("to") for e in rev.events if e.get("type") == "Rewind"), None)
+    if not isinstance(to, int) or rev.parent_rev is None:
+        raise RecordError(f"revision {rev.rev}: rewind without a target", source=rev.sid)
+    reopen = any(e.get("type") == "Rewind" and e.get("reopen") is True for e in rev.events)
+    return Rewind(head=rev.parent_rev, rev=rev.rev, to=to, ts=rev.ts, reopen=reopen, h=h)

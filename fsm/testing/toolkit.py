@@ -28,6 +28,7 @@ from claimfsm.engine.driver import Driver, StepResult, ToolsFactory, iso
 from claimfsm.engine.errors import UnknownSkill
 from claimfsm.engine.machine import DEFAULT_MACHINE, MachineDef, StateSpec
 from claimfsm.replay.record import End, Record, Step
+from claimfsm.replay.seal import HashChain
 from claimfsm.replay.write import header_for, step_from_result
 from claimfsm.skills.base import Skill
 from claimfsm.skills.context import Clock, FixedClock, IdSource, SeqIds, SkillContext, ToolCaller
@@ -229,17 +230,21 @@ def noop_session(steps: int) -> tuple[Record, MachineDef, dict[str, Binding]]:
 
     bindings = scripted_bindings(machine, {"WORK": noop})
     lines: list[Step] = []
+    chain = HashChain()
 
     def keep(result: StepResult) -> None:
         rev = result.revision
-        lines.append(step_from_result(result, 0 if rev is None else rev.rev - 1))
+        h = None if rev is None else chain.add(rev)
+        lines.append(step_from_result(result, 0 if rev is None else rev.rev - 1, h))
 
     driver = scripted_driver(machine, bindings=bindings, on_step=keep)
     first = driver.start("no-op")
+    first_h = chain.add(first)
     head = driver.run(first.sid, max_steps=max(1, steps))
-    end = End(rev=head.rev, fsm=head.fsm, verdict=None) if head.fsm == "DONE" else None
-    record = Record(header=header_for(first, None, machine.name), entries=tuple(lines),
-                    end=end)
+    end = (End(rev=head.rev, fsm=head.fsm, verdict=None, h=lines[-1].h if lines else first_h)
+           if head.fsm == "DONE" else None)
+    record = Record(header=header_for(first, None, machine.name, first_h),
+                    entries=tuple(lines), end=end)
     return record, machine, bindings
 
 

@@ -25,6 +25,7 @@ from claimfsm.engine.profile import (
 )
 from claimfsm.engine.runtime import Engine
 from claimfsm.skills.embed import HashingEmbedder, semantic_available
+from tests.replay.sealing import reseal
 
 CLAIM = "NASA landed on the Moon in 1969."
 
@@ -242,8 +243,8 @@ def _hybrid_record(tmp_path: Path) -> Path:
     assert code == 0
     lines = rec.read_text().splitlines()
     header = orjson.loads(lines[0])
-    header["config"]["profile"]["retrieval"] = "hybrid"
-    rec.write_text("\n".join([orjson.dumps(header).decode(), *lines[1:]]) + "\n")
+    header["config"]["profile"]["retrieval"] = "hybrid"  # sealed again: not an edit
+    rec.write_text("\n".join([reseal(orjson.dumps(header)).decode(), *lines[1:]]) + "\n")
     return rec
 
 

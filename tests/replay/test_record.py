@@ -63,13 +63,16 @@ def test_a_record_holds_header_steps_and_end_in_stable_key_order(
     record = record_run(engine, path)
     objs = lines(path)
     assert list(objs[0]) == ["t", "format", "engine", "machine", "sid", "claim", "config",
-                             "ts", "tools"]
-    assert objs[0]["format"] == FORMAT_VERSION and objs[0]["claim"] == CLAIM
+                             "ts", "tools", "h", "sum"]
+    assert objs[0]["format"] == FORMAT_VERSION == 2 and objs[0]["claim"] == CLAIM
     assert objs[0]["tools"] == info(engine)
     step_keys = ["t", "head", "rev", "before", "after", "skill", "committed", "ts", "input",
-                 "calls", "envelope", "policy", "runtime"]
+                 "calls", "events", "envelope", "policy", "runtime", "h", "sum"]
     assert all(list(o) == step_keys for o in objs[1:-1])
-    assert objs[-1] == {"t": "end", "rev": len(objs) - 2, "fsm": "DONE", "verdict": "REFUTES"}
+    end = {k: v for k, v in objs[-1].items() if k != "sum"}
+    assert end == {"t": "end", "rev": len(objs) - 2, "fsm": "DONE", "verdict": "REFUTES",
+                   "h": objs[-2]["h"]}
+    assert record.verified
     # The recorded envelopes are the driver's, revisions one by one, input as built.
     history = engine.store.history("R1")
     for step, rev in zip(record.steps, history[1:], strict=True):

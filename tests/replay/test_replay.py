@@ -18,14 +18,17 @@ from claimfsm.skills.base import Skill
 from claimfsm.skills.envelope import Envelope
 from claimfsm.skills.tools.index import EvidenceIndex
 from claimfsm.testing import noop_session
+from tests.replay.sealing import resealed
 
 SESSIONS = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
 
 
 def tamper(name: str, edit: Callable[[list[dict[str, Any]]], None]) -> Record:
+    """The record ``name`` with ``edit`` applied and its lines sealed again: a genuine
+    record of what the engine no longer does (an unsealed edit is RECORD_TAMPERED)."""
     objs = [orjson.loads(line) for line in (SESSIONS / name).read_bytes().splitlines()]
     edit(objs)
-    return parse_record(b"".join(orjson.dumps(o) + b"\n" for o in objs), source=name)
+    return parse_record(resealed(objs), source=name)
 
 
 def step_with(objs: list[dict[str, Any]], tool: str) -> dict[str, Any]:

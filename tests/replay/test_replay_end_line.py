@@ -9,6 +9,7 @@ import orjson
 import pytest
 
 from claimfsm.replay import RecordError, parse_record, replay_record
+from tests.replay.sealing import resealed
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
 
@@ -18,10 +19,12 @@ def lines(name: str) -> list[bytes]:
 
 
 def with_end(raw: list[bytes], **change: object) -> bytes:
+    """The record with its end line changed and sealed again (a closing line that lies
+    from the start, not an edit: that would be RECORD_TAMPERED)."""
     end = orjson.loads(raw[-1])
     assert end["t"] == "end"
     end.update(change)
-    return b"\n".join([*raw[:-1], orjson.dumps(end)]) + b"\n"
+    return b"\n".join(raw[:-1]) + b"\n" + resealed([end])
 
 
 @pytest.mark.parametrize("mode", ["strict", "tools"])

@@ -13,6 +13,7 @@ import pytest
 from claimfsm.replay import replay_record
 from claimfsm.replay.record import Record, parse_record, read_record
 from claimfsm.state.memory import MemoryStore
+from tests.replay.sealing import resealed
 
 SESSIONS = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
 NAMES = sorted(p.stem for p in SESSIONS.glob("*.jsonl"))
@@ -119,7 +120,7 @@ def test_a_tampered_fixture_fails_with_the_right_report() -> None:
     extract = next(o for o in objs if o["t"] == "step" and o["skill"] == "evidence_extract")
     sentence = extract["calls"][1]["value"]["sentences"][0]
     sentence["text"] = "The Moon landing never happened."
-    tampered = parse_record(b"".join(orjson.dumps(o) + b"\n" for o in objs))
+    tampered = parse_record(resealed(objs))
     report = replay_record(tampered)
     d = report.divergence
     assert not report.ok and d is not None

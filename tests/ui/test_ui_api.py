@@ -18,6 +18,7 @@ from starlette.testclient import TestClient  # noqa: E402
 from claimfsm.engine.runtime import FIXTURES  # noqa: E402
 from claimfsm.ui.app import create_app  # noqa: E402
 from claimfsm.ui.openapi import openapi  # noqa: E402
+from tests.replay.sealing import reseal  # noqa: E402
 from tests.support.ui_helpers import app_client  # noqa: E402
 
 CLAIM = "NASA landed on the Moon in 1969."
@@ -200,7 +201,7 @@ def test_replay_offered_uploaded_and_diverging(client: TestClient) -> None:
                      files={"file": ("mine.jsonl", data)}).json()
     assert up["ok"] is True and up["mode"] == "tools" and up["source"] == "mine.jsonl"
     lines = data.splitlines()
-    lines[2] = lines[2].replace(b'"s":"ok"', b'"s":"retry"', 1)
+    lines[2] = reseal(lines[2].replace(b'"s":"ok"', b'"s":"retry"', 1))  # a changed engine
     bad = client.post("/api/v1/replay", files={"file": ("t.jsonl", b"\n".join(lines) + b"\n")})
     report = bad.json()
     assert report["ok"] is False and report["divergence"]["kind"] == "ENVELOPE_MISMATCH"

@@ -16,6 +16,7 @@ import pytest
 
 from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.runtime import FIXTURES, Engine
+from tests.replay.sealing import reseal
 from tests.support.components import missing, need_module
 from tests.support.ui_helpers import make_service, serve
 
@@ -190,7 +191,7 @@ def test_replay_from_the_page(browser: Any, site: Any, tmp_path: Path) -> None:
     until(browser, lambda d: d.find_elements(By.ID, "replay-status"))
     assert "replayed clean" in browser.find_element(By.ID, "replay-status").text
     lines = (FIXTURES / "sessions" / "supported.jsonl").read_bytes().splitlines()
-    lines[3] = lines[3].replace(b'"s":"ok"', b'"s":"retry"', 1)
+    lines[3] = reseal(lines[3].replace(b'"s":"ok"', b'"s":"retry"', 1))  # a changed engine
     tampered = tmp_path / "tampered.jsonl"
     tampered.write_bytes(b"\n".join(lines) + b"\n")
     browser.find_element(By.NAME, "file").send_keys(str(tampered))

@@ -24,6 +24,7 @@ from tests.support.components import need_module
 starlette = need_module("starlette", "ui")
 from starlette.testclient import TestClient  # noqa: E402
 
+from tests.replay.sealing import reseal  # noqa: E402
 from tests.support.ui_helpers import app_client  # noqa: E402
 
 
@@ -157,7 +158,13 @@ def test_replay_page_marks_the_divergence(client: TestClient) -> None:
                         files={"file": ("", b"")})
     assert "replayed clean" in clean.text
     lines = (FIXTURES / "sessions" / "supported.jsonl").read_bytes().splitlines()
-    lines[3] = lines[3].replace(b'"s":"ok"', b'"s":"retry"', 1)
+    edited = lines[3].replace(b'"s":"ok"', b'"s":"retry"', 1)
+    tampered = client.post("/replay", data={"mode": "strict"},
+                           files={"file": ("t.jsonl", b"\n".join([*lines[:3], edited,
+                                                                  *lines[4:]]) + b"\n")})
+    assert tampered.status_code == 422 and "RECORD_TAMPERED" in tampered.text
+    assert "line 4: envelope.s:" in tampered.text
+    lines[3] = reseal(edited)  # the same line as a changed engine would have written it
     bad = client.post("/replay", data={"mode": "strict"},
                       files={"file": ("t.jsonl", b"\n".join(lines) + b"\n")})
     assert "DIVERGED" in bad.text and 'class="diverged" data-line="4"' in bad.text
