@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import click
 
@@ -41,6 +41,9 @@ from claimfsm.replay.write import (
     tools_info,
 )
 from claimfsm.state.model import Revision
+
+if TYPE_CHECKING:
+    from claimfsm.skills.tools.index import EvidenceIndex
 
 __all__ = [
     "engine_tools",
@@ -191,7 +194,8 @@ def replay(path: Path, mode: str, db: str | None, as_json: bool) -> None:
     sys.exit(2 if bad else (1 if any(not r.ok for r in reports) else 0))
 
 
-def _replay_file(f: Path, mode: Mode, index: EvidenceIndex | None) -> ReplayReport | RecordError:
+def _replay_file(f: Path, mode: Mode,
+                 index: EvidenceIndex | None) -> ReplayReport | RecordError:
     try:
         with open_record(f) as record:
             return replay_record(record, mode, index=index)
