@@ -125,9 +125,7 @@ TARGETS: dict[str, Target] = {
         },
         tests=(
             "tests/state/test_store_sqlite.py",
-            "tests/state/test_store_reads.py",
             "tests/state/test_store_errors.py",
-            "tests/state/test_store_catalog.py",
             "tests/state/test_sqlite_commit_mutants.py",
         ),
     ),
