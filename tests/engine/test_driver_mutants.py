@@ -1,91 +1,24 @@
 """The driver's results field by field: every revision's state as validation would build
-it, the events word for word, each refused step's whole ``StepResult``, and the waits of
-``run``. Each test kills mutants of fsm/engine/driver.py and step.py that the behavioural
-and stateful driver tests let live (`make mutate`, docs/testing.md)."""
+it, the events word for word, and each refused step's whole ``StepResult``. Each test
+kills mutants of fsm/engine/driver.py and step.py that the behavioural and stateful
+driver tests let live (`make mutate`, docs/testing.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, ConfigDict
 
 from claimfsm.engine.bindings import Binding, memory_binding
-from claimfsm.engine.driver import Driver, StepResult
-from claimfsm.engine.errors import MachineMismatch, SessionFinished, UnknownSkill
-from claimfsm.engine.machine import MachineDef, RetryPolicy, StateSpec
-from claimfsm.skills.base import Skill
+from claimfsm.engine.driver import StepResult
+from claimfsm.engine.machine import MachineDef, StateSpec
 from claimfsm.skills.context import FixedClock, SkillContext
 from claimfsm.skills.envelope import Envelope
-from claimfsm.state.errors import RevConflict
-from claimfsm.state.memory import MemoryStore
 from claimfsm.state.model import RetryState, Revision, SessionState
 from claimfsm.testing import ScriptedTools, fail, goto, retry, scripted_skill
 from claimfsm.testing.scripts import AnyInput, Script
-
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
-POLICY = RetryPolicy(codes=frozenset({"FLAKY"}), max_attempts=3, backoff_s=2.0, factor=2.0)
-WALK = MachineDef(name="walk", states=(
-    StateSpec("WORK", skill="work", retry=POLICY), StateSpec("CHECK", skill="check"),
-    StateSpec("DONE", final=True), StateSpec("FAILED", final=True)),
-    transitions=(("WORK", "WORK"), ("WORK", "CHECK"), ("WORK", "FAILED"),
-                 ("CHECK", "WORK"), ("CHECK", "DONE"), ("CHECK", "FAILED")),
-    initial="WORK", failure="FAILED")
-
-
-TO_DONE = goto("DONE")
-
-
-def driver(work: Script | list[Script], check: Script | list[Script] = TO_DONE, *,
-           machine: MachineDef = WALK, clock: FixedClock | None = None,
-           store: MemoryStore | None = None, tools: Any = None, sleeps: list[float] | None = None,
-           seen: list[StepResult] | None = None,
-           bindings: Mapping[str, Binding] | None = None) -> Driver:
-    """A driver of ``machine`` whose skills answer from scripts; ``sleeps`` collects the
-    waits ``run`` asks for (the clock moves by them)."""
-    fixed = clock or FixedClock(current=T0)
-
-    def sleep(seconds: float) -> None:
-        if sleeps is not None:
-            sleeps.append(seconds)
-        fixed.advance(timedelta(seconds=seconds))
-
-    return Driver(store or MemoryStore(), machine=machine, bindings=bindings or {
-        "work": memory_binding(scripted_skill("work", work)),
-        "check": memory_binding(scripted_skill("check", check))},
-        tools=tools, clock=fixed, new_sid=lambda: "S1", sleep=sleep,
-        on_step=None if seen is None else seen.append)
-
-
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
-def handled(name: str, handler: Callable[[Any, SkillContext], Envelope]) -> Skill[Any, Any]:
-    """A skill of any input running ``handler``."""
-    return Skill(name=name, input_model=AnyInput, output_model=_Out, handler=handler,
-                 rb_on_error="none", description=name)
-
-
-def as_validated(state: SessionState) -> SessionState:
-    return SessionState.model_validate(state.model_dump())
-
-
-def check_revision(rev: Revision) -> None:
-    """What every committed revision holds: the state validation would build (no field
-    missing, none extra), stamped with the revision's FSM state."""
-    assert set(vars(rev.state)) == set(SessionState.model_fields)
-    assert as_validated(rev.state) == rev.state and rev.state.fsm == rev.fsm
-
-
-def history(d: Driver) -> list[Revision]:
-    revisions = list(d.store.history("S1"))
-    for rev in revisions:
-        check_revision(rev)
-    return revisions
-
+from tests.support.walk import T0, driver, handled, history, refused
 
 # -- what committed revisions hold ---------------------------------------------------------
 
@@ -172,14 +105,6 @@ def test_before_create_sees_the_first_revision() -> None:
 # -- steps that commit nothing: the whole result ----------------------------------------------
 
 
-def refused(result: StepResult, skill: str | None, code: str, msg: str) -> None:
-    assert (result.sid, result.before, result.after, result.skill) == ("S1", "WORK", "WORK",
-                                                                      skill)
-    assert result.revision is None and result.ts == "2026-01-01T00:00:00.000000+00:00"
-    assert result.envelope.e is not None and result.envelope.s != "ok"
-    assert (result.envelope.e.code, result.envelope.e.msg) == (code, msg)
-
-
 def test_a_retry_not_due_is_refused_by_the_step_s_one_clock_reading() -> None:
     seen: list[StepResult] = []
     d = driver([retry("FLAKY"), goto("CHECK")], seen=seen)
@@ -262,147 +187,3 @@ def test_an_error_in_a_machine_without_failure_state_is_refused() -> None:
     d.start("a claim")
     refused(d.step("S1"), "work", "ILLEGAL_TRANSITION",
             "BROKEN in WORK and the machine has no failure state")
-
-
-class Racing(MemoryStore):
-    """A store another writer beats to every commit after the first ``wins``."""
-
-    def __init__(self, wins: int) -> None:
-        super().__init__()
-        self.wins, self.tries = wins, 0
-
-    def commit(self, revision: Revision, *, expected_rev: int) -> Revision:
-        self.tries += 1
-        if self.tries > self.wins:
-            raise RevConflict(f"head is {expected_rev + 1}, not {expected_rev}",
-                              sid=revision.sid)
-        return super().commit(revision, expected_rev=expected_rev)
-
-
-def test_a_lost_compare_and_set_is_a_rev_conflict_marked_lost() -> None:
-    seen: list[StepResult] = []
-    d = driver(goto("WORK"), store=Racing(0), seen=seen)
-    d.start("a claim")
-    result = d.step("S1")
-    refused(result, "work", "REV_CONFLICT", "head is 1, not 0")
-    assert result.lost_race and seen == [result]
-
-
-@pytest.mark.parametrize(("wins", "tries"), [(0, 1), (2, 4)])
-def test_run_retries_a_lost_race_once_from_a_fresh_head(wins: int, tries: int) -> None:
-    store = Racing(wins)
-    d = driver(goto("WORK"), store=store)
-    d.start("a claim")
-    head = d.run("S1")
-    # The first head is fresh: a lost race there ends the run. After a commit, one more
-    # try from the head read again, then the run ends.
-    assert store.tries == tries and head == store.head("S1") and head.rev == wins
-
-
-def test_run_returns_the_head_after_a_step_that_commits_nothing() -> None:
-    seen: list[StepResult] = []
-    d = driver([goto("WORK"), goto("DONE"), goto("CHECK")], seen=seen)
-    d.start("a claim")
-    head = d.run("S1")  # WORK -> DONE is illegal: one refused step, then the run ends
-    assert head == d.store.head("S1") and head.rev == 1
-    assert [r.committed for r in seen] == [True, False]
-
-
-def test_run_stops_after_a_thousand_steps_by_default() -> None:
-    d = driver(goto("WORK"))
-    d.start("a claim")
-    assert d.run("S1").rev == 1000
-
-
-# -- waiting for retries ------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("deadline", "waits"), [(None, [2.0]), (60, [2.0]), (1.5, [1.5]),
-                                                 (0.5, [0.5])])
-def test_run_sleeps_until_the_retry_but_never_past_the_deadline(
-        deadline: float | None, waits: list[float]) -> None:
-    sleeps: list[float] = []
-    d = driver([retry("FLAKY"), goto("CHECK")], sleeps=sleeps)
-    d.start("a claim", config={} if deadline is None else {"deadline_s": deadline})
-    d.run("S1")
-    assert sleeps == waits
-
-
-def test_run_does_not_sleep_once_the_deadline_has_passed() -> None:
-    sleeps: list[float] = []
-    d = driver([retry("FLAKY"), goto("CHECK")], sleeps=sleeps)
-    d.start("a claim", config={"deadline_s": 1})
-    d.step("S1")
-    d.clock.advance(timedelta(seconds=1.5))  # type: ignore[attr-defined]
-    assert d.run("S1").state.error == {
-        "code": "DEADLINE_EXCEEDED", "msg": "session deadline 2026-01-01T00:00:01+00:00 "
-        "passed at 2026-01-01T00:00:01.500000+00:00 (config.deadline_s = 1)"}
-    assert sleeps == []
-
-
-def test_a_short_retry_is_waited_for_within_the_deadline() -> None:
-    sleeps: list[float] = []
-    quick = RetryPolicy(codes=frozenset({"FLAKY"}), backoff_s=0.5)
-    machine = MachineDef(name="walk", states=(StateSpec("WORK", skill="work", retry=quick),
-                                              *WALK.states[1:]),
-                         transitions=WALK.transitions, initial="WORK", failure="FAILED")
-    d = driver([retry("FLAKY"), goto("CHECK")], machine=machine, sleeps=sleeps)
-    d.start("a claim", config={"deadline_s": 0.25})
-    d.run("S1")
-    assert sleeps == [0.25]
-
-
-@pytest.mark.parametrize("pending", [
-    RetryState(state="CHECK", attempts=1, next_at="2026-01-01T01:00:00+00:00"),
-    RetryState(state="WORK", attempts=1, next_at=None),
-])
-def test_a_retry_of_another_state_or_without_a_time_does_not_hold_a_step(
-        pending: RetryState) -> None:
-    sleeps: list[float] = []
-    d = driver(goto("CHECK"), sleeps=sleeps)
-    first = d.start("a claim")
-    state = first.state.model_copy(update={"retry": pending})
-    d.store.commit(first.model_copy(update={"rev": 1, "parent_rev": 0, "state": state}),
-                   expected_rev=0)
-    assert d.step("S1").committed
-    d.store.commit(d.store.head("S1").model_copy(update={
-        "rev": 3, "parent_rev": 2, "fsm": "WORK", "state": state}), expected_rev=2)
-    assert d.run("S1").fsm == "DONE" and sleeps == []
-
-
-# -- refusals before any step -------------------------------------------------------------------
-
-
-def test_stepping_a_finished_session_names_it_and_its_state() -> None:
-    d = driver(goto("CHECK"))
-    d.start("a claim")
-    d.run("S1")
-    with pytest.raises(SessionFinished) as info:
-        d.step("S1")
-    assert (info.value.sid, info.value.msg) == ("S1", "session S1 is in final state DONE")
-
-
-def test_a_session_of_another_machine_names_its_state() -> None:
-    d = driver(goto("CHECK"))
-    first = d.start("a claim")
-    state = first.state.model_copy(update={"fsm": "ELSEWHERE"})
-    d.store.commit(first.model_copy(update={"rev": 1, "parent_rev": 0, "fsm": "ELSEWHERE",
-                                            "state": state}), expected_rev=0)
-    with pytest.raises(MachineMismatch) as info:
-        d.step("S1")
-    assert info.value.sid == "S1" and info.value.msg == (
-        "session S1 is in state ELSEWHERE, which machine 'walk' does not have (was it "
-        "started by another machine? drive it with that one)")
-
-
-def test_a_machine_binding_an_unknown_skill_is_refused_naming_it() -> None:
-    with pytest.raises(UnknownSkill) as info:
-        Driver(MemoryStore(), machine=WALK, bindings={
-            "work": memory_binding(scripted_skill("work", goto("CHECK")))})
-    assert info.value.msg == "state CHECK binds unknown skill 'check'"
-
-
-def test_default_session_ids_are_twelve_hex_digits() -> None:
-    ids = {Driver(MemoryStore(), machine=WALK, bindings=driver([]).bindings).new_sid()
-           for _ in range(20)}
-    assert len(ids) == 20 and all(len(i) == 12 and int(i, 16) >= 0 for i in ids)

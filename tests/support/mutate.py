@@ -84,6 +84,7 @@ DRIVER_TESTS = (
     "tests/engine/test_driver.py",
     "tests/engine/test_driver_stateful.py",
     "tests/engine/test_driver_mutants.py",
+    "tests/engine/test_driver_run_mutants.py",
     "tests/engine/test_machine.py",
     "tests/engine/test_rollback_budget.py",
     "tests/engine/test_runtime_limits.py",
@@ -163,6 +164,7 @@ TARGETS: dict[str, Target] = {
             "tests/replay/test_replay_fixtures.py",
             "tests/replay/test_record.py",
             "tests/replay/test_replay_mutants.py",
+            "tests/replay/test_replay_outcome_mutants.py",
         ),
     ),
 }
