@@ -44,7 +44,7 @@ stress: install
 		tests/state/test_store_crash.py tests/state/test_store_concurrency.py
 
 # Mutation testing (mutmut) of the driver, rollback, the SQLite commit path, the limits and
-# the replay comparison, each against its own tests; about 30 minutes on two cores, so not
+# the replay comparison, each against its own tests; about 11 minutes on two cores, so not
 # in CI. TARGETS=driver (etc.) runs some; the figures and survivors: docs/testing.md.
 mutate: install
 	@$(BIN)/python -c "import mutmut" 2>/dev/null || \
