@@ -8,7 +8,7 @@ DATA ?= ../shared/data/climate-fever
 # The learned stance judge, trained from $(DATA) by `make train` (untracked).
 MODEL ?= .cache/stance.npz
 
-.PHONY: install demo test wheel-check lint fuzz stress bench-scaling bench bench-batch bench-ui bench-quick eval semantic train clean docs
+.PHONY: install demo test wheel-check lint fuzz stress mutate bench-scaling bench bench-batch bench-ui bench-quick eval semantic train clean docs
 
 # Bytecode for the project's own modules, refreshed on every target: with
 # PYTHONDONTWRITEBYTECODE set (as on some CI and build machines) Python would otherwise
@@ -44,6 +44,14 @@ fuzz: install
 stress: install
 	CLAIMFSM_STRESS=1 $(BIN)/python -m pytest -q -p no:cacheprovider -s \
 		tests/state/test_store_crash.py tests/state/test_store_concurrency.py
+
+# Mutation testing (mutmut) of the driver, rollback, the SQLite commit path, the limits and
+# the replay comparison, each against its own tests; about 11 minutes on two cores, so not
+# in CI. TARGETS=driver (etc.) runs some; the figures and survivors: docs/testing.md.
+mutate: install
+	@$(BIN)/python -c "import mutmut" 2>/dev/null || \
+		$(BIN)/python -m pip install --quiet -e '.[mutate]'
+	RAY_USAGE_STATS_ENABLED=0 $(BIN)/python -m tests.support.mutate $(TARGETS)
 
 # How each skill's time grows with its input (1x vs 8x) and the largest input within limits.
 bench-scaling: install

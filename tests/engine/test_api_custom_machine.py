@@ -197,9 +197,12 @@ def test_bad_definitions_are_refused_with_every_problem_named(kwargs: dict[str, 
     def same(inp: MemoryInput, ctx: SkillContext) -> Envelope:
         return inp.ok("END")
 
-    states = {k: (same if v == "same" else v) for k, v in kwargs.pop("states").items()}
+    # The parameters are shared by every run of the test in a process (mutmut runs it
+    # twice): read them, never pop them.
+    rest = {k: v for k, v in kwargs.items() if k != "states"}
+    states = {k: (same if v == "same" else v) for k, v in kwargs["states"].items()}
     with pytest.raises(MachineDefinitionError) as info:
-        define_machine("bad", states=states, **kwargs)
+        define_machine("bad", states=states, **rest)
     assert info.value.code == "BAD_MACHINE" and fragment in info.value.msg
 
 
