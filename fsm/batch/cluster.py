@@ -101,14 +101,17 @@ def ray_cpus() -> int:
 
 
 def check_workers(workers: int | None, address: str | None) -> None:
-    """Before anything is opened: :class:`TooManyWorkers` when a local Ray would be
-    started for more workers than this machine's CPUs (a cluster's are checked once
-    joined), :class:`RayUnavailable` when nobody listens at ``address``."""
+    """Before anything is opened: :class:`TooManyWorkers` for more workers than the
+    running Ray's CPUs, or than this machine's when a local Ray would be started (a
+    cluster's are checked once joined); :class:`RayUnavailable` when nobody listens at
+    ``address``."""
     import ray
 
     if address:
         _reachable(address)
-    elif workers is not None and not ray.is_initialized():
+    elif workers is not None and ray.is_initialized():
+        _bounded(workers, _cluster_cpus(), "the running Ray")
+    elif workers is not None:
         _bounded(workers, _local_cpus(), "Ray on this machine")
 
 

@@ -138,6 +138,7 @@ def test_a_running_ray_bounds_workers_by_its_cpus(ray_address: str, tmp_path: Pa
     src.write_bytes(b"".join(_line(f"c{i}") for i in range(4)))
     with pytest.raises(TooManyWorkers, match="the running Ray reports 2 CPUs; use at most 2"):
         run_batch(read_claims(src), str(tmp_path / "x.db"), workers=3)
+    assert not (tmp_path / "x.db").exists()  # refused before the store was opened
     summary = run_batch(read_claims(src), str(tmp_path / "y.db"), workers=2)  # at the limit
     assert summary.ok and summary.workers == 2
     summary = run_batch(read_claims(src), str(tmp_path / "z.db"))  # default: every CPU

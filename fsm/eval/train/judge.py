@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from claimfsm.eval.data import CLAIM_LABELS, EVIDENCE_LABELS, Dataset
 from claimfsm.eval.metrics import classification
+from claimfsm.eval.train.checks import finite, learnable
 from claimfsm.eval.train.head import HeadSpec, head_data, head_fold
 from claimfsm.eval.train.report import NothingToLearn, TrainReport
 from claimfsm.eval.train.rerank import train_reranker
@@ -37,7 +38,7 @@ from claimfsm.eval.train.retrieved import TOPS, Retrieved
 from claimfsm.eval.train.softmax import Fit, fit_softmax
 from claimfsm.eval.train.verdict import choose_head, fit_head, head_matrix
 from claimfsm.skills.stance.lexical import LABELS
-from claimfsm.skills.stance.model import Featurizer, StanceModel, non_finite
+from claimfsm.skills.stance.model import Featurizer, StanceModel
 
 __all__ = [
     "GRID_REFUTE",
@@ -149,34 +150,10 @@ def choose_thresholds(
 
 def check_learnable(data: Dataset, folds: int = 5, seed: int = 13) -> None:
     """:class:`NothingToLearn` for a dataset :func:`train` would refuse (see
-    :func:`_learnable`), without fitting anything: for a caller with costly work to do
-    before training (retrieving the training evidence)."""
+    :func:`~claimfsm.eval.train.checks.learnable`), without fitting anything: for a
+    caller with costly work to do before training (retrieving the training evidence)."""
     pairs = collect_pairs(data)
-    _learnable(pairs, _folds(len(pairs.claim_labels), folds, seed)[pairs.group], folds)
-
-
-def _learnable(pairs: Pairs, pf: IntArray, folds: int) -> None:
-    """:class:`NothingToLearn` unless every fit of the cross-validation has pairs of at
-    least two stance labels to learn from (else it divides by zero: NaN weights)."""
-    if not len(pairs.y):
-        raise NothingToLearn("dataset: no (claim, sentence) pairs: no claim has annotated "
-                             "evidence sentences ('evidences' is empty everywhere)")
-    labels = sorted({LABELS[int(c)] for c in pairs.y})
-    if len(labels) < 2:
-        raise NothingToLearn(f"dataset: every (claim, sentence) pair is {labels[0]}; a "
-                             "stance model needs pairs of at least two labels")
-    empty = [f + 1 for f in range(folds) if not np.any(pf != f)]
-    if empty:
-        raise NothingToLearn(f"dataset: every pair belongs to claims of fold {empty[0]}, so "
-                             "its training part is empty; add annotated claims or lower "
-                             "--folds")
-
-
-def _finite(model: StanceModel) -> None:
-    bad = non_finite(model)
-    if bad is not None:
-        raise NothingToLearn(f"the fitted model's {bad} holds NaN or infinity; nothing "
-                             "written")
+    learnable(pairs.y, _folds(len(pairs.claim_labels), folds, seed)[pairs.group], folds)
 
 
 def _folds(n: int, k: int, seed: int) -> IntArray:
@@ -252,7 +229,7 @@ def train(
     n = len(pairs.claim_labels)
     fold_of = _folds(n, folds, seed)
     pf = fold_of[pairs.group]
-    _learnable(pairs, pf, folds)
+    learnable(pairs.y, pf, folds)
     x = feat.matrix(list(zip(pairs.claims, pairs.sentences, strict=True)))
     extra = None if retrieved is None else (feat.matrix(list(retrieved.pairs)), retrieved.group)
     rf = None if retrieved is None else fold_of[retrieved.group]
@@ -341,7 +318,7 @@ def train(
                         refute_t=final_choice.rt, embedder=embedder, top=final_choice.top,
                         meta=meta, verdict=vhead,
                         reranker=None if reranked is None else reranked.reranker)
-    _finite(written)
+    finite(written)
     written.save(out)
     return TrainReport(claims=n, pairs=len(pairs.y), folds=folds, features=x.shape[1],
                        embedder=embedder, cv_stance=cv_stance, cv_verdict=cv_verdict,
