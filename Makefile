@@ -37,7 +37,7 @@ wheel-check:
 # 10,000 fuzzed inputs per skill and 1,000 per CLI target (make test runs a few dozen);
 # the record reader and replay, and every field of every shipped record edited.
 fuzz: install
-	CLAIMFSM_FUZZ=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py \
+	CLAIMFSM_FUZZ=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz*.py \
 		tests/replay/test_replay_fuzz.py tests/replay/test_tamper.py
 
 # The store under abuse, scaled up: 300 SIGKILLs of a writer, 3,000 racing commits.
@@ -56,6 +56,10 @@ mutate: install
 # How each skill's time grows with its input (1x vs 8x) and the largest input within limits.
 bench-scaling: install
 	$(BIN)/python -m claimfsm.bench.scaling
+
+# Peak memory of ingest (JSONL, folder) and batch on 10 and 100 MiB inputs (docs/limits.md).
+bench-inputs: install
+	$(BIN)/python -m claimfsm.bench.inputs --json bench-inputs.json
 
 # mypy cannot follow the folder mapping of pyproject.toml, so it checks a tree of links
 # laid out as the package installs (claimfsm/ = fsm/, claimfsm/skills/ = skills/, ...).

@@ -176,6 +176,10 @@ class ErrorCode(StrEnum):
     EMPTY_FIELD = "EMPTY_FIELD", _SKIPPED, None, "a required field, or a file, is empty"
     BAD_SOURCE = "BAD_SOURCE", _SKIPPED, None, "an unknown source tag"
     NOT_UTF8 = "NOT_UTF8", _SKIPPED, None, "a file that is not UTF-8 text"
+    DUPLICATE_ID = ("DUPLICATE_ID", _SKIPPED, None,
+                    "a line whose id an earlier line of the same file has (the first wins)")
+    OUTSIDE_FOLDER = ("OUTSIDE_FOLDER", _SKIPPED, None,
+                      "a symbolic link that leads out of the ingested folder: not read")
     UNREADABLE = "UNREADABLE", _STOP, None, "the input file cannot be read: ingest stops"
     # -- replay and records ------------------------------------------------------------------
     BAD_RECORD = ("BAD_RECORD", _STOP, 422,
@@ -192,6 +196,9 @@ class ErrorCode(StrEnum):
     EMPTY_DATASET = "EMPTY_DATASET", _STOP, None, "a dataset without claims"
     EMPTY_CORPUS = "EMPTY_CORPUS", _STOP, None, "a corpus without a usable sentence"
     TOO_FEW_CLAIMS = "TOO_FEW_CLAIMS", _STOP, None, "fewer claims than cross-validation folds"
+    NOTHING_TO_LEARN = ("NOTHING_TO_LEARN", _STOP, None,
+                        "training data a model cannot be fitted on (no pairs, one label, "
+                        "a non-finite fit): nothing written")
     MISSING_DEPENDENCY = ("MISSING_DEPENDENCY", _STOP, None,
                           "a command needs a package that is not installed")
     EMBEDDER_UNAVAILABLE = ("EMBEDDER_UNAVAILABLE", _STOP, None,
@@ -203,7 +210,11 @@ class ErrorCode(StrEnum):
                        "Ray cannot start, or the --ray cluster cannot be joined")
     TASK_FAILED = ("TASK_FAILED", _ANSWER, None,
                    "a batch task failed in its worker (its line says why)")
-    OUT_WRITE_FAILED = "OUT_WRITE_FAILED", _STOP, None, "the --out file cannot be written"
+    TOO_MANY_WORKERS = ("TOO_MANY_WORKERS", _STOP, None,
+                        "--workers above the CPUs Ray reports (the message says how many)")
+    OUT_WRITE_FAILED = ("OUT_WRITE_FAILED", _STOP, None,
+                        "an output file (--out, a benchmark's --json) cannot be written, or "
+                        "--out holds lines that are not batch results")
     INTERRUPTED = "INTERRUPTED", 130, None, "stopped by Ctrl-C; the same command resumes"
     # -- the command line and the HTTP API -------------------------------------------------
     OPEN_FAILED = "OPEN_FAILED", _STOP, None, "--db cannot be opened (the system's reason follows)"

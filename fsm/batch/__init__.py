@@ -7,7 +7,14 @@ A tool on the engine core, like ``claimfsm.replay``: it may import the core, ``s
 only when a batch runs on it.
 """
 
-from claimfsm.batch.claims import BatchClaim, BatchInputError, read_claims, session_id
+from claimfsm.batch.claims import (
+    BatchClaim,
+    BatchInputError,
+    Claims,
+    ClaimsFile,
+    read_claims,
+    session_id,
+)
 from claimfsm.batch.runner import BatchSummary, chunked, run_batch
 from claimfsm.batch.worker import ClaimRunner, verify_chunk
 
@@ -16,6 +23,8 @@ __all__ = [
     "BatchInputError",
     "BatchSummary",
     "ClaimRunner",
+    "Claims",
+    "ClaimsFile",
     "chunked",
     "read_claims",
     "run_batch",

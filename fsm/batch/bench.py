@@ -134,16 +134,23 @@ def _claims_case(name: str, claims: Sequence[BatchClaim], db: str, workers: int)
             "runner": summary.runner, "workers": summary.workers}
 
 
-def _suite(suite: str, claims: list[BatchClaim], index: Path | None, tmp: Path,
-           pg: str | None, repeat: int) -> list[dict[str, Any]]:
-    """Serial on SQLite, Ray with 2 workers on SQLite, and on PostgreSQL (2 and 4 workers),
-    each ``repeat`` times in alternation on a fresh store; each case's best run is its
-    row (``runs`` lists them all), so a burst of load from other jobs on a shared
-    machine does not decide a ratio.
-    """
+def _cases(pg: str | None, cpus: int) -> tuple[list[tuple[str, int, bool]], list[str]]:
+    """The cases to run, and those left out: a case needs as many CPUs as workers (a
+    batch refuses more workers than the CPUs Ray reports)."""
     cases = [("serial, SQLite", 0, False), ("Ray 2 workers, SQLite", 2, False)]
     if pg:
         cases += [("Ray 2 workers, PostgreSQL", 2, True), ("Ray 4 workers, PostgreSQL", 4, True)]
+    return ([c for c in cases if c[1] <= cpus], [c[0] for c in cases if c[1] > cpus])
+
+
+def _suite(suite: str, claims: list[BatchClaim], index: Path | None, tmp: Path,
+           pg: str | None, repeat: int, cpus: int) -> list[dict[str, Any]]:
+    """Serial on SQLite, Ray with 2 workers on SQLite, and on PostgreSQL (2 and 4 workers,
+    those Ray has the CPUs for), each ``repeat`` times in alternation on a fresh store;
+    each case's best run is its row (``runs`` lists them all), so a burst of load from
+    other jobs on a shared machine does not decide a ratio.
+    """
+    cases, _ = _cases(pg, cpus)
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in cases}
     for round_ in range(repeat):
         for name, workers, server in cases:
@@ -180,6 +187,9 @@ def run_bench(*, pg: str | None, claims: int = 1000, data: Path | None = None,
     times and its best run counts; ``commits`` per writer process. Without ``pg`` the
     PostgreSQL rows are left out.
     """
+    from claimfsm.batch.cluster import ray_available, ray_cpus
+
+    cpus = ray_cpus() if ray_available() else 0
     rows: list[dict[str, Any]] = []
     commit_rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp_dir:
@@ -189,7 +199,7 @@ def run_bench(*, pg: str | None, claims: int = 1000, data: Path | None = None,
         if data is not None and (data / "dev.jsonl").is_file():
             suites.append(("climate-fever", *climate_fever(data, data_claims, tmp)))
         for suite, batch, index in suites:
-            rows.extend(_suite(suite, batch, index, tmp, pg, repeat))
+            rows.extend(_suite(suite, batch, index, tmp, pg, repeat, cpus))
     if pg:
         for writers in (1, 8):
             tries = []
@@ -204,11 +214,13 @@ def run_bench(*, pg: str | None, claims: int = 1000, data: Path | None = None,
     for row in rows:
         serial = next(r for r in rows if r["suite"] == row["suite"])["claims_per_s"]
         row["speed_up"] = round(row["claims_per_s"] / serial, 2)
-    ray_sqlite = max(r["speed_up"] for r in rows if r["case"] == "Ray 2 workers, SQLite")
+    ray_sqlite = max((r["speed_up"] for r in rows if r["case"] == "Ray 2 workers, SQLite"),
+                     default=0.0)
     eight = [c["commits_per_s"] for c in commit_rows if c["writers"] == 8]
     goals = {"ray_2_workers_speed_up_ge_1.7": ray_sqlite >= 1.7,
              "pg_8_writers_ge_2000_commits_per_s": bool(eight) and eight[0] >= 2000}
-    return {"machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+    return {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                        "ray_cpus": cpus, "left_out": _cases(pg, cpus)[1]},
             "claims": rows, "commits": commit_rows, "goals": goals}
 
 
@@ -223,6 +235,8 @@ def format_table(report: dict[str, Any]) -> str:
         lines.append(f"PostgresStore, {row['writers']} writer(s)    "
                      f"{row['commits_per_s']:>8.1f} commits/s "
                      f"(synchronous_commit={row['synchronous_commit']})")
+    for name in report["machine"].get("left_out", []):
+        lines.append(f"{name}: left out (Ray reports {report['machine']['ray_cpus']} CPUs)")
     lines.append("goals: " + ", ".join(f"{k} {'met' if v else 'MISSED'}"
                                        for k, v in report["goals"].items()))
     return "\n".join(lines)

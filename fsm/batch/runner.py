@@ -7,13 +7,14 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from claimfsm.batch.claims import BatchClaim
-from claimfsm.batch.cluster import ray_available, run_on_ray
+from claimfsm.batch.claims import BatchClaim, Claims
+from claimfsm.batch.cluster import check_workers, ray_available, run_on_ray
 from claimfsm.batch.worker import ClaimRunner, close_idle, threads_for, verify_chunk
 from claimfsm.engine.profile import Profile
 from claimfsm.state.open import Location, locate
@@ -55,10 +56,17 @@ class BatchSummary(BaseModel):
         return self.failed == 0 and self.error == 0
 
 
-def chunked(claims: Sequence[BatchClaim], workers: int) -> list[list[BatchClaim]]:
-    """Claims in chunks of at most :data:`MAX_CHUNK`, at least eight per worker."""
+def chunked(claims: Claims, workers: int) -> Iterator[list[BatchClaim]]:
+    """Claims in chunks of at most :data:`MAX_CHUNK`, at least eight per worker, cut as
+    they are read (the claims are never all held)."""
     size = max(1, min(MAX_CHUNK, math.ceil(len(claims) / (8 * max(1, workers)))))
-    return [list(claims[i:i + size]) for i in range(0, len(claims), size)]
+    return _groups(claims, size)
+
+
+def _groups(items: Iterable[BatchClaim], size: int) -> Iterator[list[BatchClaim]]:
+    it = iter(items)
+    while group := list(islice(it, size)):
+        yield group
 
 
 def _failed_chunk(chunk: Sequence[BatchClaim], exc: BaseException) -> list[dict[str, Any]]:
@@ -69,28 +77,33 @@ def _failed_chunk(chunk: Sequence[BatchClaim], exc: BaseException) -> list[dict[
 
 
 def run_batch(
-    claims: Sequence[BatchClaim],
+    claims: Claims,
     db: str | Location,
     *,
-    workers: int,
+    workers: int | None = None,
     address: str | None = None,
     profile: Profile | None = None,
     on_result: Callable[[dict[str, Any]], None] | None = None,
     on_progress: Callable[[int, int, float], None] | None = None,
 ) -> BatchSummary:
     """Verify ``claims`` on ``db`` (parsed here unless it is a location already, then
-    handed on as that location): on Ray when ``workers > 0`` (or ``address`` is given)
-    and Ray is installed, else in this process (on a PostgreSQL store, several claims at
-    a time: :func:`~claimfsm.batch.worker.threads_for`). ``on_result`` gets each result line as
+    handed on as that location): on Ray when ``workers`` is ``None`` (every CPU Ray
+    reports) or above 0 (or ``address`` is given) and Ray is installed, else in this
+    process (on a PostgreSQL store, several claims at a time:
+    :func:`~claimfsm.batch.worker.threads_for`). ``on_result`` gets each result line as
     it finishes; ``on_progress(finished, total, seconds)`` after each. New sessions
     verify with ``profile`` (default: lexical retrieval and judge), the same object in
     this process and a pickled copy on Ray; a resumed one keeps the profile it started
     with.
 
     The store and the evidence index are opened here first (creating and seeding them
-    once), so workers only ever open what exists.
+    once), so workers only ever open what exists. ``claims`` are walked once and never
+    copied: a :class:`~claimfsm.batch.claims.ClaimsFile` streams from its file.
+
+    Raises :class:`~claimfsm.batch.cluster.TooManyWorkers` when ``workers`` is above the
+    CPUs Ray reports (a local Ray: this machine's; ``address``: the cluster's).
     """
-    use_ray = (workers > 0 or address is not None) and ray_available()
+    use_ray = (workers is None or workers > 0 or address is not None) and ray_available()
     counts: Counter[str] = Counter()
     verdicts: Counter[str] = Counter()
     finished = 0
@@ -107,6 +120,8 @@ def run_batch(
         if on_progress is not None:
             on_progress(finished, len(claims), time.perf_counter() - began)
 
+    if use_ray:
+        check_workers(workers, address)
     where = locate(db)
     threads = threads_for(where)
     local = ClaimRunner(where, profile)
@@ -118,22 +133,24 @@ def run_batch(
         local.close()
     if not use_ray and threads > 1:
         try:
-            for at in range(0, len(claims), 4 * threads):
-                part = [(c.id, c.claim) for c in claims[at:at + 4 * threads]]
+            for group in _groups(claims, 4 * threads):
+                part = [(c.id, c.claim) for c in group]
                 for line in verify_chunk(where, part, profile, threads):
                     take(line)
         finally:
             close_idle(where)
     start_up = 0.0
+    ran = 0
     if use_ray:
         opened = time.perf_counter()
 
-        def ready() -> None:
-            nonlocal began, start_up
+        def ready(count: int) -> None:
+            nonlocal began, start_up, ran
             began = time.perf_counter()
             start_up = began - opened
+            ran = count
 
-        for lines in run_on_ray(where, chunked(claims, workers), workers=workers,
+        for lines in run_on_ray(where, lambda n: chunked(claims, n), workers=workers,
                                 address=address, on_error=_failed_chunk, on_ready=ready,
                                 profile=profile):
             for line in lines:
@@ -144,5 +161,5 @@ def run_batch(
         start_up_seconds=round(start_up, 3),
         claims_per_s=round(len(claims) / seconds, 1) if seconds > 0 else 0.0,
         verdicts=dict(sorted(verdicts.items())), runner="ray" if use_ray else "in-process",
-        workers=workers if use_ray else 0,
+        workers=ran if use_ray else 0,
     )

@@ -2,18 +2,39 @@
 
 from __future__ import annotations
 
-import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from types import FrameType
+from typing import Any
 
 import click
-import orjson
 
 from claimfsm.cli.common import db_option, emit, fail, json_option, profile_from, profile_options
 
 __all__ = ["batch"]
+
+
+class _Term:
+    """SIGTERM's handler during a batch: it notes the signal, and the next result (a
+    point where no Ray call is running, which an exception raised inside would abort)
+    raises ``KeyboardInterrupt``, to unwind the batch as Ctrl-C does; a second SIGTERM
+    raises it at once."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if self.seen:
+            raise KeyboardInterrupt
+        self.seen = True
+
+    def check(self) -> None:
+        """Raise ``KeyboardInterrupt`` if SIGTERM came."""
+        if self.seen:
+            raise KeyboardInterrupt
 
 
 class _Progress:
@@ -41,13 +62,14 @@ class _Progress:
                 type=click.Path(dir_okay=False, path_type=Path))
 @db_option
 @click.option("--workers", type=click.IntRange(min=0), default=None,
-              help="Ray tasks running at once (default: this machine's CPUs); 0 runs "
-              "every claim in this process.")
+              help="Ray tasks running at once, at most the CPUs Ray reports (default: all "
+              "of them); 0 runs every claim in this process.")
 @click.option("--ray", "address", default=None, metavar="ADDRESS",
               help="Join this Ray cluster ('auto', or HOST:PORT of the head); default: "
               "start a local Ray for the run.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write each claim's result line (JSONL) here as it finishes.")
+              help="Append each claim's result line (JSONL) here as it finishes; a re-run "
+              "keeps the file to one line per claim id.")
 @json_option
 @profile_options
 def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
@@ -57,8 +79,9 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
     Sessions go to --db, which every worker shares: a postgresql:// URL for a Ray
     cluster, or a SQLite file on one machine. Running the same command again resumes:
     claims already DONE are skipped, half-done ones continue from their last revision.
-    Result lines ({"id", "sid", "verdict", "rev", "fsm", "status", "from_rev"}) stream to
-    --out; a summary ends the run. Without Ray installed the batch runs in-process.
+    Result lines ({"id", "sid", "verdict", "rev", "fsm", "status", "from_rev"}) are
+    appended to --out as they finish (a re-run adds only what changed, and leaves one
+    line per claim id); a summary ends the run. Without Ray installed the batch runs in-process.
     New sessions verify with the profile of --retrieval/--judge/--stance-model (or
     claimfsm.toml); every worker must see the same model file and evidence index.
 
@@ -66,6 +89,7 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
     """
     from claimfsm.batch import BatchInputError, read_claims, run_batch
     from claimfsm.batch.cluster import ray_available
+    from claimfsm.batch.output import ResultFile
     from claimfsm.engine.errors import ClaimFsmError
     from claimfsm.state.open import URL_SCHEMES, locate
 
@@ -81,27 +105,36 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
         claims = read_claims(claims_file)
     except BatchInputError as exc:
         fail(exc.code, exc.msg, as_json=as_json)
-    count = (os.cpu_count() or 1) if workers is None else workers
-    if count > 0 and not ray_available():
+        raise  # unreachable: fail exits
+    if workers != 0 and not ray_available():
         click.echo("ray is not installed (pip install 'claimfsm[ray]'): running in-process",
                    err=True)
-    sink: IO[bytes] | None = None
+    sink: ResultFile | None = None
     if out is not None:
         try:
-            sink = out.open("wb")
-        except OSError as exc:
-            fail("OUT_WRITE_FAILED", f"--out {out}: {exc.strerror or exc}", as_json=as_json)
+            sink = ResultFile(out)
+        except ClaimFsmError as exc:
+            claims.close()
+            fail(exc.code, exc.msg, as_json=as_json)
+
+    term = _Term()
 
     def write(line: dict[str, Any]) -> None:
         if sink is not None:
-            sink.write(orjson.dumps(line) + b"\n")
-            sink.flush()
+            sink.write(line)
+        term.check()
 
     progress = _Progress(sys.stderr.isatty() and not as_json)
+    complete = False
+    # SIGTERM stops a batch as Ctrl-C does, so Ray is shut down and --out closed on the
+    # way out (its default action ends the process before either).
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, term) if main else None
     try:
         # Parsed once, here: the location (and the profile) travel to every worker as is.
-        summary = run_batch(claims, locate(db), workers=count, address=address, profile=prof,
-                            on_result=write, on_progress=progress)
+        summary = run_batch(claims, locate(db), workers=workers, address=address,
+                            profile=prof, on_result=write, on_progress=progress)
+        complete = True
     except ClaimFsmError as exc:
         fail(exc.code, exc.msg, as_json=as_json)
         raise  # unreachable: fail exits
@@ -109,11 +142,20 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
         fail("OPEN_FAILED", str(exc), as_json=as_json)
         raise
     except KeyboardInterrupt:
-        fail("INTERRUPTED", f"stopped after {progress.finished} of {len(claims)} claims; "
-             "run the same command again to resume (nothing is lost)", as_json=as_json)
+        how = "by SIGTERM " if term.seen else ""
+        fail("INTERRUPTED", f"stopped {how}after {progress.finished} of {len(claims)} "
+             "claims; run the same command again to resume (nothing is lost)",
+             as_json=as_json)
+        raise  # unreachable: fail exits
     finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
+        claims.close()
         if sink is not None:
-            sink.close()
+            try:
+                sink.close(complete=complete)
+            except ClaimFsmError as exc:
+                fail(exc.code, exc.msg, as_json=as_json)
     if as_json:
         emit(summary.model_dump(mode="json"))
     else:

@@ -7,6 +7,7 @@ refuse a ``--db`` that does not exist rather than create an empty one.
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 from collections.abc import Callable, Iterator
@@ -96,16 +97,39 @@ def compact(sid: str | None, no_prune: bool, db: str, as_json: bool) -> None:
         sys.exit(1)
 
 
+def _writable(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Refuse a --json file that cannot be written before the benchmark runs, not after
+    minutes of it (its figures would be lost)."""
+    if value is None:
+        return None
+    path = Path(value)
+    parent = path.parent
+    if not parent.is_dir():
+        fail("NOT_FOUND", f"--json {value}: no directory {parent}", as_json=False)
+    if path.is_dir():
+        fail("OUT_WRITE_FAILED", f"--json {value}: a directory", as_json=False)
+    if not os.access(path if path.exists() else parent, os.W_OK):
+        fail("OUT_WRITE_FAILED", f"--json {value}: not writable here", as_json=False)
+    return value
+
+
 def _json_file(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     # Every benchmark's --json names a file to write, unlike the other commands' --json
     # flag (print JSON): a benchmark's table is for people, its figures are kept for later.
     return click.option(
-        "--json", "json_file", type=click.Path(dir_okay=False, writable=True), default=None,
-        help=f"Also write {what} to this file as JSON (the table still prints).")
+        "--json", "json_file", type=click.Path(dir_okay=False), default=None,
+        callback=_writable, expose_value=True,
+        help=f"Also write {what} to this file as JSON (the table still prints); its "
+        "folder is checked before the benchmark runs.")
 
 
 def _write_json(path: str, figures: Any) -> None:
-    Path(path).write_bytes(orjson.dumps(figures, option=orjson.OPT_INDENT_2) + b"\n")
+    data = orjson.dumps(figures, option=orjson.OPT_INDENT_2) + b"\n"
+    try:
+        Path(path).write_bytes(data)
+    except OSError as exc:  # checked before the run, but a disk can fill up meanwhile
+        fail("OUT_WRITE_FAILED", f"--json {path}: {exc.strerror or exc} (the table above "
+             "holds the figures)", as_json=False)
     click.echo(f"wrote {path}", err=True)
 
 

@@ -122,17 +122,23 @@ def ingest(path: Path, source: str | None, kb: bool, id_field: str, title_field:
             fail("STORE_IO" if broken.code == "INDEX_ERROR" else broken.code, broken.msg,
                  as_json=as_json)
         embedded = 0 if kb else _embed(eng.index, embed, shown, as_json)
-        errors: list[dict[str, Any]] = [{"line": e.line, "msg": e.msg} for e in report.errors]
+        errors: list[dict[str, Any]] = [
+            {"line": e.line, "code": e.code, "msg": e.msg} for e in report.errors]
         if as_json:
             emit({"added": report.added, "errors": errors, "lines": report.lines,
-                  "unchanged": report.unchanged, "embedded": embedded})
+                  "unchanged": report.unchanged, "skipped": report.skipped,
+                  "codes": report.codes, "embedded": embedded})
         else:
             for e in errors:
                 where = f"line {e['line']}" if e["line"] else "file"
                 click.echo(f"{where}: {e['msg']} (skipped)", err=True)
+            if report.skipped > len(report.errors):
+                click.echo(f"(the first {len(report.errors)} problems are listed)", err=True)
             unit = "files" if path.is_dir() else "lines"
+            codes = ", ".join(f"{code} {n}" for code, n in report.codes.items())
             click.echo(f"added {report.added} of {report.lines} {unit}; "
-                       f"{report.unchanged} unchanged; {len(errors)} skipped"
+                       f"{report.unchanged} unchanged; {report.skipped} skipped"
+                       + (f" ({codes})" if codes else "")
                        + (f"; {embedded} embedded" if embedded else ""))
 
 

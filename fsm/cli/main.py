@@ -56,6 +56,10 @@ class LazyGroup(click.Group):
         # Text arguments (claims, sids) must be valid UTF-8: invalid bytes arrive as lone
         # surrogates that no store or JSON document can hold. Existing paths may keep them.
         for n, arg in enumerate(args, start=1):
+            # A NUL byte never comes from a shell (execve's strings end at one), only from
+            # a caller of main([...]); click's path checks would raise ValueError on it.
+            if "\x00" in arg:
+                _stop("BAD_INPUT", f"argument {n} holds a NUL byte")
             try:
                 arg.encode("utf-8")
             except UnicodeEncodeError:

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from claimfsm.cli.common import emit, fail, json_option
+from claimfsm.engine.errors import ClaimFsmError
 from claimfsm.eval.data import DatasetError, read_dataset
 
 __all__ = ["render", "train_command"]
@@ -100,13 +101,17 @@ def train_command(dataset: Path, out: Path, folds: int, embedder: str | None,
     if not out.parent.is_dir():
         fail("NOT_FOUND", f"out: no directory {out.parent}", as_json=as_json)
     try:
-        from claimfsm.eval.train.judge import train
+        from claimfsm.eval.train.judge import check_learnable, train
         from claimfsm.eval.train.retrieved import retrieve_for_training
         from claimfsm.skills.stance.model import Featurizer, resolve_embedder
     except ImportError as exc:
         fail("MISSING_DEPENDENCY", f"train needs numpy ({exc.name} is not installed)",
              as_json=as_json)
         return  # unreachable: fail exits
+    try:
+        check_learnable(data, folds)  # before the retrieval, which takes a while
+    except ClaimFsmError as exc:
+        fail(exc.code, exc.msg, as_json=as_json)
     emb = hemb = None
     for opt, name in (("embedder", embedder), ("head-embedder", head_embedder)):
         if name is not None:
@@ -130,8 +135,12 @@ def train_command(dataset: Path, out: Path, folds: int, embedder: str | None,
     retrieved = (None if corpus is None
                  else retrieve_for_training(data, corpus, embedder=retr_emb))
     spec = HeadSpec(embedder=hemb, embedder_name=head_embedder) if head else None
-    report = train(data, out, folds=folds, featurizer=Featurizer(emb), embedder=embedder,
-                   retrieved=retrieved, on_fold=progress, head=spec)
+    try:
+        report = train(data, out, folds=folds, featurizer=Featurizer(emb), embedder=embedder,
+                       retrieved=retrieved, on_fold=progress, head=spec)
+    except ClaimFsmError as exc:  # a fit that came out non-finite: nothing was written
+        fail(exc.code, exc.msg, as_json=as_json)
+        return  # unreachable: fail exits
     if as_json:
         emit(report.model_dump(mode="json"))
     else:

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import functools
 import json
+import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,6 +35,7 @@ from claimfsm.skills.stance.verdict_head import VerdictHead
 
 __all__ = [
     "FORMAT",
+    "MAX_MODEL_BYTES",
     "Embedder",
     "Featurizer",
     "ModelError",
@@ -41,11 +43,16 @@ __all__ = [
     "cached_model",
     "dense_features",
     "load_model",
+    "non_finite",
     "resolve_embedder",
 ]
 
 FORMAT = "claimfsm-stance-model/1"
 """The model file's format tag; a file with another tag is refused."""
+
+MAX_MODEL_BYTES = 512 * 1024 * 1024
+"""A model file, and the arrays it unpacks to (a model with a verdict head's bank of
+Climate-FEVER claim embeddings is about 5 MB)."""
 
 Array = npt.NDArray[np.float64]
 
@@ -180,7 +187,12 @@ class StanceModel:
         return [f"{n} {v:+.2f}" for n, v in ranked if v > 0]
 
     def save(self, path: str | Path) -> None:
-        """Write the model as ``.npz`` (no pickles)."""
+        """Write the model as ``.npz`` (no pickles); :class:`ModelError` (``BAD_MODEL``),
+        writing nothing, for a model with a non-finite number (:func:`non_finite`)."""
+        bad = non_finite(self)
+        if bad is not None:
+            raise ModelError("BAD_MODEL", f"stance_model: {bad} holds NaN or infinity: "
+                             f"not written to {path}")
         head = {"format": FORMAT, "features": list(self.features), "labels": list(LABELS),
                 "support_t": self.support_t, "refute_t": self.refute_t,
                 "embedder": self.embedder, "top": self.top, "meta": self.meta}
@@ -202,30 +214,75 @@ class StanceModel:
                      scale=self.scale, **arrays)
 
 
+def non_finite(model: StanceModel) -> str | None:
+    """The name of the first number of ``model`` that is NaN or infinite (an array, a
+    threshold, its verdict head's or reranker's), or ``None``: such a model would turn
+    every probability into NaN and stop sessions at VERIFY."""
+    parts: list[tuple[str, Any]] = [("", model)]
+    if model.verdict is not None:
+        parts.append(("verdict.", model.verdict))
+    if model.reranker is not None:
+        parts.append(("reranker.", model.reranker))
+    for prefix, part in parts:
+        for f in fields(part):
+            value = getattr(part, f.name)
+            if isinstance(value, float | np.ndarray) and np.issubdtype(
+                    np.asarray(value).dtype, np.number) and not np.all(np.isfinite(value)):
+                return prefix + f.name
+    return None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} in the model's header")
+
+
 def load_model(path: str | Path) -> StanceModel:
     """Read a model file; :class:`ModelError` (``MODEL_NOT_FOUND``, ``BAD_MODEL``) if it
-    cannot be used."""
+    cannot be used: not a model file (an empty or truncated one too), larger than
+    :data:`MAX_MODEL_BYTES` (on disk or unpacked), arrays that do not fit its features,
+    or a number that is NaN or infinite."""
     p = Path(path)
     if not p.is_file():
         raise ModelError("MODEL_NOT_FOUND", f"stance_model: no file {p}")
+    if p.stat().st_size > MAX_MODEL_BYTES:
+        raise ModelError("BAD_MODEL", f"stance_model: {p}: {p.stat().st_size} bytes, the "
+                         f"limit is {MAX_MODEL_BYTES}")
     try:
         with np.load(p, allow_pickle=False) as z:
-            head = json.loads(bytes(z["head"]).decode()) if "head" in z.files else None
+            unpacked = sum(z.zip.getinfo(name).file_size for name in z.zip.namelist())
+            if unpacked > MAX_MODEL_BYTES:
+                raise ModelError("BAD_MODEL", f"stance_model: {p}: unpacks to {unpacked} "
+                                 f"bytes, the limit is {MAX_MODEL_BYTES}")
+            head = (json.loads(bytes(z["head"]).decode(), parse_constant=_reject_constant)
+                    if "head" in z.files else None)
             if not isinstance(head, dict) or head.get("format") != FORMAT:
                 raise ModelError("BAD_MODEL", f"stance_model: {p} is not a {FORMAT} file")
             arrays = {k: np.asarray(z[k], dtype=np.float64)
                       for k in ("weights", "bias", "mean", "scale")}
             verdict = _read_head(z, head.get("verdict"), p)
             reranker = read_reranker(z, z.files)
-    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        feats = tuple(head["features"])
+        if (arrays["weights"].shape != (len(LABELS), len(feats))
+                or tuple(head["labels"]) != LABELS
+                or arrays["bias"].shape != (len(LABELS),)
+                or arrays["mean"].shape != (len(feats),)
+                or arrays["scale"].shape != (len(feats),)):
+            raise ModelError("BAD_MODEL", f"stance_model: {p}: weights do not match features")
+        model = StanceModel(features=feats, support_t=float(head["support_t"]),
+                            refute_t=float(head["refute_t"]), embedder=head.get("embedder"),
+                            top=int(head.get("top", 5)), meta=dict(head.get("meta") or {}),
+                            verdict=verdict, reranker=reranker, **arrays)
+    except ModelError:
+        raise
+    # np.load raises EOFError on an empty file and BadZipFile on a damaged one; the
+    # header's own fields may be of any JSON type (AttributeError, TypeError).
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError,
+            EOFError, zipfile.BadZipFile) as exc:
         raise ModelError("BAD_MODEL", f"stance_model: cannot read {p}: {exc}") from exc
-    feats = tuple(head["features"])
-    if arrays["weights"].shape != (len(LABELS), len(feats)) or tuple(head["labels"]) != LABELS:
-        raise ModelError("BAD_MODEL", f"stance_model: {p}: weights do not match features")
-    return StanceModel(features=feats, support_t=float(head["support_t"]),
-                       refute_t=float(head["refute_t"]), embedder=head.get("embedder"),
-                       top=int(head.get("top", 5)), meta=dict(head.get("meta") or {}),
-                       verdict=verdict, reranker=reranker, **arrays)
+    bad = non_finite(model)
+    if bad is not None:
+        raise ModelError("BAD_MODEL", f"stance_model: {p}: {bad} holds NaN or infinity")
+    return model
 
 
 def _read_head(z: Any, spec: Any, p: Path) -> VerdictHead | None:

@@ -11,6 +11,10 @@ field. Formats (one JSON object per line, UTF-8; extra fields are ignored):
 
 A folder of ``.txt``/``.md`` files is one document per file (:mod:`claimfsm.skills.tools.folder`).
 Re-ingesting a document that is stored unchanged writes nothing (``unchanged`` counts it).
+Within one file the first line of an id wins: a later line with the same id is reported
+(``DUPLICATE_ID``, naming the first line) and skipped. A load streams: it holds one batch
+(at most ``batch`` records and about :data:`~claimfsm.skills.tools.ingest_report.BATCH_BYTES`
+of text) and the ids read so far (:class:`~claimfsm.skills.tools.bounded.SeenKeys`).
 """
 
 from __future__ import annotations
@@ -25,7 +29,15 @@ import orjson
 from pydantic import BaseModel, ConfigDict
 
 from claimfsm.skills.limits import MAX_DOC_BYTES
+from claimfsm.skills.tools.bounded import Bounds, OverLimit, SeenKeys, read_lines
 from claimfsm.skills.tools.index import SOURCES, Document, EvidenceIndex, Fact, Source
+from claimfsm.skills.tools.ingest_report import (
+    BATCH_BYTES,
+    IngestError,
+    IngestReport,
+    ProgressCallback,
+    Tally,
+)
 
 __all__ = [
     "FieldMap",
@@ -41,38 +53,7 @@ __all__ = [
     "read_facts",
 ]
 
-ProgressCallback = Callable[[int, int], None]
-"""Called with ``(bytes_read, total_bytes)`` after each batch and at the end."""
-
 T = TypeVar("T", Document, Fact)
-
-
-class IngestError(BaseModel):
-    """One refused line. ``line`` is 1-based (0: the file itself could not be read).
-
-    Codes: ``BAD_JSON``, ``NOT_OBJECT``, ``MISSING_FIELD``, ``WRONG_TYPE``,
-    ``EMPTY_FIELD``, ``UNREADABLE``, ``INDEX_ERROR``, ``INPUT_TOO_LARGE``.
-    """
-
-    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
-
-    line: int
-    msg: str
-    code: str = "BAD_LINE"
-    field: str | None = None
-
-
-class IngestReport(BaseModel):
-    """The outcome of a load: ``lines`` non-blank lines read, each either added (new or
-    changed), unchanged (stored as it is already) or an error (an unreadable file or a
-    database failure adds one ``line=0`` error)."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
-
-    added: int
-    errors: list[IngestError]
-    lines: int
-    unchanged: int = 0
 
 
 class FieldMap(BaseModel):
@@ -195,18 +176,19 @@ def _records(
         return
     with handle:
         pos = 0
-        n = 0
-        while raw := handle.readline(max_line + 1):
-            n += 1
-            pos += len(raw)
-            if len(raw) > max_line:
-                yield n, pos, IngestError(
-                    line=n, code="INPUT_TOO_LARGE",
-                    msg=f"line {n}: more than {max_line} bytes (raise --max-doc-bytes); "
-                    "the rest of the file is not read")
-                return
-            if raw.strip():
-                yield n, pos, parse(n, raw)
+        try:
+            for n, pos, raw in read_lines(handle, Bounds(line=max_line)):
+                if raw.strip():
+                    yield n, pos, parse(n, raw)
+        except OverLimit as over:
+            n = over.line
+            yield n, pos, IngestError(
+                line=n, code="INPUT_TOO_LARGE",
+                msg=f"line {n}: more than {max_line} bytes (raise --max-doc-bytes); "
+                "the rest of the file is not read")
+        except OSError as exc:  # a read error mid-file (EIO, a vanished network file)
+            yield 0, pos, IngestError(line=0, code="UNREADABLE",
+                                                msg=f"cannot read {path}: {exc.strerror or exc}")
 
 
 def read_documents(
@@ -244,6 +226,15 @@ def read_corpus_sentences(path: str | Path, *, source: Source = "wiki") -> Itera
 _LINE_SLACK = 64 * 1024
 
 
+def _key(rec: Document | Fact) -> str:
+    return rec.doc_id if isinstance(rec, Document) else rec.id
+
+
+def _weight(rec: Document | Fact) -> int:
+    # What a held record costs, roughly: its text (a fact is a few short strings).
+    return len(rec.title) + len(rec.text) if isinstance(rec, Document) else 256
+
+
 def _ingest(
     path: str | Path,
     parse: Callable[[int, bytes], T | IngestError],
@@ -259,41 +250,51 @@ def _ingest(
         total = 0
     size = max(1, batch)
     pending: list[T] = []
-    errors: list[IngestError] = []
-    added = lines = unchanged = 0
+    held = 0
+    tally = Tally()
 
     def flush(pos: int) -> None:
-        nonlocal added, unchanged
+        nonlocal held
         if pending:
-            written, same = add(pending)
-            added += written
-            unchanged += same
+            tally.wrote(add(pending))
             pending.clear()
+            held = 0
         if on_progress is not None:
             on_progress(pos, total)
 
-    try:
-        pos = 0
-        for n, read, rec in _records(path, parse, max_doc_bytes + _LINE_SLACK):
-            pos = read
-            if n:
-                lines += 1  # line 0 reports an unreadable file, not a line
-            text = getattr(rec, "text", None)
-            if isinstance(text, str) and len(text) > max_doc_bytes:
-                rec = IngestError(line=n, code="INPUT_TOO_LARGE", field="text",
-                                  msg=f"text: {len(text)} characters, the limit is "
-                                  f"{max_doc_bytes} (--max-doc-bytes)")
-            if isinstance(rec, IngestError):
-                errors.append(rec)
-                continue
-            pending.append(rec)
-            if len(pending) >= size:
-                flush(pos)
-        flush(total)  # the whole file has been read, trailing blank lines included
-    except sqlite3.Error as exc:
-        # Earlier batches are committed; this one rolled back as a whole.
-        errors.append(IngestError(line=0, code="INDEX_ERROR", msg=f"index: {exc}"))
-    return IngestReport(added=added, errors=errors, lines=lines, unchanged=unchanged)
+    with SeenKeys() as seen:
+        try:
+            pos = 0
+            for n, read, rec in _records(path, parse, max_doc_bytes + _LINE_SLACK):
+                pos = read
+                if n:
+                    tally.lines += 1  # line 0 reports an unreadable file, not a line
+                text = getattr(rec, "text", None)
+                if isinstance(text, str) and len(text) > max_doc_bytes:
+                    rec = IngestError(line=n, code="INPUT_TOO_LARGE", field="text",
+                                      msg=f"text: {len(text)} characters, the limit is "
+                                      f"{max_doc_bytes} (--max-doc-bytes)")
+                if isinstance(rec, IngestError):
+                    tally.refuse(rec, counted=n > 0)
+                    continue
+                # The first line of an id wins: a later one would silently replace it
+                # (or count as a second addition), so it is reported instead.
+                earlier = seen.first(_key(rec), n)
+                if earlier is not None:
+                    tally.refuse(IngestError(
+                        line=n, code="DUPLICATE_ID", field="id",
+                        msg=f"id {_key(rec)!r} already on line {earlier}"))
+                    continue
+                pending.append(rec)
+                held += _weight(rec)
+                if len(pending) >= size or held >= BATCH_BYTES:
+                    flush(pos)
+            flush(total)  # the whole file has been read, trailing blank lines included
+        except sqlite3.Error as exc:
+            # Earlier batches are committed; this one rolled back as a whole.
+            tally.refuse(IngestError(line=0, code="INDEX_ERROR", msg=f"index: {exc}"),
+                         counted=False)
+    return tally.report()
 
 
 def ingest_documents(

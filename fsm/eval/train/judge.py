@@ -30,8 +30,9 @@ import numpy.typing as npt
 
 from claimfsm.eval.data import CLAIM_LABELS, EVIDENCE_LABELS, Dataset
 from claimfsm.eval.metrics import classification
+from claimfsm.eval.train.checks import finite, learnable
 from claimfsm.eval.train.head import HeadSpec, head_data, head_fold
-from claimfsm.eval.train.report import TrainReport
+from claimfsm.eval.train.report import NothingToLearn, TrainReport
 from claimfsm.eval.train.rerank import train_reranker
 from claimfsm.eval.train.retrieved import TOPS, Retrieved
 from claimfsm.eval.train.softmax import Fit, fit_softmax
@@ -43,8 +44,10 @@ __all__ = [
     "GRID_REFUTE",
     "GRID_SUPPORT",
     "Fit",
+    "NothingToLearn",
     "Pairs",
     "TrainReport",
+    "check_learnable",
     "choose_thresholds",
     "claim_verdicts",
     "collect_pairs",
@@ -145,6 +148,14 @@ def choose_thresholds(
     return st, rt
 
 
+def check_learnable(data: Dataset, folds: int = 5, seed: int = 13) -> None:
+    """:class:`NothingToLearn` for a dataset :func:`train` would refuse (see
+    :func:`~claimfsm.eval.train.checks.learnable`), without fitting anything: for a
+    caller with costly work to do before training (retrieving the training evidence)."""
+    pairs = collect_pairs(data)
+    learnable(pairs.y, _folds(len(pairs.claim_labels), folds, seed)[pairs.group], folds)
+
+
 def _folds(n: int, k: int, seed: int) -> IntArray:
     order = np.random.default_rng(seed).permutation(n)
     fold = np.empty(n, dtype=np.int64)
@@ -216,10 +227,11 @@ def train(
     feat = featurizer or Featurizer()
     pairs = collect_pairs(data)
     n = len(pairs.claim_labels)
-    x = feat.matrix(list(zip(pairs.claims, pairs.sentences, strict=True)))
-    extra = None if retrieved is None else (feat.matrix(list(retrieved.pairs)), retrieved.group)
     fold_of = _folds(n, folds, seed)
     pf = fold_of[pairs.group]
+    learnable(pairs.y, pf, folds)
+    x = feat.matrix(list(zip(pairs.claims, pairs.sentences, strict=True)))
+    extra = None if retrieved is None else (feat.matrix(list(retrieved.pairs)), retrieved.group)
     rf = None if retrieved is None else fold_of[retrieved.group]
 
     def fitter(a: Array, b: IntArray) -> Fit:
@@ -306,6 +318,7 @@ def train(
                         refute_t=final_choice.rt, embedder=embedder, top=final_choice.top,
                         meta=meta, verdict=vhead,
                         reranker=None if reranked is None else reranked.reranker)
+    finite(written)
     written.save(out)
     return TrainReport(claims=n, pairs=len(pairs.y), folds=folds, features=x.shape[1],
                        embedder=embedder, cv_stance=cv_stance, cv_verdict=cv_verdict,

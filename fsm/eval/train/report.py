@@ -1,12 +1,25 @@
-"""What ``claimfsm train`` reports (:class:`TrainReport`)."""
+"""What ``claimfsm train`` reports (:class:`TrainReport`), and what it refuses
+(:class:`NothingToLearn`)."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.eval.metrics import ClassScores, RetrievalScores
 
-__all__ = ["TrainReport"]
+__all__ = ["NothingToLearn", "TrainReport"]
+
+
+class NothingToLearn(ClaimFsmError):
+    """Training data a model cannot be fitted on: no (claim, sentence) pairs, pairs of
+    one stance label only, a fold whose training part has none, or a fit that came out
+    with non-finite numbers. Nothing is written."""
+
+    code = ErrorCode.NOTHING_TO_LEARN
+
+    def __init__(self, msg: str) -> None:
+        super().__init__(msg, field="dataset")
 
 
 class TrainReport(BaseModel):

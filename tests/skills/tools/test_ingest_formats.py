@@ -66,7 +66,7 @@ def test_other_field_names_and_bad_lines_by_number(tmp_path: Path) -> None:
     code, out, _ = cli("ingest", str(f), "--db", str(tmp_path / "x.db"), "--json", "--no-embed",
                        "--id-field", "key", "--title-field", "headline", "--text-field", "body")
     assert code == 0 and out["added"] == 2
-    assert out["errors"] == [{"line": 2, "msg": "missing field 'body'"}]
+    assert out["errors"] == [{"line": 2, "code": "MISSING_FIELD", "msg": "missing field 'body'"}]
     code, out, _ = cli("ingest", str(f), "--db", str(tmp_path / "y.db"), "--json", "--no-embed")
     assert out["added"] == 0 and [e["line"] for e in out["errors"]] == [1, 2, 3]
     assert out["errors"][0]["msg"] == "missing field 'id'"
