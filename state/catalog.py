@@ -38,6 +38,7 @@ __all__ = [
     "like_pattern",
     "matches",
     "page_of",
+    "read_page",
     "scan_summaries",
     "sql_filters",
     "summary_of",
@@ -189,3 +190,18 @@ def page_of(revisions: Sequence[Revision], start: int, limit: int) -> HistoryPag
     :meth:`~claimfsm.state.store.StateStore.history_page`)."""
     check_page(start, limit)
     return HistoryPage.of(revisions[start: start + limit], start, limit, len(revisions) - 1)
+
+
+def read_page(start: int, limit: int, head: int, cached: Callable[[int], Revision | None],
+              fetch: Callable[[int, int], list[Revision]]) -> HistoryPage:
+    """The page ``start``/``limit`` of a session whose head is ``head``, by key: from a
+    store's cache when it holds every revision of the page, else ``fetch(start, last)``
+    (the rows from the nearest snapshot at or below ``start``, decoded from there)."""
+    check_page(start, limit)
+    last = min(head, start + limit - 1)
+    if start > head:
+        return HistoryPage.of((), start, limit, head)
+    hits = [cached(rev) for rev in range(start, last + 1)]
+    if all(hit is not None for hit in hits):
+        return HistoryPage.of([hit for hit in hits if hit is not None], start, limit, head)
+    return HistoryPage.of(fetch(start, last), start, limit, head)

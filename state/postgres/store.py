@@ -138,23 +138,24 @@ class PostgresStore(PostgresCore, StateStore):
         """Revisions ``start .. start + limit - 1``: the rows from the nearest snapshot
         at or below ``start`` through the page's last, found by key (never the rows
         before them)."""
-        from claimfsm.state.catalog import HistoryPage, check_page  # loads when paging
+        from claimfsm.state.catalog import check_page, read_page  # loads when paging
 
         check_page(start, limit)
         session, head = self._session(sid)
-        last = min(head, start + limit - 1)
-        if start > head:
-            return HistoryPage.of((), start, limit, head)
-        cached = [self._entries.get((sid, rev)) for rev in range(start, last + 1)]
-        if all(entry is not None for entry in cached):
-            return HistoryPage.of([e.revision for e in cached if e is not None], start, limit,
-                                  head)
-        try:
-            rows = checked_page(self._rows(session, start, last, PAGE), start, last)
-        except ValueError as exc:  # CodecError: no snapshot below the page, or a gap
-            raise CorruptStore(f"session {sid!r} does not decode: {exc}", sid=sid) from exc
-        entries = self._decode(sid, rows, every=True, first=start)
-        return HistoryPage.of([e.revision for e in entries], start, limit, head)
+
+        def cached(rev: int) -> Revision | None:
+            entry = self._entries.get((sid, rev))
+            return entry.revision if entry is not None else None
+
+        def fetch(first: int, last: int) -> list[Revision]:
+            try:
+                rows = checked_page(self._rows(session, first, last, PAGE), first, last)
+                entries = self._decode(sid, rows, every=True, first=first)
+            except ValueError as exc:  # CodecError: no snapshot below the page, or a gap
+                raise CorruptStore(f"session {sid!r} does not decode: {exc}", sid=sid) from exc
+            return [e.revision for e in entries]
+
+        return read_page(start, limit, head, cached, fetch)
 
     def sessions(self) -> Sequence[str]:
         """Session ids in creation order."""
