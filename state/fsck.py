@@ -1,6 +1,7 @@
 """``fsck``: check every session's chain in a store and report the first broken link of
 each (hash mismatch, missing parent, gap in revision numbers, undecodable row, missing or
-corrupt blob, head not at the last revision).
+corrupt blob, head not at the last revision). Deleted sessions are not damage: their
+tombstones are listed apart (``deleted``), and every other session verifies as before.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from claimfsm.state.errors import StoreError
 from claimfsm.state.store import StateStore
+from claimfsm.state.tombstone import Tombstone
 
 __all__ = ["FsckProblem", "FsckReport", "fsck"]
 
@@ -33,6 +35,7 @@ class FsckReport(BaseModel):
     sessions: int = Field(ge=0)
     revisions: int = Field(ge=0)
     problems: list[FsckProblem] = Field(default_factory=list)
+    deleted: list[Tombstone] = Field(default_factory=list)
 
 
 def fsck(store: StateStore) -> FsckReport:
@@ -51,4 +54,5 @@ def fsck(store: StateStore) -> FsckReport:
             problems.append(
                 FsckProblem(sid=sid, rev=check.rev, problem=check.problem, detail=check.detail)
             )
-    return FsckReport(ok=not problems, sessions=len(sids), revisions=revisions, problems=problems)
+    return FsckReport(ok=not problems, sessions=len(sids), revisions=revisions, problems=problems,
+                      deleted=list(store.tombstones()))

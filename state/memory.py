@@ -7,7 +7,7 @@ given; treat them as immutable, nested lists and dicts included.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
@@ -16,6 +16,7 @@ from claimfsm.state.store import StateStore
 
 if TYPE_CHECKING:
     from claimfsm.state.catalog import HistoryPage
+    from claimfsm.state.tombstone import EraseReport, Tombstone
 
 __all__ = ["MemoryStore"]
 
@@ -25,6 +26,7 @@ class MemoryStore(StateStore):
 
     def __init__(self) -> None:
         self._chains: dict[str, list[Revision]] = {}
+        self._deleted: dict[str, Tombstone] = {}
         self._lock = threading.Lock()
 
     def __enter__(self) -> MemoryStore:
@@ -43,7 +45,7 @@ class MemoryStore(StateStore):
             raise RevConflict("a session starts at revision 0 with no parent", sid=first.sid,
                               rev=first.rev)
         with self._lock:
-            if first.sid in self._chains:
+            if first.sid in self._chains or first.sid in self._deleted:
                 raise RevConflict(f"session {first.sid!r} already exists", sid=first.sid)
             self._chains[first.sid] = [first]
         return first
@@ -105,7 +107,7 @@ class MemoryStore(StateStore):
             chain = self._chain(sid)
             if not 0 <= at < len(chain):
                 raise UnknownRevision(f"session {sid!r} has no revision {at}", sid=sid, rev=at)
-            if new_sid in self._chains:
+            if new_sid in self._chains or new_sid in self._deleted:
                 raise RevConflict(f"session {new_sid!r} already exists", sid=new_sid)
             copies = [
                 r.model_copy(update={"sid": new_sid,
@@ -114,3 +116,33 @@ class MemoryStore(StateStore):
             ]
             self._chains[new_sid] = copies
             return copies[-1]
+
+    def erase(self, heads: Mapping[str, int | None], *, actor: str, at: str,
+              sweep: bool = True) -> EraseReport:
+        """Drop the sessions' chains and keep a tombstone each (see
+        :meth:`StateStore.erase`); forks hold their own copies already."""
+        from claimfsm.state.tombstone import EraseReport, Tombstone
+
+        written: list[Tombstone] = []
+        skipped: dict[str, str] = {}
+        with self._lock:
+            for sid, expected in heads.items():
+                chain = self._chains.get(sid)
+                if chain is None:
+                    skipped[sid] = "gone"
+                    continue
+                last = chain[-1]
+                if expected is not None and last.rev != expected:
+                    skipped[sid] = "moved"
+                    continue
+                stone = Tombstone(sid=sid, deleted_at=at, actor=actor, head=last.rev,
+                                  fsm=last.fsm)
+                del self._chains[sid]
+                self._deleted[sid] = stone
+                written.append(stone)
+        return EraseReport(tombstones=written, skipped=skipped)
+
+    def tombstones(self) -> Sequence[Tombstone]:
+        """Every tombstone, oldest deletion first."""
+        with self._lock:
+            return sorted(self._deleted.values(), key=lambda t: t.deleted_at)

@@ -17,7 +17,10 @@ from claimfsm._base.errors import BadInput
 from claimfsm.state.model import Revision
 
 if TYPE_CHECKING:
+    from collections.abc import Collection, Mapping
+
     from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
+    from claimfsm.state.tombstone import EndedSession, EraseReport, Tombstone
 
 __all__ = ["ChainCheck", "CompactReport", "StateStore"]
 
@@ -150,6 +153,52 @@ class StateStore(ABC):
             self.head(sid)  # UnknownSession, like every other method
             return CompactReport(sessions=1)
         return CompactReport(sessions=len(self.sessions()))
+
+    # -- retention and erasure (docs/operations.md) -------------------------------------
+
+    def erase(self, heads: Mapping[str, int | None], *, actor: str, at: str,
+              sweep: bool = True) -> EraseReport:
+        """Delete the sessions of ``heads`` (sid -> the head it must still have, ``None``:
+        any) in one transaction: their revisions (events included) and listing rows go,
+        a :class:`~claimfsm.state.tombstone.Tombstone` stays, and with ``sweep`` the blobs
+        no remaining revision references go too. A session that is not live, or whose
+        head moved, is left alone and listed in ``skipped``. A deleted id stays taken:
+        ``create`` of it is :class:`RevConflict`. Forks are copies (their own rows), so
+        they read, verify and export as before. This default refuses: a backend that
+        can delete overrides it."""
+        from claimfsm.state.errors import StoreError
+
+        raise StoreError(f"{type(self).__name__} cannot delete sessions")
+
+    def delete(self, sid: str, *, actor: str, at: str) -> Tombstone:
+        """Delete one session (:meth:`erase`); :class:`UnknownSession` when it is not live."""
+        from claimfsm.state.errors import UnknownSession
+
+        report = self.erase({sid: None}, actor=actor, at=at)
+        if not report.tombstones:
+            raise UnknownSession(f"no session {sid!r}", sid=sid)
+        return report.tombstones[0]
+
+    def tombstones(self) -> Sequence[Tombstone]:
+        """Every deleted session's tombstone, oldest deletion first."""
+        return []
+
+    def ended(self, states: Collection[str]) -> Sequence[EndedSession]:
+        """The live sessions whose head is in one of ``states`` (final states), in
+        creation order. This default reads every head; backends answer from an index."""
+        from claimfsm.state.tombstone import EndedSession
+
+        out = []
+        for sid in self.sessions():
+            head = self.head(sid)
+            if head.fsm in states:
+                out.append(EndedSession(sid, head.rev, head.fsm, head.ts))
+        return out
+
+    def sweep_blobs(self) -> int:
+        """Drop the blobs no revision references (what :meth:`erase` with ``sweep`` does,
+        once, after erasing in batches); how many. Stores without blobs drop none."""
+        return 0
 
     def close(self) -> None:  # noqa: B027 - optional hook, not every backend needs it
         """Release resources (connections, files)."""

@@ -31,7 +31,7 @@ def fill_catalog(conn: psycopg.Connection[Any], head: Callable[[str], Revision])
         return False
     missing = conn.execute(
         "SELECT s.id, s.sid FROM st_sessions s LEFT JOIN st_catalog c ON c.id = s.id"
-        " WHERE c.id IS NULL ORDER BY s.id").fetchall()
+        " WHERE c.id IS NULL AND s.head >= 0 ORDER BY s.id").fetchall()
     for session, sid in missing:
         conn.execute("INSERT INTO st_catalog (id, claim, verdict) VALUES (%s, %s, %s)"
                      " ON CONFLICT (id) DO NOTHING", (session, *listed(head(sid).state)))

@@ -75,7 +75,7 @@ class PostgresCore:
     def _session(self, sid: str) -> tuple[int, int]:
         """``(session number, head)``; raises :class:`UnknownSession`."""
         rows = self._query("SELECT id, head FROM st_sessions WHERE sid = %s", (sid,))
-        if not rows:
+        if not rows or rows[0][1] < 0:  # head -1: deleted (state/postgres/erase.py)
             raise UnknownSession(f"no session {sid!r}", sid=sid)
         session, head = rows[0]
         self._ids[sid] = session

@@ -59,6 +59,10 @@ _SCHEMA = (
     # The listing's catalog (state/postgres/catalog.py): claim and verdict label.
     "CREATE TABLE IF NOT EXISTS st_catalog (id bigint PRIMARY KEY, claim text NOT NULL,"
     " verdict text)",
+    # One row per deleted session (state/postgres/erase.py), id = its st_sessions.id.
+    "CREATE TABLE IF NOT EXISTS st_tombstones (id bigint PRIMARY KEY, sid text NOT NULL,"
+    " deleted_at text NOT NULL, actor text NOT NULL, head integer NOT NULL,"
+    " fsm text NOT NULL, hash bytea NOT NULL)",
 )
 # Any fixed number: it serialises concurrent schema creation by several workers.
 _SCHEMA_LOCK = 0x636C61696D66736D
@@ -173,7 +177,8 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
     try:
         with conn.transaction():
             found = conn.execute(
-                "SELECT value, to_regclass('st_catalog') IS NOT NULL FROM st_meta"
+                "SELECT value, to_regclass('st_catalog') IS NOT NULL"
+                " AND to_regclass('st_tombstones') IS NOT NULL FROM st_meta"
                 " WHERE key = 'schema'").fetchone()
     except pg_errors.UndefinedTable:
         found = None  # a new database: no st_ tables yet

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
 from claimfsm.state.model import Revision, verdict_label
-from claimfsm.state.postgres.core import MAX_REV, PostgresCore
+from claimfsm.state.postgres.core import MAX_REV
 from claimfsm.state.postgres.db import (
     COMMIT,
     COMMIT_BLOBS,
@@ -26,6 +26,7 @@ from claimfsm.state.postgres.db import (
     listed,
     retrying,
 )
+from claimfsm.state.postgres.erase import PostgresErase
 from claimfsm.state.postgres.verify import prune_blobs, verify_rows
 from claimfsm.state.sqlite.db import ChainBroken, CorruptStore
 from claimfsm.state.sqlite.maintenance import restamp_rows
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore(PostgresCore, StateStore):
+class PostgresStore(PostgresErase, StateStore):
     """Revision store in a PostgreSQL database (``postgresql://`` URL); one connection
     per store, safe across threads (calls are serialised) and processes.
 
@@ -110,7 +111,7 @@ class PostgresStore(PostgresCore, StateStore):
             rows = self._query(COMMIT, (*head, *row))
         if not rows:
             found = self._query("SELECT head FROM st_sessions WHERE id = %s", (session,))
-            if not found:
+            if not found or found[0][0] < 0:  # head -1: deleted
                 raise UnknownSession(f"no session {sid!r}", sid=sid)
             raise RevConflict(f"head is {found[0][0]}, not {expected_rev}", sid=sid,
                               head=found[0][0], expected=expected_rev)
@@ -159,7 +160,8 @@ class PostgresStore(PostgresCore, StateStore):
 
     def sessions(self) -> Sequence[str]:
         """Session ids in creation order."""
-        return [sid for (sid,) in self._query("SELECT sid FROM st_sessions ORDER BY id")]
+        return [sid for (sid,) in self._query(
+            "SELECT sid FROM st_sessions WHERE head >= 0 ORDER BY id")]
 
     def summaries(self, query: SummaryQuery) -> SummaryPage:
         """A page of session summaries from the catalog (one indexed query)."""
@@ -227,5 +229,6 @@ class PostgresStore(PostgresCore, StateStore):
         dropped = retrying(run) if prune else 0
         if dropped:
             self._known.clear()
+        self._reclaim()
         return CompactReport(sessions=len(targets), rewritten=0, blobs_dropped=dropped,
                              skipped=skipped)

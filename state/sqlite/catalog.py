@@ -97,7 +97,9 @@ class CatalogReader:
         if state == "fill" and not self.readonly:
             rows = []
             for seq, sid in self.read(lambda c: c.execute(
-                    "SELECT id, sid FROM st_sessions ORDER BY id").fetchall()):
+                    "SELECT id, sid FROM st_sessions s WHERE EXISTS (SELECT 1 FROM"
+                    " st_revisions WHERE k BETWEEN s.id << 32 AND (s.id << 32) + 4294967295)"
+                    " ORDER BY id").fetchall()):
                 head = self.head(sid)
                 rows.append((seq, head.state.claim, verdict_label(head.state.verdict)))
 

@@ -56,6 +56,10 @@ _SCHEMA = (
     # session that has a verdict (written by the commit that sets it) or has been listed
     # (its claim, filled by the reader).
     "CREATE TABLE IF NOT EXISTS st_catalog (id INTEGER PRIMARY KEY, claim TEXT, verdict TEXT)",
+    # One row per deleted session (state/sqlite/erase.py), id = its st_sessions.id.
+    "CREATE TABLE IF NOT EXISTS st_tombstones (id INTEGER PRIMARY KEY, sid TEXT NOT NULL,"
+    " deleted_at TEXT NOT NULL, actor TEXT NOT NULL, head INTEGER NOT NULL,"
+    " fsm TEXT NOT NULL, hash BLOB NOT NULL)",
 )
 # Version 1 kept each session's head in ``st_sessions.head``, moved by this trigger: a
 # second b-tree page written by every commit (~10 us of a ~100 us step). Version 2 finds
@@ -182,11 +186,11 @@ def init_schema(conn: sqlite3.Connection, budget: float) -> None:
     try:
         row = conn.execute(
             "SELECT value, (SELECT count(*) FROM sqlite_master WHERE type='table' AND"
-            " name='st_catalog') FROM st_meta WHERE key='schema'"
+            " name IN ('st_catalog', 'st_tombstones')) FROM st_meta WHERE key='schema'"
         ).fetchone()
     except sqlite3.OperationalError:
         row = None  # a new file: no st_ tables yet
-    if row == (SCHEMA_VERSION, 1):
+    if row == (SCHEMA_VERSION, 2):  # both tables added since version 3 are there
         return
     transaction(conn, create, budget)
 

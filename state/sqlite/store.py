@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
 from claimfsm.state.model import Revision, SessionState, trusted, verdict_label
-from claimfsm.state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL, SQLiteCore
+from claimfsm.state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL
 from claimfsm.state.sqlite.db import HEAD, ChainBroken, CorruptStore
+from claimfsm.state.sqlite.erase import LIVE, SQLiteErase
 from claimfsm.state.sqlite.maintenance import (
     compact_rows,
     prune_blobs,
@@ -31,6 +32,12 @@ if TYPE_CHECKING:
     from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
 
 __all__ = ["SQLiteStore"]
+
+# A commit's row: inserted only if its parent row (key - 1) exists.
+_INSERT_NEXT = INSERT_ROW.replace(
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9"
+    " WHERE EXISTS (SELECT 1 FROM st_revisions WHERE k = ?1 - 1)")
 
 
 def _taken(exc: sqlite3.IntegrityError) -> bool:
@@ -52,7 +59,7 @@ def _new_session(c: sqlite3.Connection, sid: str) -> int:
     return session
 
 
-class SQLiteStore(SQLiteCore, StateStore):
+class SQLiteStore(SQLiteErase, StateStore):
     """Revision store in one SQLite file; safe across threads and processes.
 
     ``durability``: ``"full"`` (fsync per commit), ``"normal"`` (WAL, fsync at
@@ -130,12 +137,14 @@ class SQLiteStore(SQLiteCore, StateStore):
 
         def insert(c: sqlite3.Connection) -> None:
             # The compare-and-set is the row's key: revision ``expected_rev + 1`` can be
-            # inserted once, and its parent is known to exist (read above; revisions are
-            # never deleted). The head is the session's last key: nothing else to write.
+            # inserted once, and only while its parent row is there (a session deleted
+            # since this process read it has none). The head is the session's last key:
+            # nothing else to write.
             if blobs:
                 c.executemany(INSERT_BLOB, blobs)
             try:
-                c.execute(INSERT_ROW, params)
+                if c.execute(_INSERT_NEXT, params).rowcount == 0:
+                    raise UnknownSession(f"no session {sid!r} (it was deleted)", sid=sid)
             except sqlite3.IntegrityError as exc:
                 if not _taken(exc):
                     raise
@@ -193,7 +202,8 @@ class SQLiteStore(SQLiteCore, StateStore):
 
     def sessions(self) -> Sequence[str]:
         """Session ids in creation order."""
-        rows = self._read(lambda c: c.execute("SELECT sid FROM st_sessions ORDER BY id").fetchall())
+        rows = self._read(lambda c: c.execute(
+            f"SELECT sid FROM st_sessions s WHERE {LIVE} ORDER BY id").fetchall())
         return [sid for (sid,) in rows]
 
     def summaries(self, query: SummaryQuery) -> SummaryPage:
@@ -290,6 +300,7 @@ class SQLiteStore(SQLiteCore, StateStore):
         dropped = self._write(prune_blobs) if prune else 0
         if dropped:
             self._known.clear()
+        self._reclaim()
         return CompactReport(sessions=len(targets), rewritten=rewritten,
                              blobs_dropped=dropped, skipped=skipped)
 
