@@ -55,7 +55,8 @@ def _store(db: str, as_json: bool, *, readonly: bool = False) -> Iterator[StateS
 def fsck(db: str, as_json: bool) -> None:
     """Verify every session's hash chain; report the first broken link of each.
 
-    Exit 0 when every chain verifies, 1 when any link is broken.
+    Deleted sessions are listed as such (`deleted SID ...`, JSON "deleted"), not as
+    damage. Exit 0 when every chain verifies, 1 when any link is broken.
     """
     with _store(db, as_json, readonly=True) as store:
         report = fsck_store(store)
@@ -65,8 +66,13 @@ def fsck(db: str, as_json: bool) -> None:
         for p in report.problems:
             where = "-" if p.rev is None else str(p.rev)
             click.echo(f"{p.sid} rev {where}: {p.problem}: {p.detail}")
+        for t in report.deleted:
+            click.echo(f"deleted {t.sid}: at {t.deleted_at} by {t.actor} (head {t.head}, "
+                       f"{t.fsm}, hash {(t.last_hash or '-')[:16]})")
         status = "ok" if report.ok else f"BROKEN ({len(report.problems)} sessions)"
-        click.echo(f"{status}: {report.sessions} sessions, {report.revisions} revisions checked")
+        gone = f", {len(report.deleted)} deleted" if report.deleted else ""
+        click.echo(f"{status}: {report.sessions} sessions, {report.revisions} revisions "
+                   f"checked{gone}")
     if not report.ok:
         sys.exit(1)
 

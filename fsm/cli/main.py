@@ -41,6 +41,8 @@ COMMANDS: dict[str, str] = {
     "bench": "claimfsm.cli.bench:bench",
     "fsck": "claimfsm.cli.bench:fsck",
     "compact": "claimfsm.cli.bench:compact",
+    "delete": "claimfsm.cli.retention:delete",
+    "prune": "claimfsm.cli.retention:prune",
     "batch": "claimfsm.cli.batch:batch",
     "ui": "claimfsm.cli.ui:ui",
     "report": "claimfsm.cli.ui:report",

@@ -119,14 +119,22 @@ _VERDICTS = ("SUPPORTS", "REFUTES", "NOT_ENOUGH_INFO", "DISPUTED", "none")
               help="Sessions per page.")
 @click.option("--before", type=click.IntRange(min=0), default=None, metavar="SEQ",
               help="The page after: sessions created before SEQ (printed by the last page).")
+@click.option("--deleted", is_flag=True,
+              help="List the deleted sessions' tombstones instead (claimfsm delete, prune).")
 @db_option
 @json_option
 def sessions(q: str | None, fsm: str | None, verdict: str | None, limit: int,
-             before: int | None, db: str, as_json: bool) -> None:
+             before: int | None, deleted: bool, db: str, as_json: bool) -> None:
     """List sessions, newest first: number, id, state, verdict, revisions, last update
     and claim. The store is only read. --json prints {"items": [...], "next": SEQ or
     null}, the shape of the web inspector's GET /api/v1/sessions.
+
+    With --deleted: the tombstones of deleted sessions, oldest deletion first (--json:
+    {"items": [{sid, deleted_at, actor, head, fsm, last_hash}]}).
     """
+    if deleted:
+        _tombstones(db, as_json)
+        return
     from pydantic import ValidationError
 
     from claimfsm.state.catalog import SummaryQuery
@@ -156,3 +164,18 @@ def sessions(q: str | None, fsm: str | None, verdict: str | None, limit: int,
                    f"{item.revisions:>5}  {item.updated[:19]:<20} {claim}")
     if page.next is not None:
         click.echo(f"more: claimfsm sessions --before {page.next} (with the same filters)")
+
+
+def _tombstones(db: str, as_json: bool) -> None:
+    with store(db, as_json) as opened:
+        stones = list(opened.tombstones())
+    if as_json:
+        emit({"items": [t.model_dump(mode="json") for t in stones]})
+        return
+    if not stones:
+        click.echo("no deleted sessions")
+        return
+    click.echo(f"{'session':<14} {'deleted at':<26} {'actor':<16} {'head':>5} {'state':<10} hash")
+    for t in stones:
+        click.echo(f"{t.sid:<14} {t.deleted_at[:26]:<26} {t.actor:<16} {t.head:>5} "
+                   f"{t.fsm:<10} {(t.last_hash or '-')[:16]}")

@@ -49,7 +49,8 @@ def test_fsck_is_clean_on_a_sound_file(tmp_path: Path) -> None:
     assert out.strip() == "ok: 3 sessions, 22 revisions checked"
     code, out = cli("fsck", "--db", str(db), "--json")
     assert code == 0
-    assert orjson.loads(out) == {"ok": True, "sessions": 3, "revisions": 22, "problems": []}
+    assert orjson.loads(out) == {"ok": True, "sessions": 3, "revisions": 22, "problems": [],
+                                 "deleted": []}
 
 
 def test_fsck_reports_the_first_broken_link_of_a_tampered_row(tmp_path: Path) -> None:
