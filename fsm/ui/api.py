@@ -30,13 +30,14 @@ from claimfsm.ui.replaying import replay_bytes
 from claimfsm.ui.report import render_report
 from claimfsm.ui.service import Service
 
-__all__ = ["MAX_BODY", "MAX_RECORD", "api_routes", "bad_input", "read_upload"]
+__all__ = ["API_ACTOR", "MAX_BODY", "MAX_RECORD", "api_routes", "bad_input", "read_upload"]
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
 MAX_BODY = 1 << 20  # a JSON request body
 MAX_RECORD = 32 << 20  # an uploaded record file
+API_ACTOR = "api"  # the actor of a deletion through the API (no keys yet)
 
 
 class JSON(JSONResponse):
@@ -157,6 +158,13 @@ def api_routes(service: Service) -> list[Route]:
         return JSON({"summary": summary_of(0, head).model_dump(exclude={"seq"}),
                      "verdict": verdict_json(head), "head": revision_json(head, full=False)})
 
+    async def delete(request: Request) -> Response:
+        # No keys yet: every deletion is the API's. With API keys (issue 26) it needs the
+        # admin role and the tombstone names the key.
+        sid = sid_of(request)
+        stone = await call(lambda: service.delete(sid, actor=API_ACTOR))
+        return JSON(stone.model_dump(mode="json"))
+
     async def head(request: Request) -> Response:
         sid = sid_of(request)
         rev = await call(lambda: service.head(sid))
@@ -265,6 +273,7 @@ def api_routes(service: Service) -> list[Route]:
         Route(f"{v1}/sessions", list_sessions, methods=["GET"]),
         Route(f"{v1}/sessions", create, methods=["POST"]),
         Route(f"{v1}/sessions/{{sid}}", session, methods=["GET"]),
+        Route(f"{v1}/sessions/{{sid}}", delete, methods=["DELETE"]),
         Route(f"{v1}/sessions/{{sid}}/head", head, methods=["GET"]),
         Route(f"{v1}/sessions/{{sid}}/history", history, methods=["GET"]),
         Route(f"{v1}/sessions/{{sid}}/revisions/{{rev}}", revision, methods=["GET"]),

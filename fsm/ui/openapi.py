@@ -38,6 +38,10 @@ ENDPOINTS: list[tuple[str, str, str, list[dict[str, Any]], Any, int, str]] = [
      "the revision as `claimfsm start --json`"),
     ("get", "/api/v1/sessions/{sid}", "A session: summary, verdict and head", [_SID], None,
      200, "`{summary, verdict, head}`"),
+    ("delete", "/api/v1/sessions/{sid}", "Delete the session, leaving a tombstone (will need "
+     "the admin role)", [_SID], None, 200,
+     "the tombstone as `claimfsm delete --json`: `{sid, deleted_at, actor, head, fsm, "
+     "last_hash}`"),
     ("get", "/api/v1/sessions/{sid}/head", "The head revision (brief=1: sid, rev, fsm, ts)",
      [_SID, _q("brief", "string", "any value: only sid, rev, fsm and ts")], None, 200,
      "the revision as `claimfsm show --json`"),

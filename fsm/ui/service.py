@@ -25,6 +25,7 @@ from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
 from claimfsm.state.errors import RevConflict
 from claimfsm.state.model import Revision
 from claimfsm.state.open import Location
+from claimfsm.state.tombstone import Tombstone
 from claimfsm.ui.diff import Change, diff_values
 
 __all__ = ["RECORDS", "Service"]
@@ -59,6 +60,13 @@ class Service:
     def _locked(self, fn: Callable[[], T]) -> T:
         with self.lock:
             return fn()
+
+    def delete(self, sid: str, actor: str) -> Tombstone:
+        """Delete the session (its tombstone names ``actor``)."""
+        from datetime import UTC, datetime
+
+        at = datetime.now(UTC).isoformat(timespec="microseconds")
+        return self._locked(lambda: self.engine.store.delete(sid, actor=actor, at=at))
 
     # -- reading --------------------------------------------------------------------
 
