@@ -81,6 +81,12 @@ bench-batch: install
 	RAY_USAGE_STATS_ENABLED=0 $(BIN)/python -m tests.support.pg $(BIN)/claimfsm bench batch \
 		--data $(DATA) --json bench-batch.json
 
+# claimfsm prune on 100,000 finished sessions, SQLite and a throwaway PostgreSQL
+# (docs/operations.md).
+.PHONY: bench-prune
+bench-prune: install
+	$(BIN)/python -m tests.support.pg $(BIN)/claimfsm bench prune --json bench-prune.json
+
 # claimfsm ui on 100,000 sessions: page times over HTTP, a 100-revision session in Chromium.
 bench-ui: install
 	$(BIN)/claimfsm bench ui --json bench-ui.json

@@ -230,6 +230,32 @@ def bench_batch(pg: str | None, claims: int, data: Path | None, data_claims: int
         sys.exit(1)
 
 
+@bench.command("prune", short_help="claimfsm prune on 100,000 finished sessions.")
+@click.option("--sessions", type=click.IntRange(min=100), default=100_000, show_default=True,
+              help="Sessions in the store (1 in 100 left running, never pruned).")
+@click.option("--pg", metavar="URL", envvar="CLAIMFSM_PG_URL", show_envvar=True, default=None,
+              help="PostgreSQL server for the PostgreSQL case (in a schema of its own, "
+              "dropped afterwards); without it the case is left out.")
+@click.option("--dir", "where", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where to build the SQLite store (default: a temp folder; removed after).")
+@_json_file("the figures")
+def bench_prune(sessions: int, pg: str | None, where: Path | None,
+                json_file: str | None) -> None:
+    """Measure `claimfsm prune`: build a store of SESSIONS sessions through the store API,
+    prune those finished before a date (all but the running 1%), then `compact`; wall
+    seconds of each part and the store's size before and after, on SQLite and
+    PostgreSQL. `make bench-prune` runs it against a throwaway PostgreSQL cluster. See
+    docs/operations.md.
+    """
+    from claimfsm.bench.prune import format_table, run_bench
+
+    report = run_bench(sessions, pg or None, where,
+                       progress=lambda msg: click.echo(msg, err=True))
+    click.echo(format_table(report))
+    if json_file is not None:
+        _write_json(json_file, report)
+
+
 @bench.command("ui", short_help="Page times of the web inspector on a large store.")
 # At least 4: the deep-page figures read the page before the session half-way down.
 @click.option("--sessions", type=click.IntRange(min=4), default=100_000, show_default=True,
