@@ -64,11 +64,11 @@ class RetentionContract:
             "gone", "alice", AT, gone[-1].rev, "DONE")
         assert stone.last_hash == last_hash
         for view in (store, self.reopened(store)):
-            for call in (lambda: view.head("gone"), lambda: view.get("gone", 0),
-                         lambda: view.history("gone"), lambda: view.verify_chain("gone"),
-                         lambda: view.fork("gone", 0, "again")):
+            for name, args in (("head", ("gone",)), ("get", ("gone", 0)),
+                               ("history", ("gone",)), ("verify_chain", ("gone",)),
+                               ("fork", ("gone", 0, "again"))):
                 with pytest.raises(UnknownSession):
-                    call()
+                    getattr(view, name)(*args)
             assert list(view.sessions()) == ["keep"]
             assert [s.sid for s in view.summaries(SummaryQuery()).items] == ["keep"]
             assert [t.sid for t in view.tombstones()] == ["gone"]

@@ -121,7 +121,7 @@ def prune(before: str, dry_run: bool, actor: str | None, db: str, as_json: bool)
         fail(exc.code, exc.msg, as_json=as_json)
         return
     who = _actor_of(actor, as_json)
-    finals = [s.name for s in DEFAULT_MACHINE.states if s.final]
+    finals = sorted(DEFAULT_MACHINE.finals)
     show = sys.stderr.isatty() and not as_json
 
     def progress(done: int, total: int) -> None:

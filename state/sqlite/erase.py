@@ -27,7 +27,8 @@ __all__ = ["LIVE", "SQLiteErase"]
 
 _MAX = 0xFFFFFFFF
 #: A condition on ``st_sessions s``: the session has rows (it was not deleted).
-LIVE = "EXISTS (SELECT 1 FROM st_revisions WHERE k BETWEEN s.id << 32 AND (s.id << 32) + 4294967295)"
+LIVE = ("EXISTS (SELECT 1 FROM st_revisions"
+        " WHERE k BETWEEN s.id << 32 AND (s.id << 32) + 4294967295)")
 _FIND = f"SELECT id, {HEAD.replace('?1', '(id << 32)')} FROM st_sessions WHERE sid = ?"
 _HEAD_ROW = "SELECT fsm, hash FROM st_revisions WHERE k = ?"
 _STONE = ("INSERT INTO st_tombstones (id, sid, deleted_at, actor, head, fsm, hash)"
@@ -99,7 +100,7 @@ class SQLiteErase(SQLiteCore):
 
     def tombstones(self) -> Sequence[Tombstone]:
         """Every tombstone, oldest deletion first."""
-        return self._read(_tombstones)  # type: ignore[no-any-return]
+        return self._read(_tombstones)
 
     def ended(self, states: Collection[str]) -> Sequence[EndedSession]:
         """Live sessions whose head is in ``states``: one query over the head rows."""
