@@ -5,6 +5,12 @@ open, and a worker's commit to a session deleted under it fails cleanly."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
 import psycopg
 import pytest
 
@@ -13,6 +19,7 @@ from claimfsm.state.errors import UnknownSession
 from claimfsm.state.fsck import fsck
 from tests.support.pg import PgServer
 
+ROOT = Path(__file__).resolve().parents[2]
 AT = "2026-11-25T12:00:00+00:00"
 SECRET = "Zygomorphicquill"
 SHARED = "A page both sessions quote, long enough to be a blob of its own. " * 8
@@ -84,3 +91,49 @@ def test_a_workers_commit_to_a_deleted_session_fails(pg_server: PgServer) -> Non
                           expected_rev=0)
         assert list(admin.sessions()) == [] and fsck(admin).ok
 
+
+
+_PRUNER = """
+import sys
+from datetime import datetime, UTC
+from claimfsm.state.retention import prune
+from claimfsm.state.postgres import PostgresStore
+
+with PostgresStore(sys.argv[1]) as store:
+    prune(store, datetime(2100, 1, 1, tzinfo=UTC), actor="cron", at="2026-11-25T00:00:00Z",
+          batch=20, progress=lambda done, total: print(done, flush=True))
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_a_prune_killed_half_way_leaves_a_consistent_database(pg_server: PgServer) -> None:
+    from claimfsm.state.postgres import PostgresStore
+    from claimfsm.state.retention import parse_cutoff, prune
+
+    url = pg_server.new_schema()
+    total = 600
+    with PostgresStore(url) as store:
+        for i in range(total):
+            sid = f"s{i:04d}"
+            state = make_state(sid, claim=f"claim {i}", memory={"text": f"unique text {i} " * 30})
+            store.create(make_revision(sid, 0, state))
+            store.commit(make_revision(sid, 1, state.model_copy(update={"fsm": "DONE"})),
+                         expected_rev=0)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", _PRUNER, url], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    reported = [int(proc.stdout.readline()) for _ in range(5)]
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL and reported[-1] == 100
+    with PostgresStore(url) as store:
+        report = fsck(store)
+        assert report.ok, report.problems
+        live, deleted = list(store.sessions()), [t.sid for t in report.deleted]
+        assert 100 <= len(deleted) < total and len(deleted) % 20 == 0  # whole batches only
+        assert sorted(live + deleted) == [f"s{i:04d}" for i in range(total)]
+        finished = prune(store, parse_cutoff("2100-01-01"), actor="cron", at=AT)
+        assert finished.deleted == total - len(deleted)
+        assert list(store.sessions()) == [] and fsck(store).ok
+        assert store.stats()["blobs"] == 0  # the killed run's orphans swept too
