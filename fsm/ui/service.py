@@ -25,6 +25,7 @@ from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
 from claimfsm.state.errors import RevConflict
 from claimfsm.state.model import Revision
 from claimfsm.state.open import Location
+from claimfsm.state.store import StateStore
 from claimfsm.state.tombstone import Tombstone
 from claimfsm.ui.diff import Change, diff_values
 
@@ -80,7 +81,13 @@ class Service:
 
     def revision(self, sid: str, rev: int) -> Revision:
         """One revision."""
-        return self._locked(lambda: self.engine.store.get(sid, rev))
+        return self._locked(lambda: self._live(sid).get(sid, rev))
+
+    def _live(self, sid: str) -> StateStore:
+        # A revision read by number may come from the store's cache, which outlives a
+        # deletion by another process: the head is always read from the store.
+        self.engine.store.head(sid)
+        return self.engine.store
 
     def history(self, sid: str) -> list[Revision]:
         """Every revision, oldest first."""
@@ -94,7 +101,8 @@ class Service:
     def diff(self, sid: str, a: int, b: int) -> list[Change]:
         """What changed from revision ``a`` to revision ``b`` (state, envelope, events)."""
         def run() -> list[Change]:
-            ra, rb = self.engine.store.get(sid, a), self.engine.store.get(sid, b)
+            store = self._live(sid)
+            ra, rb = store.get(sid, a), store.get(sid, b)
             return diff_values(revision_json(ra), revision_json(rb))
 
         return self._locked(run)

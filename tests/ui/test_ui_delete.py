@@ -59,3 +59,16 @@ def test_delete_answers_the_tombstone_and_the_session_is_gone(client: TestClient
     assert never.status_code == 404 and never.json()["error"]["code"] == "UNKNOWN_SESSION"
     assert client.get("/api/v1/openapi.json").json()["paths"][
         "/api/v1/sessions/{sid}"]["delete"]["responses"]["200"]
+
+
+def test_a_deletion_by_another_process_is_seen_at_once(client: TestClient,
+                                                       tmp_path: Path) -> None:
+    from claimfsm.state.sqlite import SQLiteStore
+
+    sid = _done(client, "NASA landed on the Moon in 1969.")["sid"]
+    assert client.get(f"/api/v1/sessions/{sid}/revisions/2").status_code == 200  # cached now
+    with SQLiteStore(tmp_path / "ui.db") as other:  # e.g. `claimfsm delete` meanwhile
+        other.delete(sid, actor="alice", at="2026-11-25T12:00:00+00:00")
+    for path in ("/revisions/2", "/diff?a=1&b=2", "/head", "/history"):
+        gone = client.get(f"/api/v1/sessions/{sid}{path}")
+        assert gone.status_code == 404 and gone.json()["error"]["code"] == "UNKNOWN_SESSION"
