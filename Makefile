@@ -91,6 +91,11 @@ bench-prune: install
 bench-ui: install
 	$(BIN)/claimfsm bench ui --json bench-ui.json
 
+# The inspector's session page served for sessions of 100 and 10,000 revisions (docs/ui.md).
+.PHONY: bench-ui-session
+bench-ui-session: install
+	$(BIN)/python -m claimfsm.ui.bench_session --json bench-ui-session.json
+
 # One page of a session's history at 100, 4,000 and 10,000 revisions, read by key and as
 # a slice of the whole history, on SQLite, in memory and on a throwaway PostgreSQL
 # (docs/storage.md).

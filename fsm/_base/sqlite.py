@@ -10,7 +10,10 @@ A full disk is never damage: SQLite reports ENOSPC as ``SQLITE_FULL`` and claimf
 ``STORE_FULL``. Some writes reach the disk where SQLite only says "disk I/O error" (a
 quota reached, ``EDQUOT``, on a database write; the shared-memory file of the WAL growing
 on a full disk); for those the file system itself is asked (``statvfs``) whether it is
-full or mounted read-only.
+full or mounted read-only. ``statvfs`` cannot see a user's quota, so a write error with
+room left on the disk is followed by a probe: an unnamed temporary file (``O_TMPFILE``,
+never visible, gone on close) is given a few blocks in the same folder; ``EDQUOT`` there
+means the quota is what stopped SQLite's write.
 """
 
 from __future__ import annotations
@@ -22,7 +25,14 @@ from typing import Literal
 
 from claimfsm._base.errors import ClaimFsmError, ErrorCode
 
-__all__ = ["SQLiteFileError", "disk_error", "disk_state", "os_failure", "sqlite_failure"]
+__all__ = [
+    "SQLiteFileError",
+    "disk_error",
+    "disk_state",
+    "os_failure",
+    "quota_reached",
+    "sqlite_failure",
+]
 
 # SQLite's primary result codes (the low byte of ``sqlite_errorcode``).
 _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 8, 10, 11, 13, 14, 26
@@ -30,6 +40,12 @@ _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 8, 10, 11, 13, 14, 26
 # frame or the shared-memory file's next 32 KiB did not fit.
 _LOW_SPACE = 1 << 20
 _FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+# SQLite's extended codes of a failed write (IOERR_WRITE, _FSYNC, _DIR_FSYNC, _TRUNCATE,
+# _SHMSIZE): the only I/O errors a quota can cause, and never a reader's.
+_WRITE_IOERRS = frozenset({778, 1034, 1290, 1546, 4874})
+# What the quota probe asks for: more than a page or a WAL frame, so a quota with less than
+# this left counts as reached, as a disk with less than _LOW_SPACE free counts as full.
+_PROBE = 64 * 1024
 
 
 def disk_state(path: str | os.PathLike[str]) -> Literal["full", "read-only"] | None:
@@ -47,6 +63,36 @@ def disk_state(path: str | os.PathLike[str]) -> Literal["full", "read-only"] | N
     if blocks * st.f_frsize < _LOW_SPACE or (st.f_files and st.f_favail == 0):
         return "full"
     return None
+
+
+def quota_reached(path: str | os.PathLike[str]) -> bool:
+    """Whether the user's disk quota refuses new blocks (or files) in the folder of
+    ``path`` (``EDQUOT``). Asks by writing :data:`_PROBE` bytes to an unnamed temporary
+    file there, which no other process ever sees and which is gone when closed; ``False``
+    when the quota takes them, or where such files do not exist (not Linux, a file system
+    without ``O_TMPFILE``)."""
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None:
+        return False
+    folder = os.path.dirname(os.path.abspath(os.fspath(path))) or "."
+    try:
+        fd = os.open(folder, flag | os.O_WRONLY, 0o600)
+    except OSError as exc:
+        return exc.errno == errno.EDQUOT  # an inode quota
+    try:
+        # ext4 and XFS charge the quota when a write reserves its blocks, not at fsync.
+        os.write(fd, bytes(_PROBE))
+    except OSError as exc:
+        return exc.errno == errno.EDQUOT
+    finally:
+        os.close(fd)
+    return False
+
+
+def _quota(where: str, text: str) -> tuple[ErrorCode, str]:
+    return (ErrorCode.STORE_FULL, f"--db: {where}: the disk quota is reached ({text}); "
+            "nothing was written past the last commit: free space or raise the quota and "
+            "run the command again")
 
 
 def _full(where: str, text: str) -> tuple[ErrorCode, str]:
@@ -77,6 +123,9 @@ def sqlite_failure(exc: sqlite3.Error, path: str | os.PathLike[str]) -> tuple[Er
             return _full(where, text)
         if state == "read-only":
             return _read_only(where, text)
+        if (getattr(exc, "sqlite_errorcode", None) in _WRITE_IOERRS
+                and quota_reached(where)):
+            return _quota(where, text)
     if primary in (_NOTADB, _CORRUPT) or "not a database" in low or "malformed" in low:
         return (ErrorCode.STORE_NOT_DATABASE,
                 f"--db: {where}: damaged or not a SQLite database ({text})")

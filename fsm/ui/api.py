@@ -30,7 +30,9 @@ from claimfsm.ui.replaying import replay_bytes
 from claimfsm.ui.report import render_report
 from claimfsm.ui.service import Service
 
-__all__ = ["API_ACTOR", "MAX_BODY", "MAX_RECORD", "api_routes", "bad_input", "read_upload"]
+__all__ = [
+    "API_ACTOR", "MAX_BODY", "MAX_RECORD", "api_routes", "bad_input", "query_int", "read_upload",
+]
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -95,6 +97,12 @@ def _int(request: Request, name: str, default: int | None = None) -> int | None:
         return int(raw)
     except ValueError:
         raise BadInput(f"{name}: {raw!r} is not an integer", field=name) from None
+
+
+def query_int(request: Request, name: str, default: int | None = None) -> int | None:
+    """The query parameter ``name`` as an integer (``default`` when absent); any other
+    text is a BAD_INPUT naming it."""
+    return _int(request, name, default)
 
 
 def _rev(request: Request, name: str = "rev") -> int:

@@ -13,10 +13,18 @@ from starlette.routing import Route
 
 from claimfsm._base.errors import http_status
 from claimfsm.engine.errors import ClaimFsmError
-from claimfsm.ui.api import JSON, api_routes, query_of, read_upload
+from claimfsm.state.model import Revision
+from claimfsm.ui.api import JSON, api_routes, query_int, query_of, read_upload
 from claimfsm.ui.html import e, page
 from claimfsm.ui.openapi import openapi
-from claimfsm.ui.pages import document_page, panels, replay_page, session_page, sessions_page
+from claimfsm.ui.pages import (
+    document_page,
+    page_start,
+    panels,
+    replay_page,
+    session_page,
+    sessions_page,
+)
 from claimfsm.ui.replaying import replay_bytes
 from claimfsm.ui.service import Service
 
@@ -59,15 +67,24 @@ def create_app(service: Service, *, db_label: str = "") -> Starlette:
         names = service.engine.driver.definition.names
         return HTMLResponse(sessions_page(result, query, names, db_label))
 
-    async def session(request: Request) -> Response:
+    def shown(request: Request) -> tuple[Revision, list[Revision]]:
+        # The head and one page of revisions read by key: the page's cost, never the
+        # whole history's (?before=N: the page ending just before revision N).
         sid = str(request.path_params["sid"])
-        revs = await run_in_threadpool(lambda: service.history(sid))
-        return HTMLResponse(session_page(service.engine.driver.definition, revs))
+        before = query_int(request, "before")
+        head = service.head(sid)
+        start = page_start(head.rev, before)
+        end = head.rev + 1 if before is None else before
+        page = service.history_page(sid, start, end - start)
+        return head, list(page.items)
+
+    async def session(request: Request) -> Response:
+        head, revs = await run_in_threadpool(lambda: shown(request))
+        return HTMLResponse(session_page(service.engine.driver.definition, head, revs))
 
     async def session_panels(request: Request) -> Response:
-        sid = str(request.path_params["sid"])
-        revs = await run_in_threadpool(lambda: service.history(sid))
-        return HTMLResponse(panels(service.engine.driver.definition, revs))
+        head, revs = await run_in_threadpool(lambda: shown(request))
+        return HTMLResponse(panels(service.engine.driver.definition, head, revs))
 
     async def document(request: Request) -> Response:
         doc_id = str(request.path_params["doc_id"])

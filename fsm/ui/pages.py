@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from claimfsm.engine.errors import BadInput
 from claimfsm.engine.machine import MachineDef
 from claimfsm.replay.runner import ReplayReport
 from claimfsm.state.catalog import SummaryPage, SummaryQuery
@@ -14,7 +15,15 @@ from claimfsm.state.model import Revision
 from claimfsm.ui.html import e, json_html, page
 from claimfsm.ui.panels import diagram_panel, timeline, verdict_panel
 
-__all__ = ["document_page", "panels", "replay_page", "session_page", "sessions_page"]
+__all__ = [
+    "SESSION_PAGE",
+    "document_page",
+    "page_start",
+    "panels",
+    "replay_page",
+    "session_page",
+    "sessions_page",
+]
 
 _VERDICTS = ("SUPPORTS", "REFUTES", "NOT_ENOUGH_INFO", "DISPUTED", "none")
 
@@ -71,23 +80,52 @@ def sessions_page(result: SummaryPage, query: SummaryQuery, states: Sequence[str
     return page("Sessions", body, script="sessions.js")
 
 
-def panels(definition: MachineDef, revisions: Sequence[Revision]) -> str:
-    """What changes as revisions land: diagram, verdict and timeline (a fragment)."""
-    head = revisions[-1]
+#: Revisions the session page shows at once: the newest, then "older revisions" by key.
+SESSION_PAGE = 100
+
+
+def page_start(head: int, before: int | None, size: int = SESSION_PAGE) -> int:
+    """The first revision of the session page ending just before revision ``before``
+    (``None``: the newest page, ending at ``head``)."""
+    end = head + 1 if before is None else before
+    if not 1 <= end <= head + 1:
+        raise BadInput(f"before: {end}, the session's revisions are 0 to {head}: older pages "
+                       f"start below {head + 1}", field="before")
+    return max(0, end - size)
+
+
+def _pager(sid: str, shown: Sequence[Revision], head: Revision) -> str:
+    first, last = shown[0].rev, shown[-1].rev
+    base = f"/sessions/{quote(sid, safe='')}"
+    links = []
+    if last < head.rev:
+        links.append(f'<a class="button" id="newest" href="{e(base)}">newest revisions</a>')
+    if first > 0:
+        links.append(f'<a class="button" id="older" href="{e(base)}?before={first}">'
+                     "older revisions →</a>")
+    return f'<p class="inline" id="pager">{" ".join(links)}</p>' if links else ""
+
+
+def panels(definition: MachineDef, head: Revision, shown: Sequence[Revision]) -> str:
+    """What changes as revisions land: diagram, verdict and the timeline of the revisions
+    ``shown`` (one page of the session, oldest first; a fragment). The diagram marks the
+    path of those revisions and the head's state."""
+    span = (f"revisions {shown[0].rev}–{shown[-1].rev} of {head.rev + 1}"
+            if len(shown) <= head.rev else f"{len(shown)} revisions")
     return (f'<div class="grid"><div class="card"><h2>State diagram</h2>'
-            f"{diagram_panel(definition, revisions)}</div>"
+            f"{diagram_panel(definition, shown, head)}</div>"
             f'<div class="card"><h2>Verdict</h2>{verdict_panel(head)}</div></div>'
-            f'<div class="card"><h2>Timeline <span class="muted">{len(revisions)} revisions, '
+            f'<div class="card"><h2>Timeline <span class="muted">{span}, '
             f'head {head.rev} in <span id="head-fsm">{e(head.fsm)}</span></span></h2>'
-            f"{timeline(revisions, actions=True)}</div>")
+            f"{timeline(shown, actions=True, head=head)}{_pager(head.sid, shown, head)}</div>")
 
 
-def session_page(definition: MachineDef, revisions: Sequence[Revision]) -> str:
-    """A session: diagram, verdict, timeline, revision detail, diff, and the controls."""
-    head = revisions[-1]
-    options = "".join(f'<option value="{r.rev}">{r.rev}</option>' for r in revisions)
-    last = "".join(f'<option value="{r.rev}"{" selected" if r.rev == head.rev else ""}>'
-                   f"{r.rev}</option>" for r in revisions)
+def session_page(definition: MachineDef, head: Revision, shown: Sequence[Revision]) -> str:
+    """A session: diagram, verdict, one page of the timeline (``shown``), revision detail,
+    diff, and the controls. Its size is the page's, whatever the session's length."""
+    pick = (f'from <input type="number" name="a" min="0" max="{head.rev}" '
+            f'value="{shown[0].rev}" required> to <input type="number" name="b" min="0" '
+            f'max="{head.rev}" value="{shown[-1].rev}" required>')
     body = (
         f'<div id="session" data-sid="{e(head.sid)}" data-rev="{head.rev}" '
         f'data-fsm="{e(head.fsm)}"><h1>Session <code>{e(head.sid)}</code></h1>'
@@ -99,10 +137,9 @@ def session_page(definition: MachineDef, revisions: Sequence[Revision]) -> str:
         '/record" download>Export record</a> '
         f'<a class="button" href="/api/v1/sessions/{quote(head.sid, safe="")}/report" '
         'download>HTML report</a> <span id="msg" class="msg"></span></div>'
-        f'<div id="live">{panels(definition, revisions)}</div>'
+        f'<div id="live">{panels(definition, head, shown)}</div>'
         '<div class="grid"><div class="card"><h2>Compare two revisions</h2>'
-        f'<form id="diff" class="inline">from <select name="a">{options}</select> to '
-        f'<select name="b">{last}</select><button type="submit">Diff</button></form>'
+        f'<form id="diff" class="inline">{pick}<button type="submit">Diff</button></form>'
         '<div id="diff-out"></div></div>'
         '<div class="card" id="detail"><p class="muted">Select a revision in the timeline '
         "to see its state, envelope and events.</p></div></div></div>"

@@ -17,9 +17,11 @@ from claimfsm.ui.html import e, mark_terms
 __all__ = ["diagram_panel", "timeline", "tool_calls", "verdict_panel"]
 
 
-def diagram_panel(definition: MachineDef, revisions: Sequence[Revision]) -> str:
-    """The machine with the session's path and current state highlighted."""
-    head = revisions[-1]
+def diagram_panel(definition: MachineDef, revisions: Sequence[Revision],
+                  head: Revision | None = None) -> str:
+    """The machine with the path of ``revisions`` and the current state (``head``'s,
+    default the last revision's) highlighted."""
+    head = revisions[-1] if head is None else head
     svg = diagram_svg(definition, path=[r.fsm for r in revisions], current=head.fsm,
                       title=f"state diagram of session {head.sid}")
     return f'<div class="diagram" id="diagram">{svg}</div>'
@@ -49,9 +51,12 @@ def _tools_cell(rev: Revision) -> str:
     return f'<div class="tools">{"<br>".join(items)}</div>'
 
 
-def timeline(revisions: Sequence[Revision], *, actions: bool, selected: int | None = None) -> str:
-    """Every revision: move, skill, envelope status and code, rollback, retries, tools."""
-    head = revisions[-1]
+def timeline(revisions: Sequence[Revision], *, actions: bool, selected: int | None = None,
+             head: Revision | None = None) -> str:
+    """Each of ``revisions``: move, skill, envelope status and code, rollback, retries,
+    tools. ``head`` (default the last of them) is the session's newest revision, when
+    ``revisions`` is one page of a longer history."""
+    head = revisions[-1] if head is None else head
     rows = []
     before: str | None = None
     for rev in revisions:

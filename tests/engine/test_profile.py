@@ -24,8 +24,9 @@ from claimfsm.engine.profile import (
     resolve_profile,
 )
 from claimfsm.engine.runtime import Engine
-from claimfsm.skills.embed import HashingEmbedder, semantic_available
+from claimfsm.skills.embed import HashingEmbedder
 from tests.replay.sealing import reseal
+from tests.support.components import need_semantic, without_semantic
 
 CLAIM = "NASA landed on the Moon in 1969."
 
@@ -216,9 +217,9 @@ def test_a_hybrid_session_stepped_later_loads_the_embedder(tmp_path: Path) -> No
         assert engine.store.head(sid).fsm == "DONE"
 
 
-def test_hybrid_without_the_semantic_extra_is_a_clear_error(tmp_path: Path) -> None:
-    if semantic_available():
-        pytest.skip("the semantic extra is installed: hybrid can run here")
+def test_hybrid_without_the_semantic_extra_is_a_clear_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    without_semantic(monkeypatch)
     code, out, _ = cli("verify", CLAIM, "--db", str(tmp_path / "p.db"), "--json",
                        "--retrieval", "hybrid")
     assert code == 2 and out["error"]["code"] == "SEMANTIC_UNAVAILABLE"
@@ -248,16 +249,15 @@ def _hybrid_record(tmp_path: Path) -> Path:
     return rec
 
 
-def test_live_replay_of_a_hybrid_session_needs_the_extra(tmp_path: Path) -> None:
-    if semantic_available():
-        pytest.skip("the semantic extra is installed: hybrid can run here")
+def test_live_replay_of_a_hybrid_session_needs_the_extra(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    without_semantic(monkeypatch)
     code, out, _ = cli("replay", str(_hybrid_record(tmp_path)), "--mode", "live", "--json")
     assert code == 2 and "SEMANTIC_UNAVAILABLE" in orjson.dumps(out).decode()
 
 
 def test_live_replay_of_a_hybrid_session_retrieves_hybrid(tmp_path: Path) -> None:
-    if not semantic_available():
-        pytest.skip("the semantic extra is not installed")
+    need_semantic()
     rec = tmp_path / "h.jsonl"
     code, _, _ = cli("verify", CLAIM, "--db", str(tmp_path / "p.db"), "--json",
                      "--retrieval", "hybrid", "--record", str(rec))
@@ -272,7 +272,7 @@ def test_live_replay_of_a_hybrid_session_retrieves_hybrid(tmp_path: Path) -> Non
 def _lexical(rec: Path) -> Path:
     lines = rec.read_text().splitlines()
     header = orjson.loads(lines[0])
-    header["config"]["profile"]["retrieval"] = "lexical"
+    header["config"]["profile"]["retrieval"] = "lexical"  # sealed again: not an edit
     out = rec.with_name("l.jsonl")
-    out.write_text("\n".join([orjson.dumps(header).decode(), *lines[1:]]) + "\n")
+    out.write_text("\n".join([reseal(orjson.dumps(header)).decode(), *lines[1:]]) + "\n")
     return out

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 from click.testing import CliRunner
 
 from claimfsm.cli.main import main
@@ -17,7 +16,8 @@ from claimfsm.engine.profile import Profile
 from claimfsm.eval.data import CLAIM_LABELS, read_dataset
 from claimfsm.eval.metrics import classification, doc_of
 from claimfsm.eval.run import open_engine, ranked_documents, run_claim
-from claimfsm.skills.embed import load_embedder, semantic_available
+from claimfsm.skills.embed import load_embedder
+from tests.support.components import need_semantic
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DATASET = DATA / "eval_dataset.jsonl"
@@ -69,6 +69,5 @@ def test_verify_gives_what_eval_computes_lexical(tmp_path: Path) -> None:
 
 
 def test_verify_gives_what_eval_computes_hybrid(tmp_path: Path) -> None:
-    if not semantic_available():
-        pytest.skip("the semantic extra is not installed (hybrid retrieval is optional)")
+    need_semantic()
     _agree(tmp_path, "hybrid", "--embed")

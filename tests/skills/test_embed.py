@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from claimfsm.skills.embed import EMBEDDERS, Embedder, HashingEmbedder, load_embedder
+from tests.support.components import need_semantic, without_semantic
 
 
 def test_hashing_rows_are_unit_float32_and_deterministic() -> None:
@@ -43,8 +44,19 @@ def test_loader_caches_per_process_and_refuses_unknown_names() -> None:
         load_embedder("bert-large")
 
 
-def test_minilm_is_none_or_a_384_dim_embedder() -> None:
-    # Without the semantic extra the answer is None (never a download, never a crash).
+def test_minilm_without_the_extra_is_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Never a download, never a crash: the lexical path stays.
+    without_semantic(monkeypatch)
+    assert load_embedder("minilm") is None
+
+
+def test_minilm_is_a_384_dim_embedder_from_the_packaged_weights() -> None:
+    need_semantic()
     emb = load_embedder("minilm")
-    if emb is not None:
-        assert emb.dim == 384 and emb.encode(["x"]).shape == (1, 384)
+    assert emb is not None and emb.dim == 384
+    vectors = emb.encode(["Arctic sea ice is melting.", "Polar ice caps are shrinking.",
+                          "The tax office opens at nine."])
+    assert vectors.shape == (3, 384)
+    # Real sentence vectors: two sentences about melting ice are nearer than either is to
+    # an unrelated one (a hashing or random embedder would not order them so).
+    assert float(vectors[0] @ vectors[1]) > float(vectors[0] @ vectors[2]) + 0.2

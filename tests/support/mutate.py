@@ -165,6 +165,7 @@ TARGETS: dict[str, Target] = {
             "tests/replay/test_record.py",
             "tests/replay/test_replay_mutants.py",
             "tests/replay/test_replay_outcome_mutants.py",
+            "tests/replay/test_replay_chain_mutants.py",
         ),
     ),
 }

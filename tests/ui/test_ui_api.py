@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.components import need_module
+from tests.support.components import need_module, without_semantic
 
 need_module("starlette", "ui")
 from starlette.testclient import TestClient  # noqa: E402
@@ -326,8 +326,6 @@ def test_hostile_requests_get_codes_never_a_500(client: TestClient) -> None:
 
 def test_start_takes_the_config_file_and_checks_the_profile(
         client: TestClient, tmp_path: Path, monkeypatch: Any) -> None:
-    from claimfsm.skills.embed import semantic_available
-
     monkeypatch.chdir(tmp_path)
     (tmp_path / "claimfsm.toml").write_text('judge = "oracle"\n')
     err = _error(client.post("/api/v1/sessions", json={"claim": CLAIM}), 422, "BAD_PROFILE")
@@ -338,7 +336,7 @@ def test_start_takes_the_config_file_and_checks_the_profile(
     missing = client.post("/api/v1/sessions",
                           json={"claim": CLAIM, "stance_model": str(tmp_path / "no.npz")})
     _error(missing, 422, "MODEL_NOT_FOUND")
-    if not semantic_available():
-        hybrid = client.post("/api/v1/sessions", json={"claim": CLAIM, "retrieval": "hybrid"})
-        _error(hybrid, 422, "SEMANTIC_UNAVAILABLE")
+    without_semantic(monkeypatch)  # what a server without the extra answers
+    hybrid = client.post("/api/v1/sessions", json={"claim": CLAIM, "retrieval": "hybrid"})
+    _error(hybrid, 422, "SEMANTIC_UNAVAILABLE")
     assert client.get("/api/v1/sessions").json()["items"][0]["sid"] == started["sid"]

@@ -78,3 +78,60 @@ def test_a_bad_page_is_bad_input_naming_its_parameter(client: Any, query: str,
 def test_a_page_of_an_unknown_session(client: Any) -> None:
     r = client.get("/api/v1/sessions/nope/history?limit=5")
     assert r.status_code == 404 and r.json()["error"]["code"] == "UNKNOWN_SESSION"
+
+
+# -- the inspector's session page: one page of the timeline, read by key ------------------
+
+
+def _shown(html: str) -> list[int]:
+    return [int(part.split('"', 1)[0]) for part in html.split('<tr class="rev" data-rev="')[1:]]
+
+
+def test_the_session_page_shows_the_newest_page_and_links_to_older_ones(
+        client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from claimfsm.ui.pages import SESSION_PAGE
+
+    read: list[tuple[int, int]] = []
+    real_page = SQLiteStore.history_page
+
+    def page_spy(self: SQLiteStore, sid: str, start: int, limit: int) -> Any:
+        read.append((start, limit))
+        return real_page(self, sid, start, limit)
+
+    def whole(self: SQLiteStore, sid: str) -> Any:
+        raise AssertionError("the session page read the whole history")
+
+    monkeypatch.setattr(SQLiteStore, "history_page", page_spy)
+    monkeypatch.setattr(SQLiteStore, "history", whole)
+    html = client.get("/sessions/long").text
+    assert _shown(html) == list(range(N - SESSION_PAGE, N))
+    assert read == [(N - SESSION_PAGE, SESSION_PAGE)]
+    assert f"revisions {N - SESSION_PAGE}–{N - 1} of {N}" in html
+    assert f'id="older" href="/sessions/long?before={N - SESSION_PAGE}"' in html
+    assert 'id="newest"' not in html  # this is the newest page
+    # Walking "older revisions" to the first page gives every revision once, a page each.
+    seen, href, pages = _shown(html), f"/sessions/long?before={N - SESSION_PAGE}", 1
+    while href:
+        html = client.get(href).text
+        assert 'id="newest" href="/sessions/long"' in html and f'data-rev="{N - 1}"' in html
+        seen = _shown(html) + seen
+        pages += 1
+        found = html.split('id="older" href="', 1)
+        href = found[1].split('"', 1)[0] if len(found) == 2 else ""
+    assert seen == list(range(N)) and pages == -(-N // SESSION_PAGE)
+    assert all(limit <= SESSION_PAGE for _, limit in read) and len(read) == pages
+
+
+def test_the_live_panels_keep_the_page_the_reader_is_on(client: Any) -> None:
+    panels = client.get("/sessions/long/panels?before=250").text
+    assert _shown(panels) == list(range(150, 250)) and "<html" not in panels
+    assert 'id="older" href="/sessions/long?before=150"' in panels
+    assert _shown(client.get("/sessions/long/panels?before=40").text) == list(range(40))
+
+
+@pytest.mark.parametrize("before", ["0", str(N + 1), "-5", "x", "1.5"])
+def test_a_bad_before_is_bad_input_naming_it(client: Any, before: str) -> None:
+    for path in ("/sessions/long", "/sessions/long/panels"):
+        r = client.get(f"{path}?before={before}")
+        assert r.status_code == 422, (path, r.text)
+        assert "<code>BAD_INPUT</code>: before: " in r.text

@@ -17,7 +17,8 @@ async function refresh() {
   if (busy) return;  // one refresh at a time; the poll catches anything it missed
   busy = true;
   try {
-    const r = await fetch('/sessions/' + encodeURIComponent(sid) + '/panels');
+    // The page the reader is on (?before=N): a refresh keeps it.
+    const r = await fetch('/sessions/' + encodeURIComponent(sid) + '/panels' + location.search);
     if (!r.ok) return;
     const html = await r.text();
     const live = document.getElementById('live');

@@ -17,10 +17,11 @@ from claimfsm.cli.main import main
 from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.profile import Profile
 from claimfsm.engine.runtime import Engine
-from claimfsm.skills.embed import HashingEmbedder, semantic_available
+from claimfsm.skills.embed import HashingEmbedder
 from claimfsm.skills.tools.folder import ingest_folder, read_folder
 from claimfsm.skills.tools.index import Document, EvidenceIndex
 from claimfsm.skills.tools.ingest import FieldMap, IngestError, ingest_documents
+from tests.support.components import need_semantic, without_semantic
 
 CORPUS = Path(__file__).resolve().parents[2] / "data" / "eval_corpus.jsonl"
 
@@ -176,9 +177,9 @@ def test_embeddings_at_ingest_are_stored_and_used_by_every_session(tmp_path: Pat
     assert not docs & set(emb.texts[before:])
 
 
-def test_embed_without_the_extra_is_a_clear_error(tmp_path: Path) -> None:
-    if semantic_available():
-        pytest.skip("the semantic extra is installed")
+def test_embed_without_the_extra_is_a_clear_error(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    without_semantic(monkeypatch)
     code, out, _ = cli("ingest", str(CORPUS), "--db", str(tmp_path / "x.db"), "--json",
                        "--embed")
     assert code == 2 and out["error"]["code"] == "SEMANTIC_UNAVAILABLE"
@@ -187,8 +188,7 @@ def test_embed_without_the_extra_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_embed_with_the_extra_stores_minilm_vectors(tmp_path: Path) -> None:
-    if not semantic_available():
-        pytest.skip("the semantic extra is not installed")
+    need_semantic()
     db = str(tmp_path / "m.db")
     code, out, _ = cli("ingest", str(CORPUS), "--db", db, "--json")
     assert code == 0 and out["embedded"] == out["added"] > 0

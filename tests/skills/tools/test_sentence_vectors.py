@@ -16,6 +16,7 @@ from claimfsm.eval.embed import attach_vectors
 from claimfsm.skills.embed import HashingEmbedder, text_key
 from claimfsm.skills.tools.index import Document, EvidenceIndex
 from claimfsm.skills.tools.ingest import ingest_corpus
+from tests.support.components import need_semantic
 
 CORPUS = Path(__file__).resolve().parents[2] / "data" / "eval_corpus.jsonl"
 
@@ -89,12 +90,9 @@ def test_eval_caches_sentence_vectors_in_a_file(tmp_path: Path) -> None:
 
 
 def test_minilm_encodes_each_text_once() -> None:
-    import pytest
+    from claimfsm.skills.embed import load_embedder
 
-    from claimfsm.skills.embed import load_embedder, semantic_available
-
-    if not semantic_available():
-        pytest.skip("the semantic extra is not installed")
+    need_semantic()
     emb = load_embedder("minilm")
     assert emb is not None
     seen: list[str] = []
