@@ -27,10 +27,13 @@ from claimfsm.skills.limits import MAX_SUBCLAIMS
 from claimfsm.skills.model_call import ModelFailure, ModelUse, ask, output_schema, prompt
 from claimfsm.skills.stance.lexical import Label
 
-__all__ = ["SENTENCES_ASKED", "SKILL", "Answer", "Input", "ModelJudgment", "check", "handler"]
+__all__ = ["CONFIDENCE_LEVELS", "SENTENCES_ASKED", "SKILL", "Answer", "Input", "ModelJudgment",
+           "check", "handler"]
 
 SENTENCES_ASKED = 8
 """Evidence sentences per subclaim in the prompt (the best ranked): bounds its size."""
+CONFIDENCE_LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
+"""The confidences the schema offers the model."""
 
 
 class Input(stance_judge.Input):
@@ -76,6 +79,8 @@ def _schema(asked: list[Claim], evidence: dict[str, list[EvidenceItem]]) -> dict
     one["properties"]["id"] = {"type": "string", "enum": [c.id for c in asked]}
     ids = sorted({e.id for c in asked for e in evidence[c.id][:SENTENCES_ASKED]})
     one["properties"]["cites"]["items"] = {"type": "string", "enum": ids}
+    # Grammar converters do not bound number ranges everywhere: five levels, as an enum.
+    one["properties"]["confidence"] = {"type": "number", "enum": list(CONFIDENCE_LEVELS)}
     schema["properties"]["judgments"]["minItems"] = len(asked)
     schema["properties"]["judgments"]["maxItems"] = len(asked)
     return schema

@@ -82,6 +82,10 @@ def _schema(claims: list[Claim]) -> dict[str, object]:
     plan["properties"]["id"] = {"type": "string", "enum": [c.id for c in claims]}
     plan["properties"]["q"]["items"] = {"type": "string", "minLength": 1, "maxLength": 60}
     plan["properties"]["q"]["maxItems"] = MAX_QUERIES
+    plan["properties"]["src"]["maxItems"] = 4
+    # Grammar converters bound strings and counts but not every number range: an enum is
+    # bounded everywhere.
+    plan["properties"]["lim"] = {"type": "integer", "enum": [3, 4, 5]}
     schema["properties"]["plans"]["minItems"] = len(claims)
     schema["properties"]["plans"]["maxItems"] = len(claims)
     return schema

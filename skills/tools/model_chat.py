@@ -15,103 +15,30 @@ result, event or message. What was asked and answered is kept as content-address
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
+from datetime import timedelta
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
 
 from claimfsm.skills.tools.core import Tool, ToolContext, ToolResult
-from claimfsm.skills.tools.model_http import HttpFailure, post_json, retry_after
+from claimfsm.skills.tools.model_http import HttpAnswer, HttpFailure, post_json, retry_after
+from claimfsm.skills.tools.model_types import Params, Result, Usage, address, body_of, digest
 
-__all__ = [
-    "MAX_HTTP_ATTEMPTS",
-    "MODEL_TOOL",
-    "Message",
-    "Params",
-    "Result",
-    "digest",
-    "model_tool",
-]
+__all__ = ["MAX_HTTP_ATTEMPTS", "MODEL_TOOL", "Params", "Result", "model_tool", "telemetry"]
 
 MODEL_TOOL = "model.chat"
 MAX_HTTP_ATTEMPTS = 3
 """HTTP attempts per call: the first and two retries of a 429, a 5xx or a lost connection."""
 _BACKOFF_S = 0.5
 _RETRIED = frozenset({"MODEL_UNREACHABLE"})
+#: Endpoints that refused ``json_schema`` and took ``json_object`` (this process).
+_OBJECT_FORMAT: set[str] = set()
 
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Message(_Strict):
-    """One chat message."""
-
-    role: Literal["system", "user", "assistant"]
-    content: str = Field(max_length=200_000)
-
-
-class Params(_Strict):
-    """What a skill asks: where, which model, the messages, the answer's JSON schema."""
-
-    url: str = Field(min_length=1, max_length=2000)
-    model: str = Field(min_length=1, max_length=200)
-    api_key_env: str | None = Field(None, max_length=200)
-    messages: list[Message] = Field(min_length=1, max_length=64)
-    schema_: dict[str, Any] | None = Field(None, alias="schema")
-    schema_name: str = Field("output", pattern=r"^[A-Za-z0-9_-]{1,64}$")
-    max_tokens: int = Field(512, ge=1, le=100_000)
-    temperature: float = Field(0.0, ge=0, le=2)
-    seed: int | None = 0
-    timeout_s: float = Field(60.0, gt=0, le=3600)
-
-
-class Usage(_Strict):
-    """Tokens the call used, as the server counted them."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    total_tokens: int = 0
-
-
-class Result(_Strict):
-    """The answer: the message text and its JSON (``None`` when it is not JSON), or, for a
-    failed call, what is known of it (digests, attempts, latency)."""
-
-    text: str = ""
-    content: Any = None
-    finish_reason: str | None = None
-    usage: Usage = Field(default_factory=Usage)
-    model: str = ""
-    request: str = ""
-    response: str = ""
-    latency_ms: float = 0.0
-    attempts: int = 0
-    cached: bool = False
-
-
-def digest(data: bytes) -> str:
-    """The content address of a blob."""
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def _body(params: Params) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "model": params.model,
-        "messages": [m.model_dump() for m in params.messages],
-        "max_tokens": params.max_tokens,
-        "temperature": params.temperature,
-    }
-    if params.seed is not None:
-        body["seed"] = params.seed
-    if params.schema_ is not None:
-        body["response_format"] = {"type": "json_schema", "json_schema": {
-            "name": params.schema_name, "schema": params.schema_, "strict": True}}
-    return body
+#: ``post(url, body, *, headers, timeout) -> HttpAnswer``, or an HttpFailure.
+Post = Callable[..., HttpAnswer]
 
 
 def _seconds_left(params: Params, context: ToolContext) -> float:
@@ -150,18 +77,30 @@ def _json_of(text: str) -> Any:
 class _Call:
     """The state of one tool call across its HTTP attempts."""
 
-    def __init__(self, params: Params, context: ToolContext, sleep: Callable[[float], None]):
+    def __init__(self, params: Params, context: ToolContext, sleep: Callable[[float], None],
+                 post: Post) -> None:
         self.params = params
         self.context = context
         self.sleep = sleep
-        self.request_bytes = orjson.dumps(_body(params), option=orjson.OPT_SORT_KEYS)
-        self.request = digest(self.request_bytes)
+        self.post = post
+        self.url = params.url.rstrip("/") + "/chat/completions"
+        self.encode("json_object" if self.url in _OBJECT_FORMAT else "json_schema")
         self.attempts = 0
-        self.started = time.perf_counter()
+        # From the injected clock, like every duration the runtime records: a run on a
+        # fixed clock (a test, a fixture) records the same bytes every time.
+        self.started = context.clock.now()
+
+    def encode(self, fmt: str) -> None:
+        self.format = fmt
+        self.request_bytes = orjson.dumps(body_of(self.params, fmt),
+                                          option=orjson.OPT_SORT_KEYS)
+        self.request = digest(self.request_bytes)
 
     def partial(self, response: str = "") -> Result:
         return Result(request=self.request, response=response, attempts=self.attempts,
-                      latency_ms=round((time.perf_counter() - self.started) * 1000, 3))
+                      latency_ms=round((self.context.clock.now() - self.started)
+                                       / timedelta(milliseconds=1), 3),
+                      format=self.format)
 
     def headers(self) -> dict[str, str]:
         name = self.params.api_key_env
@@ -175,7 +114,7 @@ class _Call:
 
     def exchange(self) -> bytes:
         """The answer body of a 2xx, after the retries; an :class:`HttpFailure` otherwise."""
-        url = self.params.url.rstrip("/") + "/chat/completions"
+        url = self.url
         headers = self.headers()
         ends = time.monotonic() + _seconds_left(self.params, self.context)
         while True:
@@ -185,7 +124,7 @@ class _Call:
                 raise HttpFailure("the call's time (deadline or timeout_s) "
                                   "ran out", code="MODEL_TIMEOUT")
             try:
-                answer = post_json(url, self.request_bytes, headers=headers, timeout=left)
+                answer = self.post(url, self.request_bytes, headers=headers, timeout=left)
             except HttpFailure as exc:
                 if exc.code not in _RETRIED or self.attempts >= MAX_HTTP_ATTEMPTS:
                     raise
@@ -193,6 +132,14 @@ class _Call:
                 continue
             if 200 <= answer.status < 300:
                 return answer.body
+            if (self.format == "json_schema" and self.params.schema_ is not None
+                    and (answer.status in (400, 422) or b"response_format" in answer.body)):
+                # A server that takes the schema only as json_object (llama-cpp-python's
+                # answers 500 naming response_format): ask again in that form, and in
+                # that form from now on.
+                _OBJECT_FORMAT.add(url)
+                self.encode("json_object")
+                continue
             if answer.status == 429:
                 code = "MODEL_RATE_LIMITED"
             elif answer.status >= 500:
@@ -219,15 +166,18 @@ def _budget_left(context: ToolContext) -> int | None:
     return None if budget is None else budget.tokens_left
 
 
-def model_tool(sleep: Callable[[float], None] = time.sleep) -> Tool[Params, Result]:
-    """The ``model.chat`` tool (``sleep`` waits between retries; tests inject their own)."""
+def model_tool(sleep: Callable[[float], None] = time.sleep,
+               post: Post = post_json) -> Tool[Params, Result]:
+    """The ``model.chat`` tool. ``sleep`` waits between retries and ``post`` does the
+    HTTP exchange (:func:`~claimfsm.skills.tools.model_http.post_json`); a benchmark or a
+    test may inject its own."""
 
     def handler(params: Params, *, context: ToolContext) -> ToolResult[Result]:
         left = _budget_left(context)
         if left is not None and left <= 0:
             return ToolResult.error("model.chat: the session's token budget "
                                     "(max_tokens_total) is spent", "TOKEN_BUDGET_EXCEEDED")
-        call = _Call(params, context, sleep)
+        call = _Call(params, context, sleep, post)
         cache = context.resources.get("model_cache")
         limits = context.resources.get("model_limits")
         slot = f"{MODEL_TOOL}:{params.model}"
@@ -255,17 +205,13 @@ def model_tool(sleep: Callable[[float], None] = time.sleep) -> Tool[Params, Resu
             context.budget.add_tokens(usage.total_tokens)
         answer = {"text": text, "finish_reason": finish, "usage": usage.model_dump(),
                   "model": str(data.get("model") or params.model)}
-        result = call.partial(_address(answer)).model_copy(update={
+        result = call.partial(address(answer)).model_copy(update={
             **answer, "usage": usage, "content": _json_of(text), "cached": cached})
         return ToolResult.ok(result)
 
     return Tool(name=MODEL_TOOL, description="Ask an OpenAI-compatible chat model (Chat "
                 "Completions) for a JSON answer following a schema.", params=Params,
                 result=Result, handler=handler, telemetry=telemetry)
-
-
-def _address(blob: Any) -> str:
-    return digest(orjson.dumps(blob, option=orjson.OPT_SORT_KEYS))
 
 
 def telemetry(args: dict[str, Any], value: dict[str, Any] | None) -> dict[str, Any]:
@@ -276,15 +222,16 @@ def telemetry(args: dict[str, Any], value: dict[str, Any] | None) -> dict[str, A
     out: dict[str, Any] = {"usage": value.get("usage"), "latency_ms": value.get("latency_ms")}
     blobs: dict[str, Any] = {}
     try:
-        request = _body(Params.model_validate(args))
+        request = body_of(Params.model_validate(args), str(value.get("format")
+                                                                  or "json_schema"))
     except ValueError:
         request = None
     if request is not None:
-        out["request"] = _address(request)
+        out["request"] = address(request)
         blobs[out["request"]] = request
     if value.get("response"):
         answer = {k: value.get(k) for k in ("text", "finish_reason", "usage", "model")}
-        out["response"] = _address(answer)
+        out["response"] = address(answer)
         blobs[out["response"]] = answer
     out["blobs"] = blobs
     return out
