@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import timedelta
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import orjson
