@@ -15,6 +15,7 @@ Each request takes the next fault of ``faults`` (then ``"pass"`` once they run o
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import urllib.request
@@ -121,10 +122,8 @@ class FaultProxy:
     def stop(self) -> None:
         """Stop, closing stalled connections too."""
         for sock in self._stalled:
-            try:
+            with contextlib.suppress(OSError):
                 sock.close()
-            except OSError:
-                pass
         self._server.shutdown()
         self._server.server_close()
 
