@@ -19,6 +19,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
+
 from tests.support.components import missing
 
 __all__ = ["LlamaServer", "need_llama_server", "start"]
@@ -61,6 +63,16 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _warm(server: LlamaServer) -> None:
+    # The first completion pays for loading the model: paid here, not in a test's deadline.
+    body = orjson.dumps({"model": server.model, "max_tokens": 4,
+                         "messages": [{"role": "user", "content": "warm up " * 500}]})
+    req = urllib.request.Request(server.url + "/chat/completions", data=body, method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=120) as resp:
+        resp.read()
+
+
 def start(folder: Path) -> LlamaServer:
     """Write the tiny model into ``folder`` and start the server on it."""
     need_llama_server()
@@ -83,6 +95,7 @@ def start(folder: Path) -> LlamaServer:
         try:
             with urllib.request.urlopen(server.url + "/models", timeout=2) as resp:
                 if resp.status == 200:
+                    _warm(server)
                     return server
         except OSError:
             time.sleep(0.2)
