@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["Reply", "ScriptedModelServer", "completion", "schema_answer"]
+__all__ = ["Reply", "ScriptedModelServer", "completion", "schema_answer", "scripted_post"]
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,32 @@ def schema_answer(request: dict[str, Any]) -> Any:
 Answer = Callable[[dict[str, Any]], "dict[str, Any] | list[Any] | str | Reply | None"]
 
 
+def _reply(answer: Answer, request: dict[str, Any]) -> Reply:
+    reply = answer(request)
+    if isinstance(reply, Reply):
+        return reply
+    text = reply if isinstance(reply, str) else orjson.dumps(reply).decode()
+    return Reply(body=completion(text, model=str(request.get("model", ""))),
+                 headers={"Content-Type": "application/json"})
+
+
+def scripted_post(answer: Answer | None = None) -> Callable[..., Any]:
+    """``answer`` as the ``post`` of ``claimfsm.skills.tools.model_chat.model_tool``: the
+    same answers as :class:`ScriptedModelServer`, with no socket at all (recorded
+    fixtures, and the benchmark of the engine's own cost per model call)."""
+    from claimfsm.skills.tools.model_http import HttpAnswer
+
+    chosen = answer or schema_answer
+
+    def post(url: str, body: bytes, *, headers: Any, timeout: float) -> HttpAnswer:
+        reply = _reply(chosen, orjson.loads(body))
+        return HttpAnswer(status=reply.status,
+                          content_type=reply.headers.get("Content-Type", ""),
+                          retry_after=reply.headers.get("Retry-After"), body=reply.body)
+
+    return post
+
+
 class ScriptedModelServer:
     """A Chat Completions server on 127.0.0.1 answering with ``answer(request)``."""
 
@@ -109,11 +135,7 @@ class ScriptedModelServer:
                 request = orjson.loads(self.rfile.read(size) or b"{}")
                 owner.requests.append(request)
                 owner.headers.append(dict(self.headers))
-                reply = owner.answer(request)
-                if not isinstance(reply, Reply):
-                    text = reply if isinstance(reply, str) else orjson.dumps(reply).decode()
-                    reply = Reply(body=completion(text, model=str(request.get("model", ""))),
-                                  headers={"Content-Type": "application/json"})
+                reply = _reply(owner.answer, request)
                 self.send_response(reply.status)
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
