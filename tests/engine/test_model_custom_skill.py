@@ -49,7 +49,7 @@ def test_a_custom_model_skill_runs_records_and_replays_offline(tmp_path: Path) -
     path = tmp_path / "topic.jsonl"
     with ScriptedModelServer(lambda req: {"topic": "food", "risky": False}) as server:
         driver = WORKFLOW.driver(MemoryStore(), tools=model_tools())
-        with Recorder(path) as rec:
+        with Recorder(path, machine="topics", finals=WORKFLOW.definition.finals) as rec:
             driver.on_step = rec
             first = driver.start("Honey never spoils.",
                                  config={"model": {"url": server.url, "model": "m"}})
