@@ -60,8 +60,9 @@ class ModelUse(BaseIO):
     api_key_env: str | None = Field(None, max_length=200)
     on_error: Literal["fallback", "fail"] = "fallback"
     prompt: str | None = None
-    """The digest of the prompt the session stored; a skill whose prompt file changed
-    since then refuses to ask with another prompt (``MODEL_BAD_OUTPUT`` names both)."""
+    """The digest of the prompt the session stored when it started (echoed in the step's
+    ``d.model``). A prompt file changed since then changes the request, so a replay in
+    ``tools`` mode reports the call as unrecorded rather than answering it."""
 
 
 @functools.cache

@@ -260,7 +260,8 @@ _MODEL_BACKED: Mapping[str, str] = {"parse_claim": "model_planner",
 class _Bindings(Mapping[str, Binding]):
     """The claim-verification bindings, each skill's module imported when its binding is
     first used: a command that steps one session imports one skill, not all of them
-    (the module of skill ``name`` is ``skills.<name>``, its skill ``SKILL``).
+    (the module of skill ``name`` is ``skills.<name>``, or its model-backed module of
+    ``_MODEL_BACKED``; its skill ``SKILL``).
     """
 
     def __init__(self, table: Mapping[str, tuple[ToInput, Apply]]) -> None:
