@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from claimfsm.skills import stance_judge
 from claimfsm.skills.base import Skill
@@ -45,6 +45,8 @@ class Input(stance_judge.Input):
 class ModelJudgment(BaseModel):
     """One subclaim's stance as the model answers it."""
 
+    model_config = ConfigDict(defer_build=True)
+
     id: str
     verdict: Label
     confidence: float = Field(ge=0, le=1)
@@ -53,6 +55,8 @@ class ModelJudgment(BaseModel):
 
 class Answer(BaseModel):
     """What the model answers."""
+
+    model_config = ConfigDict(defer_build=True)
 
     judgments: list[ModelJudgment] = Field(max_length=MAX_SUBCLAIMS)
 

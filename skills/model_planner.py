@@ -16,7 +16,7 @@ every session recorded before model-backed skills).
 from __future__ import annotations
 
 import orjson
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from claimfsm.skills import parse_claim
 from claimfsm.skills.analysis.text import numbers
@@ -53,6 +53,8 @@ class Output(parse_claim.Output):
 
 class Answer(BaseModel):
     """What the model answers."""
+
+    model_config = ConfigDict(defer_build=True)
 
     plans: list[Plan] = Field(max_length=MAX_SUBCLAIMS)
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from claimfsm.engine.api import MemoryInput, Workflow, define_machine, linear, skill
 from claimfsm.engine.runtime import FIXTURES, executor_factory
@@ -92,6 +92,8 @@ def overhead_us(calls: int = 2000) -> tuple[float, float]:
 
 
 class _Topic(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     topic: str
     risky: bool
 

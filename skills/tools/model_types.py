@@ -17,7 +17,7 @@ __all__ = ["Message", "Params", "Result", "Usage", "address", "body_of", "digest
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Message(_Strict):
