@@ -163,17 +163,16 @@ def measure(rounds: int = 5) -> dict[str, Any]:
         replay.append(replay_steps_per_s())
         claim.append(replay_steps_per_s(10, RECORD))
         plain.append(replay_steps_per_s(10, PLAIN))
-    figures = {"overhead_us_per_call": round(statistics.median(over), 1),
-               "answer_us": round(statistics.median(answer), 1),
-               "replay_steps_per_s": round(statistics.median(replay)),
-               "claim_model_replay_steps_per_s": round(statistics.median(claim)),
-               "claim_plain_replay_steps_per_s": round(statistics.median(plain)),
-               "rounds": rounds, "python": platform.python_version(),
-               "machine": platform.machine()}
-    figures["goals_met"] = {
-        key: (figures[key] <= goal) if op == "<=" else (figures[key] >= goal)
-        for key, (op, goal) in GOALS.items()}
-    return figures
+    measured: dict[str, float] = {
+        "overhead_us_per_call": round(statistics.median(over), 1),
+        "answer_us": round(statistics.median(answer), 1),
+        "replay_steps_per_s": round(statistics.median(replay)),
+        "claim_model_replay_steps_per_s": round(statistics.median(claim)),
+        "claim_plain_replay_steps_per_s": round(statistics.median(plain))}
+    met = {key: (measured[key] <= goal) if op == "<=" else (measured[key] >= goal)
+           for key, (op, goal) in GOALS.items()}
+    return {**measured, "rounds": rounds, "python": platform.python_version(),
+            "machine": platform.machine(), "goals_met": met}
 
 
 def main(argv: list[str] | None = None) -> int:
