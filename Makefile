@@ -104,6 +104,12 @@ bench-history: install
 	$(BIN)/python -m tests.support.pg $(BIN)/python -m claimfsm.bench.history \
 		--json bench-history.json
 
+# Engine overhead per model call (no model latency) and strict replay of a recorded
+# model-backed session (docs/models.md).
+.PHONY: bench-model
+bench-model: install
+	$(BIN)/python -m claimfsm.bench.model --json bench-model.json
+
 bench-quick: install
 	$(BIN)/claimfsm bench --quick
 

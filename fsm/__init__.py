@@ -20,11 +20,13 @@ if TYPE_CHECKING:
     from claimfsm.engine.api import MemoryInput, Workflow, define_machine, linear, skill
     from claimfsm.engine.config import EngineConfig
     from claimfsm.engine.errors import ClaimFsmError, ErrorCode
+    from claimfsm.engine.model_api import ask_model, model_tools
     from claimfsm.engine.profile import Profile
     from claimfsm.engine.runtime import Engine
     from claimfsm.replay.runner import replay_record
     from claimfsm.skills.context import SkillContext
     from claimfsm.skills.envelope import Envelope
+    from claimfsm.skills.model_call import ModelFailure, ModelUse
     from claimfsm.state.memory import MemoryStore
     from claimfsm.state.postgres.store import PostgresStore
     from claimfsm.state.sqlite.store import SQLiteStore
@@ -39,14 +41,18 @@ __all__ = [
     "ErrorCode",
     "MemoryInput",
     "MemoryStore",
+    "ModelFailure",
+    "ModelUse",
     "PostgresStore",
     "Profile",
     "SQLiteStore",
     "SkillContext",
     "Workflow",
     "__version__",
+    "ask_model",
     "define_machine",
     "linear",
+    "model_tools",
     "replay_record",
     "skill",
 ]
@@ -65,6 +71,10 @@ __getattr__ = lazy_exports(__name__, {
     "replay_record": "claimfsm.replay.runner",
     "SkillContext": "claimfsm.skills.context",
     "Envelope": "claimfsm.skills.envelope",
+    "ModelFailure": "claimfsm.skills.model_call",
+    "ModelUse": "claimfsm.skills.model_call",
+    "ask_model": "claimfsm.engine.model_api",
+    "model_tools": "claimfsm.engine.model_api",
     "MemoryStore": "claimfsm.state.memory",
     "PostgresStore": "claimfsm.state.postgres.store",
     "SQLiteStore": "claimfsm.state.sqlite.store",

@@ -52,7 +52,8 @@ def test_the_data_commands_read_is_package_data() -> None:
     needed = [Path("fixtures/demo_claims.json"), Path("fixtures/corpus/demo_docs.jsonl"),
               Path("fixtures/corpus/demo_kb.jsonl"), Path("fsm/py.typed"),
               *(p.relative_to(ROOT) for p in (ROOT / "fixtures/sessions").glob("*.jsonl")),
-              *(p.relative_to(ROOT) for p in (ROOT / "skills/cards").glob("*.md"))]
+              *(p.relative_to(ROOT) for p in (ROOT / "skills/cards").glob("*.md")),
+              *(p.relative_to(ROOT) for p in (ROOT / "skills/prompts").glob("*.md"))]
     assert [p for p in needed if p not in shipped] == []
 
 

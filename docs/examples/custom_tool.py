@@ -53,7 +53,7 @@ def handle(params: AlmanacParams, *, context: ToolContext) -> ToolResult[Almanac
                          f"{len(found)} almanac facts")
 
 
-# 4. The tool: a name (^[a-z0-9_-]{1,64}$), a description, the models, the handler and
+# 4. The tool: a name (^[a-z0-9_][a-z0-9_.-]{0,63}$), a description, the models, the handler and
 #    examples, which are validated against the models when the registry is built.
 ALMANAC_TOOL: Tool[AlmanacParams, AlmanacResult] = Tool(
     name="almanac",

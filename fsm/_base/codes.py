@@ -227,6 +227,27 @@ class ErrorCode(StrEnum):
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED", None, 405, "an HTTP method the route does not take"
     UNSUPPORTED_MEDIA_TYPE = ("UNSUPPORTED_MEDIA_TYPE", None, 415,
                               "a request body not sent as application/json")
+    # -- model-backed skills (the model.chat tool) --------------------------------------
+    MODEL_BAD_OUTPUT = ("MODEL_BAD_OUTPUT", _ANSWER, None,
+                        "the model's answer broke the skill's schema or rules after every "
+                        "repair attempt")
+    MODEL_UNREACHABLE = ("MODEL_UNREACHABLE", _ANSWER, None,
+                         "the model server refused, reset or cut the connection, or kept "
+                         "answering 5xx through the retries")
+    MODEL_TIMEOUT = ("MODEL_TIMEOUT", _ANSWER, None,
+                     "the model server sent no complete answer within the call's time")
+    MODEL_RATE_LIMITED = ("MODEL_RATE_LIMITED", _ANSWER, None,
+                          "the model server kept answering 429, or its Retry-After is past "
+                          "the session's deadline")
+    MODEL_BAD_RESPONSE = ("MODEL_BAD_RESPONSE", _ANSWER, None,
+                          "the model server answered with something that is not a Chat "
+                          "Completions JSON object (an HTML page, a cut or malformed body)")
+    MODEL_RESPONSE_TOO_LARGE = ("MODEL_RESPONSE_TOO_LARGE", _ANSWER, None,
+                                "the model server's answer is over the size limit")
+    MODEL_KEY_MISSING = ("MODEL_KEY_MISSING", _ANSWER, None,
+                         "--api-key-env names an environment variable that is not set")
+    TOKEN_BUDGET_EXCEEDED = ("TOKEN_BUDGET_EXCEEDED", _ANSWER, None,
+                             "the session's model token budget (--max-tokens-total) is spent")
 
 
 _MEMBERS: dict[str, ErrorCode] = {str(m): m for m in ErrorCode}

@@ -16,7 +16,9 @@ import click
 import orjson
 
 from claimfsm._base.errors import exit_status
+from claimfsm.cli.model_options import model_options
 from claimfsm.engine.errors import ClaimFsmError
+from claimfsm.engine.model_profile import MODEL_KEYS
 from claimfsm.engine.profile import Profile, ProfileError, resolve_profile
 from claimfsm.engine.views import revision_line
 
@@ -64,9 +66,10 @@ _retrieval = click.option(
     "(needs the 'semantic' extra). Default: the config file's, else lexical.",
 )
 _judge = click.option(
-    "--judge", "judge", type=click.Choice(["lexical", "learned"]), default=None,
-    help="Stance judge: lexical rules, or the learned model of --stance-model. Default: "
-    "the config file's, else lexical (learned when --stance-model is given).",
+    "--judge", "judge", type=click.Choice(["lexical", "learned", "model"]), default=None,
+    help="Stance judge: lexical rules, the learned model of --stance-model, or a language "
+    "model (--model-url, --model). Default: the config file's, else lexical (learned when "
+    "--stance-model is given).",
 )
 _stance_model = click.option(
     "--stance-model", "stance_model", default=None, metavar="MODEL.npz",
@@ -76,7 +79,8 @@ _stance_model = click.option(
 
 
 def profile_options(fn: F) -> F:
-    """Add ``--retrieval``, ``--judge`` and ``--stance-model``; the command receives them
+    """Add ``--retrieval``, ``--judge``, ``--stance-model`` and the model options
+    (:func:`claimfsm.cli.model_options.model_options`); the command receives them
     as one ``profile`` argument (a mapping of the options given) for :func:`profile_from`
     or :func:`engine`. Defaults come from ``claimfsm.toml`` / ``[tool.claimfsm]``."""
 
@@ -84,9 +88,10 @@ def profile_options(fn: F) -> F:
     def wrapper(*args: Any, retrieval: str | None, judge: str | None,
                 stance_model: Path | None, **kwargs: Any) -> Any:
         opts = {"retrieval": retrieval, "judge": judge, "stance_model": stance_model}
+        opts.update({key: kwargs.pop(key) for key in MODEL_KEYS})
         return fn(*args, profile=opts, **kwargs)
 
-    return _retrieval(_judge(_stance_model(wrapper)))  # type: ignore[return-value]
+    return _retrieval(_judge(_stance_model(model_options(wrapper))))  # type: ignore[return-value]
 
 
 def profile_from(options: Mapping[str, Any], *, as_json: bool) -> Profile:

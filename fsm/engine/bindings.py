@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from claimfsm.engine.model_profile import model_input
 from claimfsm.engine.settings import SessionSettings
 from claimfsm.skills.base import Skill
 from claimfsm.state.model import SessionState
@@ -90,7 +91,9 @@ def _claims(state: SessionState) -> list[dict[str, Any]]:
 
 
 def _parse_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
-    return {"claim": state.claim, "st": st, "hints": SessionSettings.of(state.config).hints}
+    out = {"claim": state.claim, "st": st, "hints": SessionSettings.of(state.config).hints}
+    model = model_input(state.config, "planner")
+    return out if model is None else {**out, "model": model}
 
 
 def _parse_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
@@ -196,7 +199,9 @@ def _extract_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionSt
 
 def _verify_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
     judge = SessionSettings.of(state.config).judge_input()
-    return {"claims": _claims(state), "evidence": state.evidence, **judge, "st": st}
+    model = model_input(state.config, "judge")
+    return {"claims": _claims(state), "evidence": state.evidence, **judge, "st": st,
+            **({} if model is None else {"model": model})}
 
 
 def _verify_apply(state: SessionState, d: dict[str, Any], to: str) -> SessionState:
@@ -246,10 +251,17 @@ def make_bindings(tools: Mapping[str, Sequence[str]] | None = None) -> Mapping[s
     })
 
 
+#: Skills a profile may back with a model: their module runs the deterministic skill
+#: unless the input names a model (claimfsm.engine.model_profile).
+_MODEL_BACKED: Mapping[str, str] = {"parse_claim": "model_planner",
+                                    "stance_judge": "model_judge"}
+
+
 class _Bindings(Mapping[str, Binding]):
     """The claim-verification bindings, each skill's module imported when its binding is
     first used: a command that steps one session imports one skill, not all of them
-    (the module of skill ``name`` is ``skills.<name>``, its skill ``SKILL``).
+    (the module of skill ``name`` is ``skills.<name>``, or its model-backed module of
+    ``_MODEL_BACKED``; its skill ``SKILL``).
     """
 
     def __init__(self, table: Mapping[str, tuple[ToInput, Apply]]) -> None:
@@ -262,7 +274,8 @@ class _Bindings(Mapping[str, Binding]):
         if made is not None:
             return made
         to_input, apply = self._table[name]  # KeyError for a skill it does not bind
-        skill = importlib.import_module(f"claimfsm.skills.{name}").SKILL
+        module = _MODEL_BACKED.get(name, name)
+        skill = importlib.import_module(f"claimfsm.skills.{module}").SKILL
         with self._lock:
             return self._made.setdefault(name, Binding(skill, to_input, apply))
 

@@ -5,6 +5,7 @@ every key optional:
 
 - ``deadline_s``: wall time in seconds from the session's start (injected clock);
 - ``max_tool_calls``: tool calls the session may make, fallbacks included;
+- ``max_tokens_total``: model tokens (``model.chat`` usage) the session may use;
 - ``rate_limits``: ``{tool: {"capacity": n, "per_seconds": s}}`` (token buckets).
 
 What the runtime has spent lives in ``state.runtime`` so that a restarted process, a
@@ -43,7 +44,8 @@ __all__ = [
 ]
 
 #: Codes that end a session in FAILED at once: never retried, whatever the retry policy.
-LIMIT_CODES: frozenset[str] = frozenset({"DEADLINE_EXCEEDED", "BUDGET_EXCEEDED"})
+LIMIT_CODES: frozenset[str] = frozenset({"DEADLINE_EXCEEDED", "BUDGET_EXCEEDED",
+                                         "TOKEN_BUDGET_EXCEEDED"})
 
 
 class SessionConfigError(ClaimFsmError):
@@ -80,6 +82,17 @@ def _calls(config: Mapping[str, Any]) -> int | None:
     return value
 
 
+def _tokens(config: Mapping[str, Any]) -> int | None:
+    value = config.get("max_tokens_total")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOOL_CALLS:
+        raise SessionConfigError(f"config.max_tokens_total: expected an integer in "
+                                 f"0..{MAX_TOOL_CALLS}, got {value!r}",
+                                 field="config.max_tokens_total")
+    return value
+
+
 def _rates(config: Mapping[str, Any]) -> dict[str, RateLimit]:
     raw = config.get("rate_limits") or {}
     if not isinstance(raw, Mapping):
@@ -106,6 +119,7 @@ def check_config(config: Mapping[str, Any]) -> None:
     """Raise :class:`SessionConfigError` if any limit setting is malformed."""
     _number(config, "deadline_s")
     _calls(config)
+    _tokens(config)
     _rates(config)
 
 
@@ -206,6 +220,8 @@ class SessionLimits:
         rates = {**self.rate, **_rates(state.config)}
         limits = SessionToolLimits(rates, self.shared)
         limits.load(state.runtime.get("limits", {}))
-        budget = BudgetTracker(max_calls=_calls(state.config),
-                               calls=int(state.runtime.get("budget", {}).get("calls", 0)))
+        spent = state.runtime.get("budget", {})
+        budget = BudgetTracker(max_calls=_calls(state.config), calls=int(spent.get("calls", 0)),
+                               max_tokens=_tokens(state.config),
+                               tokens=int(spent.get("tokens", 0)))
         return {"deadline": _deadline(state), "budget": budget, "limits": limits}

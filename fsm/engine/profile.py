@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from claimfsm.engine.errors import ClaimFsmError, ErrorCode
+from claimfsm.engine.model_profile import MODEL_KEYS, Planner, check_model, model_config
 
 __all__ = [
     "CONFIG_FILE",
@@ -38,7 +39,7 @@ __all__ = [
 CONFIG_FILE = "claimfsm.toml"
 """Read from the working directory; ``[tool.claimfsm]`` in ``pyproject.toml`` otherwise."""
 
-PROFILE_KEYS: tuple[str, ...] = ("retrieval", "judge", "stance_model")
+PROFILE_KEYS: tuple[str, ...] = ("retrieval", "judge", "stance_model", *MODEL_KEYS)
 """The keys a config file may set."""
 
 RUN_CONFIG: Mapping[str, Any] = {"docs_per_claim": 20, "per_claim": 20, "min_best": 0.5,
@@ -52,7 +53,7 @@ retrieval skill; a test keeps them equal); the lexical judge uses the
 thresholds calibrated on real-world claims (``claimfsm.skills.stance.config.CALIBRATED_CONFIG``)."""
 
 Retrieval = Literal["lexical", "hybrid"]
-Judge = Literal["lexical", "learned"]
+Judge = Literal["lexical", "learned", "model"]
 
 
 class ProfileError(ClaimFsmError):
@@ -65,11 +66,20 @@ class Profile(BaseModel):
     """How a session verifies. ``stance_model`` is set exactly when ``judge`` is
     ``learned`` (giving a model implies the learned judge)."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid",
+                              protected_namespaces=())
 
     retrieval: Retrieval = "lexical"
     judge: Judge = "lexical"
     stance_model: str | None = None
+    # Model-backed skills (claimfsm.engine.model_profile; docs/models.md): stored only
+    # when set, so a profile without them reads and stores as it always did.
+    planner: Planner = "rules"
+    model_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    on_model_error: Literal["fallback", "fail"] = "fallback"
+    max_tokens_total: int | None = Field(None, ge=0)
 
     @model_validator(mode="before")
     @classmethod
@@ -82,8 +92,9 @@ class Profile(BaseModel):
     def _model_iff_learned(self) -> Profile:
         if self.judge == "learned" and not self.stance_model:
             raise ValueError("judge 'learned' needs stance_model (a file from claimfsm train)")
-        if self.judge == "lexical" and self.stance_model:
-            raise ValueError("stance_model is set but judge is 'lexical'")
+        if self.judge != "learned" and self.stance_model:
+            raise ValueError(f"stance_model is set but judge is {self.judge!r}")
+        check_model(self)
         return self
 
     @classmethod
@@ -100,7 +111,9 @@ class Profile(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """``model_dump()``, without building the serializer: every field is a ``str`` or
         ``None``, which dumps as itself (a test keeps the two equal)."""
-        return {name: getattr(self, name) for name in type(self).model_fields}
+        base = {name: getattr(self, name) for name in ("retrieval", "judge", "stance_model")}
+        return {**base, **{k: getattr(self, k) for k in MODEL_KEYS
+                           if getattr(self, k) != type(self).model_fields[k].default}}
 
     def config(self) -> dict[str, Any]:
         """Session-config entries: ``profile``, the :data:`RUN_CONFIG` settings and, for the
@@ -108,12 +121,14 @@ class Profile(BaseModel):
         out: dict[str, Any] = {"profile": self.to_dict(), **RUN_CONFIG}
         if self.stance_model is not None:
             out["stance_model"] = self.stance_model
-        return out
+        return {**out, **model_config(self)}
 
     def describe(self) -> str:
         """One line for people: ``retrieval hybrid, judge learned (model.npz)``."""
-        judge = f"learned ({self.stance_model})" if self.judge == "learned" else "lexical"
-        return f"retrieval {self.retrieval}, judge {judge}"
+        judge = f"learned ({self.stance_model})" if self.judge == "learned" else self.judge
+        planner = f", planner {self.planner}" if self.planner != "rules" else ""
+        via = f" (model {self.model})" if "model" in (self.judge, self.planner) else ""
+        return f"retrieval {self.retrieval}, judge {judge}{planner}{via}"
 
 
 def _plain(values: Mapping[str, Any]) -> Profile | None:
@@ -122,7 +137,7 @@ def _plain(values: Mapping[str, Any]) -> Profile | None:
     without the validator; ``None`` sends them through it. Compiling a model's validator
     costs a command ~15 ms of start-up (pydantic's plugin loader imports
     ``importlib.metadata`` on the first one), and ``show`` needs no other."""
-    if type(values) is not dict:
+    if type(values) is not dict or any(k in values for k in MODEL_KEYS):
         return None
     retrieval = values.get("retrieval", "lexical")
     judge = values.get("judge", "lexical")

@@ -30,6 +30,7 @@ from claimfsm.skills.tools.core import ToolDefinitionError
 from claimfsm.skills.tools.executor import Executor
 from claimfsm.skills.tools.index import EvidenceIndex
 from claimfsm.skills.tools.limits import RateLimit
+from claimfsm.skills.tools.model_chat import model_tool
 from claimfsm.skills.tools.policies import FetchBeforeExtractPolicy, ToolPolicy
 from claimfsm.skills.tools.registry import ToolRegistry
 from claimfsm.state.model import Revision, SessionState
@@ -80,9 +81,12 @@ def executor_factory(
     def make(state: SessionState, clock: Clock) -> ToolSession:
         mode = _retrieval(state)  # the session's retrieval mode, for the search tools
         res = resources if mode is None else {**(resources or {}), RETRIEVAL_RESOURCE: mode}
+        kwargs = limits.executor_kwargs(state)
+        # model.chat applies its per-model limits (keys "model.chat:<model>") itself.
+        res = {**(res or {}), "model_limits": kwargs["limits"]}
         return Executor(registry, clock=clock, session_id=state.sid, policies=pols,
                         policy_state=state.policy, fallbacks=fallbacks, resources=res,
-                        **limits.executor_kwargs(state))
+                        **kwargs)
 
     return make
 
@@ -258,7 +262,7 @@ class Engine:
         try:
             if cfg.seed and index.count_documents() == 0:
                 seed_demo(index)
-            registry = ToolRegistry((*builtin_tools(index), *registry))
+            registry = ToolRegistry((*builtin_tools(index), model_tool(), *registry))
             for state, names in bind.items():
                 for name in names:
                     if name not in registry:

@@ -19,6 +19,7 @@ from claimfsm.skills.tools.builtin import builtin_tools
 from claimfsm.skills.tools.core import ToolError
 from claimfsm.skills.tools.index import EvidenceIndex
 from claimfsm.skills.tools.limits import RateLimit
+from claimfsm.skills.tools.model_chat import model_tool
 from claimfsm.skills.tools.registry import ToolRegistry
 from claimfsm.state.model import SessionState
 
@@ -178,7 +179,7 @@ def runtime_from_info(index: EvidenceIndex, info: Mapping[str, Any]) -> ToolsFac
     the engine's default rate limits and its fallbacks (a session's own limits come from
     its config, as in any run). Raises :class:`~claimfsm.engine.errors.BadInput` (a
     ``ValueError``) for a malformed description."""
-    registry = ToolRegistry(builtin_tools(index))
+    registry = ToolRegistry((*builtin_tools(index), model_tool()))
     try:
         rate = {str(tool): RateLimit(int(v["capacity"]), float(v["per_seconds"]))
                 for tool, v in dict(info.get("limits") or {}).items()}

@@ -164,23 +164,47 @@ class Tool(Generic[P, R]):
     result: type[R]
     handler: Callable[..., ToolResult[R]]
     examples: tuple[ToolExample, ...] = ()
+    #: Extra fields of the call's ``ToolInvoked`` event, from its args and (JSON) value.
+    telemetry: Callable[[dict[str, Any], dict[str, Any] | None], dict[str, Any]] | None = None
 
 
 class BudgetTracker:
-    """A tool-call budget (``max_calls``) and an optional deadline; thread-safe.
+    """A tool-call budget (``max_calls``), a model-token budget (``max_tokens``) and an
+    optional deadline; thread-safe.
 
-    Its state (``{"calls": n}``) is JSON-able so the driver can keep it in the session.
+    Its state (``{"calls": n}``, with ``"tokens": t`` once a model call used some) is
+    JSON-able so the driver can keep it in the session.
     """
 
     def __init__(
-        self, max_calls: int | None = None, deadline: datetime | None = None, *, calls: int = 0
+        self, max_calls: int | None = None, deadline: datetime | None = None, *, calls: int = 0,
+        max_tokens: int | None = None, tokens: int = 0,
     ) -> None:
         if max_calls is not None and max_calls < 0:
             raise BadInput("max_calls: must be >= 0", field="max_calls")
         self.max_calls = max_calls
         self.deadline = deadline
         self._calls = calls
+        self.max_tokens = max_tokens
+        self._tokens = tokens
         self._lock = threading.Lock()
+
+    @property
+    def tokens(self) -> int:
+        """Model tokens used so far."""
+        return self._tokens
+
+    @property
+    def tokens_left(self) -> int | None:
+        """Model tokens left, or ``None`` when unbounded."""
+        if self.max_tokens is None:
+            return None
+        return max(0, self.max_tokens - self._tokens)
+
+    def add_tokens(self, used: int) -> None:
+        """Count tokens a model call used (never given back)."""
+        with self._lock:
+            self._tokens += max(0, int(used))
 
     @property
     def calls(self) -> int:
@@ -208,7 +232,8 @@ class BudgetTracker:
 
     def state(self) -> dict[str, Any]:
         """The JSON-able state."""
-        return {"calls": self._calls}
+        return {"calls": self._calls, "tokens": self._tokens} if self._tokens else {
+            "calls": self._calls}
 
     def load(self, state: Mapping[str, Any]) -> None:
         """Restore a state produced by :meth:`state`."""

@@ -185,6 +185,12 @@ class Executor:
             "code": call.code, "duration_ms": (end - start) // _MS, "attempt": attempt,
             "id": cid,
         }
+        tool = self.registry.get(name)
+        if tool is not None and tool.telemetry is not None:
+            try:
+                event.update(tool.telemetry(recorded, call.value))
+            except Exception as exc:  # telemetry never fails a call that ran
+                event["telemetry_error"] = f"{type(exc).__name__}: {exc}"
         with self._lock:
             self.calls.append(call)
             self.events.append(event)

@@ -18,7 +18,8 @@ from claimfsm.skills.tools.core import Tool, ToolDefinitionError
 
 __all__ = ["MAX_DESCRIPTION", "NAME_PATTERN", "ToolRegistry", "validate_tool"]
 
-NAME_PATTERN = re.compile(r"^[a-z0-9_-]{1,64}$")
+# A dot namespaces a tool (``model.chat``).
+NAME_PATTERN = re.compile(r"^[a-z0-9_][a-z0-9_.-]{0,63}$")
 MAX_DESCRIPTION = 200
 
 
@@ -56,7 +57,7 @@ def validate_tool(tool: Tool[Any, Any]) -> None:
         raise ToolDefinitionError(repr(tool)[:64], "not a Tool")
     name = tool.name
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
-        raise ToolDefinitionError(str(name), "name must match ^[a-z0-9_-]{1,64}$")
+        raise ToolDefinitionError(str(name), "name must match ^[a-z0-9_][a-z0-9_.-]{0,63}$")
     desc = tool.description
     if not isinstance(desc, str) or not desc.strip() or len(desc) > MAX_DESCRIPTION:
         raise ToolDefinitionError(

@@ -34,7 +34,8 @@ def load(name: str) -> Record:
 
 def test_every_promised_session_ships() -> None:
     assert set(NAMES) == {"supported", "refuted", "not_enough_info", "retry",
-                          "rollback_state", "rollback_tools", "rate_limit_fallback"}
+                          "rollback_state", "rollback_tools", "rate_limit_fallback",
+                          "model_backed", "model_fallback"}
 
 
 @pytest.mark.parametrize("name", NAMES)
