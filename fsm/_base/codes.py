@@ -227,6 +227,13 @@ class ErrorCode(StrEnum):
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED", None, 405, "an HTTP method the route does not take"
     UNSUPPORTED_MEDIA_TYPE = ("UNSUPPORTED_MEDIA_TYPE", None, 415,
                               "a request body not sent as application/json")
+    # Versioned machines (docs/versioning.md).
+    VERSION_MISMATCH = ("VERSION_MISMATCH", _STOP, 409,
+                        "the session started on another version of the machine (migrate it, "
+                        "keep that version registered, or --on-version continue)")
+    MIGRATION_FAILED = ("MIGRATION_FAILED", _ANSWER, None,
+                        "a declared migration raised or returned an unusable state; nothing "
+                        "was committed")
 
 
 _MEMBERS: dict[str, ErrorCode] = {str(m): m for m in ErrorCode}

@@ -30,6 +30,8 @@ from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
 from claimfsm.engine.driver import Driver, StepResult, ToolsFactory
 from claimfsm.engine.errors import ClaimFsmError
 from claimfsm.engine.machine import DEFAULT_MACHINE, MachineDef
+from claimfsm.engine.migrate import MIGRATE, cross
+from claimfsm.engine.version import UNKNOWN, Versioning, machine_version
 from claimfsm.engine.runtime import seed_demo
 from claimfsm.replay.diff import first_diff
 from claimfsm.replay.record import End, Entry, Header, RecordError, Rewind, Step, Summary
@@ -85,12 +87,17 @@ def replay_record(
     index: EvidenceIndex | None = None,
     store: StateStore | None = None,
     max_extra_steps: int = 1000,
+    versioning: Versioning | None = None,
 ) -> ReplayReport:
     """Replay ``record`` in ``mode`` into ``store`` (default: an in-memory
     :class:`~claimfsm.replay.store.ReplayStore`, which keeps only the revisions a replay
     can still need; pass a store to inspect every replayed revision afterwards).
 
     ``index`` serves live mode (default: an in-memory index seeded with the demo corpus).
+    The session starts on the version its header names; a replay compares behaviour,
+    so it runs whatever the version, and a recorded crossing (a ``migrate`` step) is made
+    again with ``versioning``'s migrations (default: none, so it continues).
+
     Raises :class:`RecordError` when the record does not fit the machine (other machine,
     a final step without its end line), and the reader's errors for a record file whose
     lines change while it is replayed.
@@ -118,8 +125,10 @@ def replay_record(
     collecting = gc.isenabled()
     gc.disable()
     try:
+        version = versioning or Versioning(machine_version(machine, bindings))
+        replaying = Versioning(version.version, version.migrations, "pass")
         return _run(record, mode, store or ReplayStore(record.summary.targets), machine,
-                    bindings, clock, factory, recorded, max_extra_steps)
+                    bindings, clock, factory, recorded, max_extra_steps, replaying)
     finally:
         if collecting:
             gc.enable()
@@ -166,12 +175,13 @@ def _run(
     record: Replayable, mode: Mode, store: StateStore, machine: MachineDef,
     bindings: Mapping[str, Binding],
     clock: ReplayClock, factory: ToolsFactory | None, recorded: RecordedTools | None,
-    max_extra: int,
+    max_extra: int, versioning: Versioning,
 ) -> ReplayReport:
     header = record.header
     driver = Driver(store, machine=machine, bindings=bindings, tools=factory, clock=clock,
-                    new_sid=lambda: header.sid, sleep=lambda s: None)
-    first = driver.start(header.claim, sid=header.sid, config=header.config)
+                    new_sid=lambda: header.sid, sleep=lambda s: None, versioning=versioning)
+    first = driver.start(header.claim, sid=header.sid, config=header.config,
+                         version=header.version or UNKNOWN)
     sid = first.sid
     finals = machine.finals
     chain = _Chain(mode != "live" and header.h is not None)
@@ -197,7 +207,10 @@ def _run(
             break
         if recorded is not None:
             recorded.load(entry)
-        result = driver.step(sid)
+        if entry.skill == MIGRATE:
+            result = cross(driver, head, str(entry.input.get("from")))
+        else:
+            result = driver.step(sid)
         steps += 1
         if divergence is None:
             divergence = _compare(n, head, entry, result, recorded, strict=mode == "strict")

@@ -15,6 +15,8 @@ from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
 from claimfsm.engine.driver import StepResult
 from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.engine.machine import DEFAULT_MACHINE
+from claimfsm.engine.migrate import MIGRATE
+from claimfsm.engine.version import CROSSINGS, started_version
 from claimfsm.replay.record import (
     FORMAT_VERSION,
     End,
@@ -50,7 +52,8 @@ __all__ = [
 
 # Events the driver adds to a step's revision after the tool runtime's own: a replay
 # makes them again, so a record holds only the others.
-_DRIVER_EVENTS = frozenset({"ToolCalls", "LimitExceeded", "Rollback", "RetryScheduled"})
+_DRIVER_EVENTS = frozenset({"ToolCalls", "LimitExceeded", "Rollback", "RetryScheduled",
+                            "Migrated", "VersionContinued"})
 
 
 class RecordWriteError(ClaimFsmError):
@@ -89,7 +92,7 @@ def header_for(first: Revision, tools: dict[str, Any] | None, machine: str,
     hash)."""
     return Header(format=FORMAT_VERSION, engine=engine_version(), machine=machine,
                   sid=first.sid, claim=first.state.claim, config=dict(first.state.config),
-                  ts=first.ts, tools=tools, h=h)
+                  ts=first.ts, tools=tools, h=h, version=started_version(first.events))
 
 
 def tool_events(rev: Revision) -> list[dict[str, Any]]:
@@ -254,6 +257,8 @@ def _entry_of(parent: Revision, rev: Revision, bindings: Mapping[str, Binding],
               h: str) -> Entry:
     if rev.skill == "rewind":
         return _rewind_of(rev, h)
+    if rev.skill == MIGRATE and rev.envelope is not None:
+        return _migrate_of(parent, rev, h)
     binding = bindings.get(rev.skill or "")
     if binding is None or rev.envelope is None:
         raise RecordError(f"revision {rev.rev}: skill {rev.skill!r} has no binding to "
@@ -268,6 +273,16 @@ def _entry_of(parent: Revision, rev: Revision, bindings: Mapping[str, Binding],
                 input=binding.to_input(parent.state, st), calls=calls,
                 events=tool_events(rev), envelope=dict(rev.envelope),
                 policy=dict(rev.state.policy), runtime=dict(rev.state.runtime), h=h)
+
+
+def _migrate_of(parent: Revision, rev: Revision, h: str) -> Step:
+    # A crossing to another version: its input is the two versions its event names.
+    event = next((e for e in rev.events if e.get("type") in CROSSINGS), {})
+    inp = {"from": event.get("from"), "to": event.get("to")}
+    return Step(head=parent.rev, rev=rev.rev, before=parent.fsm, after=rev.fsm, skill=MIGRATE,
+                committed=True, ts=rev.ts, input=inp, calls=[], events=tool_events(rev),
+                envelope=dict(rev.envelope or {}), policy=dict(rev.state.policy),
+                runtime=dict(rev.state.runtime), h=h)
 
 
 def _rewind_of(rev: Revision, h: str) -> Rewind:
