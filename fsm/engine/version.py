@@ -17,14 +17,16 @@ import functools
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
 from claimfsm.engine.errors import ClaimFsmError, ErrorCode
-from claimfsm.engine.machine import MachineDef
 from claimfsm.state.model import Revision, SessionState
-from claimfsm.state.store import StateStore
+
+if TYPE_CHECKING:  # the read-only commands use this module without loading the machine
+    from claimfsm.engine.machine import MachineDef
+    from claimfsm.state.store import StateStore
 
 __all__ = [
     "CROSSINGS",

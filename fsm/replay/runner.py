@@ -31,8 +31,8 @@ from claimfsm.engine.driver import Driver, StepResult, ToolsFactory
 from claimfsm.engine.errors import ClaimFsmError
 from claimfsm.engine.machine import DEFAULT_MACHINE, MachineDef
 from claimfsm.engine.migrate import MIGRATE, cross
-from claimfsm.engine.version import UNKNOWN, Versioning, machine_version
 from claimfsm.engine.runtime import seed_demo
+from claimfsm.engine.version import UNKNOWN, Versioning, machine_version
 from claimfsm.replay.diff import first_diff
 from claimfsm.replay.record import End, Entry, Header, RecordError, Rewind, Step, Summary
 from claimfsm.replay.report import MODES, Divergence, Mode, Outcome, ReplayReport
