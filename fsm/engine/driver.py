@@ -92,9 +92,10 @@ class Driver:
         self.version = self.versioning.version
         #: Drivers of older versions still registered: their sessions run on them.
         self.registered = dict(registered or {})
-        # sid -> the head revision this driver last committed or checked for it: a step
-        # from exactly that head needs no version check (nobody else moved the session).
-        self._checked: dict[str, int] = {}
+        # sid -> (the head revision this driver last committed or checked for it, the
+        # version it runs on): a step from exactly that head needs no version check
+        # (nobody else moved the session); this driver's own is ``self.version`` itself.
+        self._seen: dict[str, tuple[int, str]] = {}
 
     # -- sessions -------------------------------------------------------------------------
 
@@ -130,7 +131,7 @@ class Driver:
         if before_create is not None:
             before_create(first)
         created = self.store.create(first)
-        self._remember(sid, 0)
+        self._remember(sid, 0, None if version in (None, UNKNOWN, self.version) else version)
         return created
 
     def run(self, sid: str, *, max_steps: int = 1000) -> Revision:
@@ -192,8 +193,10 @@ class Driver:
 
     def _step(self, head: Revision) -> StepResult:
         sid, state, fsm = head.sid, head.state, head.fsm
-        if self._checked.get(sid) != head.rev and fsm not in self._finals:
-            other = self._check_version(head)
+        seen = self._seen.get(sid)
+        if (seen is None or seen[0] != head.rev or seen[1] is not self.version) \
+                and fsm not in self._finals:
+            other = self._check_version(head, seen)
             if other is not None:
                 return other
         bound = self._bound.get(fsm)
@@ -261,20 +264,29 @@ class Driver:
         result.after = after
         return result if self.on_step is None else self._report(result)
 
-    def _check_version(self, head: Revision) -> StepResult | None:
+    def _check_version(self, head: Revision, seen: tuple[int, str] | None
+                       ) -> StepResult | None:
         """``None`` when the session at ``head`` runs on this driver; otherwise the step
         taken for it (by a registered older driver, or the crossing to this version), or
-        :class:`VersionMismatch`."""
+        :class:`VersionMismatch`. ``pass`` (replays) runs every session here, except on a
+        registered version."""
         on = self.versioning.on_version
-        if on == "pass":
+        if on == "pass" and not self.registered:
             return None
-        have = session_version(self.store, head)
+        have = seen[1] if seen is not None and seen[0] == head.rev else session_version(
+            self.store, head)
         if have == self.version or have == UNKNOWN:  # older sessions keep working
             self._remember(head.sid, head.rev)
             return None
         older = self.registered.get(have)
         if older is not None:
-            return older._step(head)
+            result = older._step(head)
+            if result.revision is not None:
+                self._remember(head.sid, result.revision.rev, have)
+            return result
+        if on == "pass":
+            self._remember(head.sid, head.rev)
+            return None
         migrating = have in self.versioning.migrations
         if not migrating and head.fsm not in self._specs:
             self._bind(head.sid, head.fsm)  # MACHINE_MISMATCH: its state is gone
@@ -291,11 +303,11 @@ class Driver:
             "keep the old definition registered, or continue it on this one "
             "(--on-version continue)", sid=head.sid)
 
-    def _remember(self, sid: str, rev: int) -> None:
-        checked = self._checked
-        if len(checked) >= 65536:  # a long-lived driver: forget, and check again
-            checked.clear()
-        checked[sid] = rev
+    def _remember(self, sid: str, rev: int, version: str | None = None) -> None:
+        seen = self._seen
+        if len(seen) >= 65536:  # a long-lived driver: forget, and check again
+            seen.clear()
+        seen[sid] = (rev, version or self.version)
 
     def _bind(self, sid: str, fsm: str) -> tuple[str, Binding]:
         if fsm in self._finals:
