@@ -21,7 +21,7 @@ from claimfsm.engine.driver import StepResult
 from claimfsm.engine.errors import ClaimFsmError
 from claimfsm.engine.profile import Profile
 from claimfsm.engine.runtime import Engine
-from claimfsm.engine.version import OnVersion
+from claimfsm.engine.version import OnVersion, VersionMismatch
 from claimfsm.state.errors import RevConflict, StoreError, UnknownSession
 from claimfsm.state.open import Location, locate
 
@@ -74,7 +74,12 @@ class ClaimRunner:
         else:
             for _ in range(_RELOADS):
                 self.last_code = None
-                head = driver.run(sid)
+                try:
+                    head = driver.run(sid)
+                except VersionMismatch as exc:  # this claim's line says so; the rest run
+                    return {"id": item.id, "sid": sid, "verdict": None, "rev": head.rev,
+                            "fsm": head.fsm, "status": "error", "from_rev": first,
+                            "error": {"code": exc.code, "msg": exc.msg}}
                 if head.fsm in finals or self.last_code != "REV_CONFLICT":
                     break
             status = "resumed" if first > 0 else "done"
