@@ -7,6 +7,7 @@ version of each listed session and pages on through the catalog until a page is 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from claimfsm.engine.version import session_version
@@ -15,7 +16,12 @@ if TYPE_CHECKING:
     from claimfsm.state.catalog import SessionSummary, SummaryPage, SummaryQuery
     from claimfsm.state.store import StateStore
 
-__all__ = ["versioned_summaries"]
+__all__ = ["versioned_summaries", "versions_of"]
+
+
+def versions_of(store: StateStore, sids: Iterable[str]) -> dict[str, str]:
+    """The machine version of each session of ``sids``."""
+    return {sid: session_version(store, store.head(sid)) for sid in sids}
 
 
 def versioned_summaries(store: StateStore, query: SummaryQuery,

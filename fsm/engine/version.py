@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -36,6 +36,7 @@ __all__ = [
     "VersionMismatch",
     "Versioning",
     "definition_doc",
+    "history_version",
     "machine_version",
     "revision_version",
     "session_version",
@@ -147,4 +148,22 @@ def session_version(store: StateStore, head: Revision) -> str:
         if at < 0 or at >= rev.rev:
             return UNKNOWN
         rev = store.get(head.sid, at)
+    return UNKNOWN
+
+
+def history_version(revisions: Sequence[Revision]) -> str:
+    """The version of the session whose whole history (oldest first) is ``revisions``."""
+    by_rev = {r.rev: r for r in revisions}
+    if not revisions:
+        return UNKNOWN
+    rev = revisions[-1]
+    for _ in range(len(revisions) + 1):
+        said = revision_version(rev)
+        if isinstance(said, str):
+            return said
+        at = said if isinstance(said, int) else rev.rev - 1
+        found = by_rev.get(at)
+        if found is None or at >= rev.rev:
+            return UNKNOWN
+        rev = found
     return UNKNOWN

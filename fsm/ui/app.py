@@ -55,9 +55,10 @@ def create_app(service: Service, *, db_label: str = "") -> Starlette:
 
     async def home(request: Request) -> Response:
         query = query_of(request)
-        result = await run_in_threadpool(lambda: service.sessions(query))
+        version = request.query_params.get("version") or None
+        result, versions = await run_in_threadpool(lambda: service.versioned(query, version))
         names = service.engine.driver.definition.names
-        return HTMLResponse(sessions_page(result, query, names, db_label))
+        return HTMLResponse(sessions_page(result, query, names, db_label, versions, version))
 
     async def session(request: Request) -> Response:
         sid = str(request.path_params["sid"])
