@@ -231,9 +231,10 @@ class Recorder:
 def export_record(
     store: StateStore, sid: str, *, tools: dict[str, Any] | None,
     bindings: Mapping[str, Binding] = DEFAULT_BINDINGS, machine: str = DEFAULT_MACHINE.name,
-    finals: frozenset[str] = DEFAULT_MACHINE.finals,
+    finals: frozenset[str] = DEFAULT_MACHINE.finals, hashes: bool = True,
 ) -> Record:
-    """The record of a stored session, rebuilt from its revisions.
+    """The record of a stored session, rebuilt from its revisions (``hashes=False``:
+    without chain hashes, for a replay that compares behaviour only).
 
     Inputs come from the bindings applied to each parent revision's state (as the driver
     built them), tool calls from the revision's ``ToolCalls`` event, chain hashes from the
@@ -242,10 +243,11 @@ def export_record(
     """
     history = list(store.history(sid))
     chain = HashChain()
-    first_h = chain.add(history[0])
+    add = chain.add if hashes else _no_hash
+    first_h = add(history[0])
     entries: list[Entry] = []
     for parent, rev in itertools.pairwise(history):
-        entries.append(_entry_of(parent, rev, bindings, chain.add(rev)))
+        entries.append(_entry_of(parent, rev, bindings, add(rev)))
     head = history[-1]
     last_h = entries[-1].h if entries else first_h
     end = _end_for(head, last_h) if head.fsm in finals else None
@@ -253,8 +255,12 @@ def export_record(
                   entries=tuple(entries), end=end)
 
 
+def _no_hash(rev: Revision) -> None:
+    return None
+
+
 def _entry_of(parent: Revision, rev: Revision, bindings: Mapping[str, Binding],
-              h: str) -> Entry:
+              h: str | None) -> Entry:
     if rev.skill == "rewind":
         return _rewind_of(rev, h)
     if rev.skill == MIGRATE and rev.envelope is not None:
@@ -275,7 +281,7 @@ def _entry_of(parent: Revision, rev: Revision, bindings: Mapping[str, Binding],
                 policy=dict(rev.state.policy), runtime=dict(rev.state.runtime), h=h)
 
 
-def _migrate_of(parent: Revision, rev: Revision, h: str) -> Step:
+def _migrate_of(parent: Revision, rev: Revision, h: str | None) -> Step:
     # A crossing to another version: its input is the two versions its event names.
     event = next((e for e in rev.events if e.get("type") in CROSSINGS), {})
     inp = {"from": event.get("from"), "to": event.get("to")}
@@ -285,7 +291,7 @@ def _migrate_of(parent: Revision, rev: Revision, h: str) -> Step:
                 runtime=dict(rev.state.runtime), h=h)
 
 
-def _rewind_of(rev: Revision, h: str) -> Rewind:
+def _rewind_of(rev: Revision, h: str | None) -> Rewind:
     to = next((e.get("to") for e in rev.events if e.get("type") == "Rewind"), None)
     if not isinstance(to, int) or rev.parent_rev is None:
         raise RecordError(f"revision {rev.rev}: rewind without a target", source=rev.sid)
