@@ -37,7 +37,7 @@ check-compat: install
 
 # The version check per step and check-compat vs batch on 10,000 sessions (docs/versioning.md).
 bench-compat: install
-	$(BIN)/python -m claimfsm.bench.versions --sessions 10000 --json bench-compat.json
+	$(BIN)/claimfsm bench compat --sessions 10000 --json bench-compat.json
 
 # Build the wheel, install it into a fresh venv outside the checkout and use it from a
 # directory with its own skills/, state/ and fsm/ packages (CI runs this after the tests).

@@ -1,7 +1,6 @@
 """What versioned machines cost: the version check per step, and ``check-compat`` on a
-store of many sessions against ``batch`` on the same claims.
-
-``python -m claimfsm.bench.versions [--sessions N] [--json FILE]`` (``make bench-compat``):
+store of many sessions (``claimfsm bench compat``, ``make bench-compat``, which also
+times ``batch`` writing that store: the batch runner is above this layer):
 
 - ``version_check_us``: what the version check adds to each step, the statements the
   driver runs for it (the look-up of the head it last saw for the session before the
@@ -17,16 +16,13 @@ store of many sessions against ``batch`` on the same claims.
 
 from __future__ import annotations
 
-import argparse
-import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-__all__ = ["compat_vs_batch", "main", "version_check_us"]
+__all__ = ["claims_file", "compat_on_store", "version_check_us"]
 
 
 def version_check_us(sessions: int = 2000, rounds: int = 20) -> float:
@@ -58,7 +54,9 @@ def version_check_us(sessions: int = 2000, rounds: int = 20) -> float:
     return float(statistics.median(figures))
 
 
-def _claims_file(folder: Path, n: int) -> Path:
+def claims_file(folder: Path, n: int) -> Path:
+    """A batch input of ``n`` demo claims (cycled; ids ``0..n-1``, so every session is
+    its own)."""
     from claimfsm.engine.runtime import FIXTURES
 
     demo = [item["claim"] for item in orjson.loads((FIXTURES / "demo_claims.json").read_bytes())]
@@ -68,52 +66,19 @@ def _claims_file(folder: Path, n: int) -> Path:
     return path
 
 
-def compat_vs_batch(n: int, folder: Path) -> dict[str, Any]:
-    """Batch ``n`` claims onto a fresh store, then check every stored session."""
-    from claimfsm.batch import read_claims, run_batch
+def compat_on_store(db: Path) -> dict[str, Any]:
+    """Time :func:`~claimfsm.replay.compat.check_store` over every session of ``db``,
+    opened read-only (what ``claimfsm check-compat --db`` does, without printing)."""
     from claimfsm.replay.compat import check_store, summarize
     from claimfsm.state.open import open_store
 
-    db = folder / "compat.db"
-    claims = read_claims(_claims_file(folder, n))
-    try:
-        t0 = time.perf_counter()
-        summary = run_batch(claims, str(db), workers=0)
-        batch_s = time.perf_counter() - t0
-    finally:
-        claims.close()
     with open_store(str(db), readonly=True) as store:
         sids = list(store.sessions())
         t0 = time.perf_counter()
         checks = list(check_store(store, sids))
-        compat_s = time.perf_counter() - t0
-    counted = summarize(checks, "")
-    return {"sessions": len(sids), "batch_done": summary.done,
-            "batch_seconds": round(batch_s, 2), "batch_claims_per_s": round(n / batch_s, 1),
-            "compat_seconds": round(compat_s, 2),
-            "compat_sessions_per_s": round(len(sids) / compat_s, 1),
-            "compat_counts": counted.counts}
+        seconds = time.perf_counter() - t0
+    return {"sessions": len(sids), "compat_seconds": round(seconds, 2),
+            "compat_sessions_per_s": round(len(sids) / seconds, 1),
+            "compat_counts": summarize(checks, "").counts}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run both measurements; print them (and write ``--json``)."""
-    parser = argparse.ArgumentParser(prog="python -m claimfsm.bench.versions")
-    parser.add_argument("--sessions", type=int, default=10_000)
-    parser.add_argument("--json", dest="out", default=None)
-    args = parser.parse_args(argv)
-    out: dict[str, Any] = {"version_check_us": round(version_check_us(), 3)}
-    print(f"version check: {out['version_check_us']} µs per step (goal <= 1)", flush=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        out.update(compat_vs_batch(args.sessions, Path(tmp)))
-    print(f"batch: {out['batch_claims_per_s']} claims/s ({out['sessions']} claims, "
-          f"{out['batch_seconds']} s); check-compat: {out['compat_sessions_per_s']} "
-          f"sessions/s ({out['compat_seconds']} s) {out['compat_counts']}")
-    if args.out:
-        Path(args.out).write_bytes(orjson.dumps(out, option=orjson.OPT_INDENT_2) + b"\n")
-    ok = out["version_check_us"] <= 1.0 and out["compat_sessions_per_s"] >= out[
-        "batch_claims_per_s"]
-    return 0 if ok else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

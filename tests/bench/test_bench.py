@@ -140,7 +140,7 @@ def test_the_version_check_figure_times_the_fast_path() -> None:
 
 
 def test_the_compat_bench_batches_then_checks_every_stored_session(tmp_path: Path) -> None:
-    from claimfsm.bench.versions import compat_vs_batch
+    from claimfsm.cli.bench_compat import compat_vs_batch
 
     out = compat_vs_batch(6, tmp_path)
     assert out["sessions"] == 6 == out["batch_done"]
