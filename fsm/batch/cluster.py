@@ -203,8 +203,9 @@ def run_on_ray(
     task = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(verify_chunk)
     threads = threads_for(db)
     try:
-        ray.get([ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(warm).remote(db, profile, threads,
-                                                                        on_version)
+        # Ray's stubs type a function with a defaulted last parameter by its shorter form.
+        warming = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(warm)
+        ray.get([warming.remote(db, profile, threads, on_version)  # type: ignore[call-arg]
                  for _ in range(count)])
         if reaper is not None:  # Ray's processes (and the agents its raylet started)
             reaper.watch(descendants(children(os.getpid()) - before - {reaper.pid or 0}))
