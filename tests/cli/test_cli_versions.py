@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from claimfsm.skills import versions
 from claimfsm.skills.context import SkillContext
 from claimfsm.skills.envelope import Envelope
 from claimfsm.state.sqlite import SQLiteStore
+from tests.state.test_store_sqlite import _as_version_1
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
@@ -118,7 +120,12 @@ def test_a_store_from_before_versions_opens_lists_continues_and_passes_fsck(
         eng.driver.step("old1")
     with SQLiteStore(db) as store:
         assert store.get("old1", 0).events == [{"type": "SessionStarted"}]
+    _as_version_1(str(db))  # and the file in the oldest on-disk layout (schema 1)
     _bump(monkeypatch)  # whatever the code is now, an old session is allowed
+    res = run("check-compat", "--db", str(db), "--json")  # read-only: still schema 1
+    assert json.loads(res.output)["sessions"][0]["version"] == UNKNOWN
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone() == ("1",)
     listed = json.loads(run("sessions", "--db", str(db), "--json").output)
     assert listed["items"][0]["version"] == UNKNOWN
     assert json.loads(run("sessions", "--db", str(db), "--json", "--version",
@@ -126,8 +133,6 @@ def test_a_store_from_before_versions_opens_lists_continues_and_passes_fsck(
     assert "version: unknown" in run("show", "old1", "--db", str(db)).output
     assert run("step", "old1", "--db", str(db)).exit_code == 0
     assert run("fsck", "--db", str(db)).output.startswith("ok: 1 sessions")
-    res = run("check-compat", "--db", str(db), "--json")
-    assert json.loads(res.output)["sessions"][0]["version"] == UNKNOWN
 
 
 def test_check_compat_passes_the_fixtures_as_recorded() -> None:
@@ -203,3 +208,17 @@ def test_check_compat_needs_one_source_and_draws_progress_on_a_terminal(
     bar = _Progress(3, enabled=True)
     bar.tick(3)
     assert "3/3 sessions" in capsys.readouterr().err
+
+
+def test_check_compat_and_the_version_filter_on_postgres(pg_url: str) -> None:
+    done = run("verify", "Sydney is the capital of Australia.", "--db", pg_url, "--json")
+    assert done.exit_code == 0, done.output
+    version = _version()
+    res = run("check-compat", "--db", pg_url, "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["summary"] == {"version": version, "sessions": 1, "same": 1, "diverges": 0,
+                              "cannot_continue": 0, "cannot_check": 0, "affected": 0}
+    listed = json.loads(run("sessions", "--db", pg_url, "--json", "--version",
+                            version).output)
+    assert [i["version"] for i in listed["items"]] == [version]
