@@ -35,14 +35,9 @@ from claimfsm.engine.limits import (
     seconds_left,
 )
 from claimfsm.engine.machine import DEFAULT_MACHINE, Machine, MachineDef
+from claimfsm.engine.migrate import check_version
 from claimfsm.engine.step import StepResult, ToolSession, ToolsFactory, iso
-from claimfsm.engine.version import (
-    UNKNOWN,
-    Versioning,
-    VersionMismatch,
-    machine_version,
-    session_version,
-)
+from claimfsm.engine.version import UNKNOWN, Versioning, machine_version
 from claimfsm.skills.context import Clock, SeqIds, SkillContext, SystemClock, ToolCall
 from claimfsm.skills.envelope import Envelope
 from claimfsm.state.errors import RevConflict
@@ -196,7 +191,7 @@ class Driver:
         seen = self._seen.get(sid)
         if (seen is None or seen[0] != head.rev or seen[1] is not self.version) \
                 and fsm not in self._finals:
-            other = self._check_version(head, seen)
+            other = check_version(self, head, seen)
             if other is not None:
                 return other
         bound = self._bound.get(fsm)
@@ -263,45 +258,6 @@ class Driver:
         self._remember(sid, rev.rev)
         result.after = after
         return result if self.on_step is None else self._report(result)
-
-    def _check_version(self, head: Revision, seen: tuple[int, str] | None
-                       ) -> StepResult | None:
-        """``None`` when the session at ``head`` runs on this driver; otherwise the step
-        taken for it (by a registered older driver, or the crossing to this version), or
-        :class:`VersionMismatch`. ``pass`` (replays) runs every session here, except on a
-        registered version."""
-        on = self.versioning.on_version
-        if on == "pass" and not self.registered:
-            return None
-        have = seen[1] if seen is not None and seen[0] == head.rev else session_version(
-            self.store, head)
-        if have == self.version or have == UNKNOWN:  # older sessions keep working
-            self._remember(head.sid, head.rev)
-            return None
-        older = self.registered.get(have)
-        if older is not None:
-            result = older._step(head)
-            if result.revision is not None:
-                self._remember(head.sid, result.revision.rev, have)
-            return result
-        if on == "pass":
-            self._remember(head.sid, head.rev)
-            return None
-        migrating = have in self.versioning.migrations
-        if not migrating and head.fsm not in self._specs:
-            self._bind(head.sid, head.fsm)  # MACHINE_MISMATCH: its state is gone
-        if migrating or on == "continue":
-            from claimfsm.engine.migrate import cross
-
-            result = cross(self, head, have)
-            if result.revision is not None:
-                self._remember(head.sid, result.revision.rev)
-            return result
-        raise VersionMismatch(
-            f"session {head.sid} is on version {have} of machine {self.definition.name!r}, "
-            f"this definition is version {self.version}: declare a migration from {have}, "
-            "keep the old definition registered, or continue it on this one "
-            "(--on-version continue)", sid=head.sid)
 
     def _remember(self, sid: str, rev: int, version: str | None = None) -> None:
         seen = self._seen

@@ -1,4 +1,5 @@
-"""Crossing a session to the running machine's version: one committed revision.
+"""The driver's version check, and crossing a session to the running machine's version
+as one committed revision.
 
 A declared migration maps the old state to the new one (``Migrated`` event); without one,
 ``on_version="continue"`` keeps the state as it is (``VersionContinued`` event). Either
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from claimfsm.engine.step import StepResult, iso
+from claimfsm.engine.version import UNKNOWN, VersionMismatch, session_version
 from claimfsm.skills.envelope import Envelope
 from claimfsm.state.errors import RevConflict
 from claimfsm.state.model import Revision, SessionState, trusted
@@ -19,10 +21,50 @@ from claimfsm.state.model import Revision, SessionState, trusted
 if TYPE_CHECKING:
     from claimfsm.engine.driver import Driver
 
-__all__ = ["MIGRATE", "cross"]
+__all__ = ["MIGRATE", "check_version", "cross"]
 
 #: The skill name of a crossing revision (as ``rewind`` names a rewind's).
 MIGRATE = "migrate"
+
+
+def check_version(driver: Driver, head: Revision, seen: tuple[int, str] | None
+                  ) -> StepResult | None:
+    """``None`` when the session at ``head`` runs on ``driver``; otherwise the step taken
+    for it (by a registered older driver, or the crossing to this version), or
+    :class:`~claimfsm.engine.version.VersionMismatch`. ``pass`` (replays) runs every
+    session on ``driver``, except one on a registered version. (The driver calls this
+    only for a head it has not seen, ``seen`` being what it saw last.)"""
+    on = driver.versioning.on_version
+    if on == "pass" and not driver.registered:
+        return None
+    sid = head.sid
+    have = seen[1] if seen is not None and seen[0] == head.rev else session_version(
+        driver.store, head)
+    if have == driver.version or have == UNKNOWN:  # older sessions keep working
+        driver._remember(sid, head.rev)
+        return None
+    older = driver.registered.get(have)
+    if older is not None:
+        result = older._step(head)
+        if result.revision is not None:
+            driver._remember(sid, result.revision.rev, have)
+        return result
+    if on == "pass":
+        driver._remember(sid, head.rev)
+        return None
+    migrating = have in driver.versioning.migrations
+    if not migrating and head.fsm not in driver.definition.names:
+        driver._bind(sid, head.fsm)  # MACHINE_MISMATCH: its state is gone
+    if migrating or on == "continue":
+        result = cross(driver, head, have)
+        if result.revision is not None:
+            driver._remember(sid, result.revision.rev)
+        return result
+    raise VersionMismatch(
+        f"session {sid} is on version {have} of machine {driver.definition.name!r}, this "
+        f"definition is version {driver.version}: declare a migration from {have}, keep the "
+        "old definition registered, or continue it on this one (--on-version continue)",
+        sid=sid)
 
 
 def cross(driver: Driver, head: Revision, old: str) -> StepResult:
