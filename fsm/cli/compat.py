@@ -52,8 +52,12 @@ def _is_record(path: Path) -> bool:
 @click.option("--db", "db", default=None, type=click.Path(dir_okay=False),
               help="Check the sessions of this store (a SQLite file, opened read-only, or a "
               "postgresql:// URL) instead of record files.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Processes checking at once (default: one per CPU; 1 checks in this "
+              "process). Each opens the store read-only itself.")
 @json_option
-def check_compat(records_dir: Path | None, db: str | None, as_json: bool) -> None:
+def check_compat(records_dir: Path | None, db: str | None, jobs: int | None,
+                 as_json: bool) -> None:
     """Replay stored sessions (--db) or the records under RECORDS_DIR in tools mode
     against today's code, and say per session: `same`, `diverges at rev N (PATH,
     expected, actual)` or `cannot continue (state gone, no migration)`, then a summary.
@@ -65,11 +69,11 @@ def check_compat(records_dir: Path | None, db: str | None, as_json: bool) -> Non
     --json prints {"version", "sessions": [...], "summary": {...}}.
     """
     from claimfsm.engine.bindings import DEFAULT_BINDINGS
+    from claimfsm.engine.errors import ClaimFsmError
     from claimfsm.engine.machine import DEFAULT_MACHINE
     from claimfsm.engine.version import machine_version
-    from claimfsm.replay.compat import CompatCheck, CompatSummary, check_record, check_store
+    from claimfsm.replay.compat import CompatCheck, CompatSummary, checks_in_parallel
     from claimfsm.replay.errors import RecordError
-    from claimfsm.replay.record import read_record
     from claimfsm.replay.source import find_records
 
     if (records_dir is None) == (db is None):
@@ -91,9 +95,12 @@ def check_compat(records_dir: Path | None, db: str | None, as_json: bool) -> Non
             bar.tick(n)
 
     if db is not None:
-        with store(db, as_json) as opened:
+        with store(db, as_json) as opened:  # checks the store is there, and lists it
             sids = list(opened.sessions())
-            report(check_store(opened, sids), len(sids))
+        try:
+            report(checks_in_parallel(sids, jobs, db=db), len(sids))
+        except ClaimFsmError as exc:  # a worker could not open or read the store
+            fail(exc.code, str(exc), as_json=as_json)
     else:
         assert records_dir is not None
         try:
@@ -101,20 +108,8 @@ def check_compat(records_dir: Path | None, db: str | None, as_json: bool) -> Non
         except RecordError as exc:
             fail(exc.code, str(exc), as_json=as_json)
             return
-        records = [p for p in paths if _is_record(p)]
-
-        def checks() -> Iterator[CompatCheck]:
-            for path in records:
-                try:
-                    record = read_record(path)
-                except RecordError as exc:
-                    yield CompatCheck(source=str(path), sid="-", version="unknown", open=True,
-                                      status="cannot check", affected=True,
-                                      detail=f"{exc.code}: {exc}")
-                    continue
-                yield check_record(record, source=str(path))
-
-        report(checks(), len(records))
+        records = [str(p) for p in paths if _is_record(p)]
+        report(checks_in_parallel(records, jobs), len(records))
     if as_json:
         emit({"version": version, "sessions": out, "summary": summary.to_json()})
     else:

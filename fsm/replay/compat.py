@@ -17,8 +17,11 @@ changed without a version bump, the change this check exists to catch before a d
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from typing import Any, Literal
 
 from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
@@ -26,11 +29,20 @@ from claimfsm.engine.errors import ClaimFsmError, MachineMismatch, UnknownState
 from claimfsm.engine.machine import DEFAULT_MACHINE, MachineDef
 from claimfsm.engine.version import UNKNOWN, Versioning, machine_version
 from claimfsm.replay.diff import short
-from claimfsm.replay.record import Record, RecordError
+from claimfsm.replay.record import Record, RecordError, read_record
 from claimfsm.replay.runner import Replayable, replay_record
 from claimfsm.replay.write import export_record, tools_info
 
-__all__ = ["CompatCheck", "CompatSummary", "Status", "check_record", "check_store", "summarize"]
+__all__ = [
+    "CompatCheck",
+    "CompatSummary",
+    "Status",
+    "check_files",
+    "check_record",
+    "check_store",
+    "checks_in_parallel",
+    "summarize",
+]
 
 Status = Literal["same", "diverges", "cannot continue", "cannot check"]
 
@@ -180,3 +192,54 @@ def summarize(checks: Iterable[CompatCheck], version: str) -> CompatSummary:
     for check in checks:
         summary.add(check)
     return summary
+
+
+def check_files(paths: Sequence[str]) -> list[CompatCheck]:
+    """:func:`check_record` of each record file of ``paths`` (an unreadable one is
+    ``cannot check``)."""
+    out = []
+    for path in paths:
+        try:
+            record = read_record(path)
+        except RecordError as exc:
+            out.append(CompatCheck(source=path, sid="-", version=UNKNOWN, open=True,
+                                   status="cannot check", affected=True,
+                                   detail=f"{exc.code}: {exc}"))
+            continue
+        out.append(check_record(record, source=path))
+    return out
+
+
+def _check_stored(db: str, sids: Sequence[str]) -> list[CompatCheck]:
+    from claimfsm.state.open import open_store
+
+    with open_store(db, readonly=True) as store:
+        return list(check_store(store, sids))
+
+
+#: Sessions per task: enough that a worker's start-up and the store's opening are paid
+#: rarely, few enough that the progress bar moves.
+CHUNK = 50
+
+
+def checks_in_parallel(items: Sequence[str], jobs: int | None, *,
+                       db: str | None = None) -> Iterator[CompatCheck]:
+    """The checks of ``items`` (sids of store ``db``, else record file paths) in their
+    order, run in ``jobs`` processes (default: every CPU; fewer for few items; 1: in
+    this one). Each worker opens the store read-only itself. Skills take nearly all of
+    a check's time, so processes, not threads."""
+    run: Callable[..., list[CompatCheck]]
+    chunks = [list(items[i:i + CHUNK]) for i in range(0, len(items), CHUNK)]
+    workers = min(jobs or os.cpu_count() or 1, len(chunks))
+    if db is not None:
+        run, args = _check_stored, [(db, chunk) for chunk in chunks]
+    else:
+        run, args = check_files, [(chunk,) for chunk in chunks]
+    if workers <= 1:
+        for arg in args:
+            yield from run(*arg)
+        return
+    # Spawned, not forked: a forked child would share the parent's open SQLite handles.
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        for done in pool.map(run, *zip(*args, strict=True)):
+            yield from done
