@@ -222,3 +222,24 @@ def test_check_compat_and_the_version_filter_on_postgres(pg_url: str) -> None:
     listed = json.loads(run("sessions", "--db", pg_url, "--json", "--version",
                             version).output)
     assert [i["version"] for i in listed["items"]] == [version]
+
+
+def test_check_compat_in_processes_answers_as_in_one(tmp_path: Path) -> None:
+    import shutil
+
+    from claimfsm.replay.compat import CHUNK, checks_in_parallel
+
+    records = sorted((FIXTURES / "sessions").glob("*.jsonl"))
+    copies = []
+    for i in range(CHUNK // len(records) + 2):  # more than one chunk of files
+        for path in records:
+            copy = tmp_path / f"{i:02d}-{path.name}"
+            shutil.copy(path, copy)
+            copies.append(str(copy))
+    assert len(copies) > CHUNK
+    one = list(checks_in_parallel(copies, 1))
+    two = list(checks_in_parallel(copies, 2))
+    assert one == two and [c.source for c in two] == copies
+    assert {c.status for c in two} == {"same"}
+    res = run("check-compat", str(tmp_path), "--jobs", "2", "--json")
+    assert res.exit_code == 0 and json.loads(res.output)["summary"]["same"] == len(copies)
