@@ -17,6 +17,7 @@ changed without a version bump, the change this check exists to catch before a d
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -228,18 +229,15 @@ def checks_in_parallel(items: Sequence[str], jobs: int | None, *,
     order, run in ``jobs`` processes (default: every CPU; fewer for few items; 1: in
     this one). Each worker opens the store read-only itself. Skills take nearly all of
     a check's time, so processes, not threads."""
-    run: Callable[..., list[CompatCheck]]
     chunks = [list(items[i:i + CHUNK]) for i in range(0, len(items), CHUNK)]
     workers = min(jobs or os.cpu_count() or 1, len(chunks))
-    if db is not None:
-        run, args = _check_stored, [(db, chunk) for chunk in chunks]
-    else:
-        run, args = check_files, [(chunk,) for chunk in chunks]
+    run: Callable[[list[str]], list[CompatCheck]] = (
+        check_files if db is None else functools.partial(_check_stored, db))
     if workers <= 1:
-        for arg in args:
-            yield from run(*arg)
+        for chunk in chunks:
+            yield from run(chunk)
         return
     # Spawned, not forked: a forked child would share the parent's open SQLite handles.
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-        for done in pool.map(run, *zip(*args, strict=True)):
+        for done in pool.map(run, chunks):
             yield from done
