@@ -243,3 +243,10 @@ def test_check_compat_in_processes_answers_as_in_one(tmp_path: Path) -> None:
     assert {c.status for c in two} == {"same"}
     res = run("check-compat", str(tmp_path), "--jobs", "2", "--json")
     assert res.exit_code == 0 and json.loads(res.output)["summary"]["same"] == len(copies)
+
+
+def test_records_from_before_versions_check_as_unknown() -> None:
+    res = run("check-compat", str(ROOT / "tests" / "data" / "records"), "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert [(s["version"], s["status"]) for s in out["sessions"]] == [(UNKNOWN, "same")] * 2
