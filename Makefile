@@ -8,7 +8,7 @@ DATA ?= ../shared/data/climate-fever
 # The learned stance judge, trained from $(DATA) by `make train` (untracked).
 MODEL ?= .cache/stance.npz
 
-.PHONY: install demo test wheel-check lint fuzz stress mutate bench-scaling bench bench-batch bench-ui bench-quick eval semantic train clean docs
+.PHONY: install demo test check-compat bench-compat wheel-check lint fuzz stress mutate bench-scaling bench bench-batch bench-ui bench-quick eval semantic train clean docs
 
 # Bytecode for the project's own modules, refreshed on every target: with
 # PYTHONDONTWRITEBYTECODE set (as on some CI and build machines) Python would otherwise
@@ -28,6 +28,16 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest
+	$(BIN)/claimfsm check-compat fixtures
+
+# Replay every recorded session of fixtures/ against today's code (tools mode): fails when
+# a skill's behaviour changed without a version bump (docs/versioning.md).
+check-compat: install
+	$(BIN)/claimfsm check-compat fixtures
+
+# The version check per step and check-compat vs batch on 10,000 sessions (docs/versioning.md).
+bench-compat: install
+	$(BIN)/claimfsm bench compat --sessions 10000 --json bench-compat.json
 
 # Build the wheel, install it into a fresh venv outside the checkout and use it from a
 # directory with its own skills/, state/ and fsm/ packages (CI runs this after the tests).

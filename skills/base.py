@@ -103,6 +103,13 @@ class Skill(Generic[InT, OutT]):
     handler: Callable[[InT, SkillContext], Envelope]
     rb_on_error: Rollback
     description: str
+    #: Bumped by hand when the skill's behaviour changes: part of every machine version
+    #: that binds it (docs/versioning.md).
+    version: str = "1"
+    #: ``(label, sha256 hex)`` of files the skill's behaviour depends on (a prompt, a
+    #: model): their contents are part of the machine version too. See
+    #: :func:`claimfsm.skills.versions.content_digest`.
+    digests: tuple[tuple[str, str], ...] = ()
 
     def parse(self, raw: bytes | str | Mapping[str, Any]) -> InT | Envelope:
         """Validate raw input; a ``BAD_INPUT`` envelope if it is malformed."""

@@ -31,6 +31,7 @@ from claimfsm.skills.envelope import Envelope
 from claimfsm.skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SENTENCE_CHARS, MAX_SUBCLAIMS
 from claimfsm.skills.stance.lexical import relevance
 from claimfsm.skills.tools.vectors import rrf
+from claimfsm.skills.versions import SKILL_VERSIONS
 
 __all__ = [
     "SKILL",
@@ -298,4 +299,5 @@ SKILL: Skill[Input, Output] = Skill(
     handler=handler,
     rb_on_error="tools",
     description="Fetch top hits, extract and rank evidence sentences per subclaim.",
+    version=SKILL_VERSIONS["evidence_extract"],
 )

@@ -22,6 +22,7 @@ from claimfsm.skills.base import BaseIO, Skill, StRef
 from claimfsm.skills.context import SkillContext
 from claimfsm.skills.envelope import Envelope
 from claimfsm.skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SUBCLAIMS
+from claimfsm.skills.versions import SKILL_VERSIONS
 
 __all__ = [
     "FIXED_HINTS",
@@ -259,4 +260,5 @@ SKILL: Skill[Input, Output] = Skill(
     rb_on_error="state",
     description="Plan 1-4 short, deterministic evidence queries (with sources and limit) "
     "for each subclaim.",
+    version=SKILL_VERSIONS["evidence_query_plan"],
 )

@@ -16,6 +16,7 @@ from claimfsm.skills.context import SkillContext
 from claimfsm.skills.envelope import Envelope
 from claimfsm.skills.evidence_query_plan import Claim, Plan, plan_claims
 from claimfsm.skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SUBCLAIMS, too_large
+from claimfsm.skills.versions import SKILL_VERSIONS
 
 __all__ = ["SKILL", "Input", "Output", "handler", "subclaims"]
 
@@ -67,4 +68,5 @@ SKILL: Skill[Input, Output] = Skill(
     rb_on_error="state",
     description="Split the claim into independent subclaims and plan evidence queries "
     "for each.",
+    version=SKILL_VERSIONS["parse_claim"],
 )

@@ -55,6 +55,7 @@ from claimfsm.skills.plan_steps import (
 from claimfsm.skills.tool_request_compose import compose
 from claimfsm.skills.tools.core import QueryTypeUnsupported, ToolError
 from claimfsm.skills.tools.registry import ToolRegistry
+from claimfsm.skills.versions import SKILL_VERSIONS
 
 __all__ = [
     "CLAIM_LIM",
@@ -254,4 +255,5 @@ SKILL: Skill[Input, Output] = Skill(
     handler=handler,
     rb_on_error="tools",
     description="Compose tool requests, run them step by step, follow up on uncovered keywords.",
+    version=SKILL_VERSIONS["retrieve"],
 )

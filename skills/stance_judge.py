@@ -25,6 +25,7 @@ from claimfsm.skills.limits import MAX_EVIDENCE_PER_CLAIM, MAX_SUBCLAIMS
 from claimfsm.skills.stance.combine import combine_stances
 from claimfsm.skills.stance.config import DEFAULT_CONFIG, THRESHOLDS, StanceConfig, Thresholds
 from claimfsm.skills.stance.lexical import Label, sentence_stance
+from claimfsm.skills.versions import SKILL_VERSIONS
 
 if TYPE_CHECKING:
     from claimfsm.skills.stance.model import Featurizer, StanceModel
@@ -176,4 +177,5 @@ SKILL: Skill[Input, Output] = Skill(
     rb_on_error="state",
     description="Judge each subclaim against its evidence: SUPPORTS, REFUTES or "
     "NOT_ENOUGH_INFO, citing the sentences it rests on.",
+    version=SKILL_VERSIONS["stance_judge"],
 )

@@ -17,6 +17,7 @@ from pydantic import Field, ValidationError
 from claimfsm.skills.base import BaseIO, Skill, StRef, describe_validation_error
 from claimfsm.skills.context import SkillContext
 from claimfsm.skills.envelope import Envelope
+from claimfsm.skills.versions import SKILL_VERSIONS
 
 __all__ = [
     "SEARCH_PREFERENCE",
@@ -166,4 +167,5 @@ SKILL: Skill[Input, Output] = Skill(
     handler=handler,
     rb_on_error="tools",
     description="Translate query plans into one search/kb_lookup request per query.",
+    version=SKILL_VERSIONS["tool_request_compose"],
 )

@@ -32,6 +32,7 @@ from claimfsm.skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SUBCLAIMS
 from claimfsm.skills.stance.combine import is_disputed
 from claimfsm.skills.stance.config import DEFAULT_CONFIG, THRESHOLDS, StanceConfig, Thresholds
 from claimfsm.skills.stance_judge import Judgment, Learned, load_learned
+from claimfsm.skills.versions import SKILL_VERSIONS
 
 __all__ = ["SKILL", "Input", "Output", "Verdict", "VerdictLabel", "aggregate", "handler"]
 
@@ -183,4 +184,5 @@ SKILL: Skill[Input, Output] = Skill(
     rb_on_error="state",
     description="One verdict for the claim (SUPPORTS, REFUTES, NOT_ENOUGH_INFO or "
     "DISPUTED) from its subclaim judgments, with reasons and citations.",
+    version=SKILL_VERSIONS["verdict_aggregate"],
 )

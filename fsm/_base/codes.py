@@ -248,6 +248,13 @@ class ErrorCode(StrEnum):
                          "--api-key-env names an environment variable that is not set")
     TOKEN_BUDGET_EXCEEDED = ("TOKEN_BUDGET_EXCEEDED", _ANSWER, None,
                              "the session's model token budget (--max-tokens-total) is spent")
+    # Versioned machines (docs/versioning.md).
+    VERSION_MISMATCH = ("VERSION_MISMATCH", _STOP, 409,
+                        "the session started on another version of the machine (migrate it, "
+                        "keep that version registered, or --on-version continue)")
+    MIGRATION_FAILED = ("MIGRATION_FAILED", _ANSWER, None,
+                        "a declared migration raised or returned an unusable state; nothing "
+                        "was committed")
 
 
 _MEMBERS: dict[str, ErrorCode] = {str(m): m for m in ErrorCode}

@@ -21,6 +21,7 @@ from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 
 if TYPE_CHECKING:
     from claimfsm.engine.profile import Profile
+    from claimfsm.engine.version import OnVersion
     from claimfsm.state.open import Location
 
 __all__ = ["RAY_RETRIES", "RayUnavailable", "TooManyWorkers", "check_workers",
@@ -160,6 +161,7 @@ def run_on_ray(
     on_error: Callable[[Sequence[BatchClaim], BaseException], list[dict[str, Any]]] = (
         lambda chunk, exc: []),
     on_ready: Callable[[int], None] | None = None,
+    on_version: OnVersion = "refuse",
 ) -> Iterator[list[dict[str, Any]]]:
     """Yield each chunk's result lines as the chunk finishes (completion order).
 
@@ -201,7 +203,9 @@ def run_on_ray(
     task = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(verify_chunk)
     threads = threads_for(db)
     try:
-        ray.get([ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(warm).remote(db, profile, threads)
+        # Ray's stubs type a function with a defaulted last parameter by its shorter form.
+        warming = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(warm)
+        ray.get([warming.remote(db, profile, threads, on_version)  # type: ignore[call-arg]
                  for _ in range(count)])
         if reaper is not None:  # Ray's processes (and the agents its raylet started)
             reaper.watch(descendants(children(os.getpid()) - before - {reaper.pid or 0}))
@@ -211,7 +215,8 @@ def run_on_ray(
         pending: dict[Any, Sequence[BatchClaim]] = {}
         while True:
             while len(pending) < 2 * count and (chunk := next(todo, None)) is not None:
-                ref = task.remote(db, [(c.id, c.claim) for c in chunk], profile, threads)
+                ref = task.remote(db, [(c.id, c.claim) for c in chunk], profile, threads,
+                                  on_version)
                 pending[ref] = chunk
             if not pending:
                 break

@@ -17,6 +17,7 @@ from claimfsm.batch.claims import BatchClaim, Claims
 from claimfsm.batch.cluster import check_workers, ray_available, run_on_ray
 from claimfsm.batch.worker import ClaimRunner, close_idle, threads_for, verify_chunk
 from claimfsm.engine.profile import Profile
+from claimfsm.engine.version import OnVersion
 from claimfsm.state.open import Location, locate
 
 __all__ = ["BatchSummary", "chunked", "run_batch"]
@@ -85,6 +86,7 @@ def run_batch(
     profile: Profile | None = None,
     on_result: Callable[[dict[str, Any]], None] | None = None,
     on_progress: Callable[[int, int, float], None] | None = None,
+    on_version: OnVersion = "refuse",
 ) -> BatchSummary:
     """Verify ``claims`` on ``db`` (parsed here unless it is a location already, then
     handed on as that location): on Ray when ``workers`` is ``None`` (every CPU Ray
@@ -94,7 +96,8 @@ def run_batch(
     it finishes; ``on_progress(finished, total, seconds)`` after each. New sessions
     verify with ``profile`` (default: lexical retrieval and judge), the same object in
     this process and a pickled copy on Ray; a resumed one keeps the profile it started
-    with.
+    with. ``on_version="continue"`` continues sessions started on another version of the
+    machine (otherwise each is a ``VERSION_MISMATCH`` error line).
 
     The store and the evidence index are opened here first (creating and seeding them
     once), so workers only ever open what exists. ``claims`` are walked once and never
@@ -124,7 +127,7 @@ def run_batch(
         check_workers(workers, address)
     where = locate(db)
     threads = threads_for(where)
-    local = ClaimRunner(where, profile)
+    local = ClaimRunner(where, profile, on_version)
     try:
         if not use_ray and threads == 1:
             for item in claims:
@@ -135,7 +138,7 @@ def run_batch(
         try:
             for group in _groups(claims, 4 * threads):
                 part = [(c.id, c.claim) for c in group]
-                for line in verify_chunk(where, part, profile, threads):
+                for line in verify_chunk(where, part, profile, threads, on_version):
                     take(line)
         finally:
             close_idle(where)
@@ -152,7 +155,7 @@ def run_batch(
 
         for lines in run_on_ray(where, lambda n: chunked(claims, n), workers=workers,
                                 address=address, on_error=_failed_chunk, on_ready=ready,
-                                profile=profile):
+                                profile=profile, on_version=on_version):
             for line in lines:
                 take(line)
     seconds = time.perf_counter() - began

@@ -21,6 +21,7 @@ from claimfsm.engine.driver import StepResult
 from claimfsm.engine.errors import ClaimFsmError
 from claimfsm.engine.profile import Profile
 from claimfsm.engine.runtime import Engine
+from claimfsm.engine.version import OnVersion, VersionMismatch
 from claimfsm.state.errors import RevConflict, StoreError, UnknownSession
 from claimfsm.state.open import Location, locate
 
@@ -40,9 +41,11 @@ class ClaimRunner:
     """An engine opened once (per worker process) and the last step's outcome; new
     sessions verify with ``profile`` (default: lexical retrieval and judge)."""
 
-    def __init__(self, db: str | Location | None, profile: Profile | None = None) -> None:
+    def __init__(self, db: str | Location | None, profile: Profile | None = None,
+                 on_version: OnVersion = "refuse") -> None:
         self.last_code: str | None = None
-        config = EngineConfig(on_step=self._seen, profile=profile or Profile.default())
+        config = EngineConfig(on_step=self._seen, profile=profile or Profile.default(),
+                              on_version=on_version)
         self.engine = Engine.open(db, config=config)
 
     def _seen(self, result: StepResult) -> None:
@@ -71,7 +74,12 @@ class ClaimRunner:
         else:
             for _ in range(_RELOADS):
                 self.last_code = None
-                head = driver.run(sid)
+                try:
+                    head = driver.run(sid)
+                except VersionMismatch as exc:  # this claim's line says so; the rest run
+                    return {"id": item.id, "sid": sid, "verdict": None, "rev": head.rev,
+                            "fsm": head.fsm, "status": "error", "from_rev": first,
+                            "error": {"code": exc.code, "msg": exc.msg}}
                 if head.fsm in finals or self.last_code != "REV_CONFLICT":
                     break
             status = "resumed" if first > 0 else "done"
@@ -89,25 +97,27 @@ class ClaimRunner:
 
 #: Idle runners per ``(location, profile)``: one per thread that has run a claim in this
 #: process. Both are frozen values, so they key the table as they are.
-_IDLE: dict[tuple[Location, Profile], list[ClaimRunner]] = {}
+_IDLE: dict[tuple[Location, Profile, OnVersion], list[ClaimRunner]] = {}
 _LOCK = threading.Lock()
 
 
-def _key(db: Location, profile: Profile | None) -> tuple[Location, Profile]:
-    return db, profile or Profile.default()
+def _key(db: Location, profile: Profile | None,
+         on_version: OnVersion = "refuse") -> tuple[Location, Profile, OnVersion]:
+    return db, profile or Profile.default(), on_version
 
 
-def _take(db: Location, profile: Profile | None) -> ClaimRunner:
+def _take(db: Location, profile: Profile | None, on_version: OnVersion = "refuse") -> ClaimRunner:
     with _LOCK:
-        idle = _IDLE.setdefault(_key(db, profile), [])
+        idle = _IDLE.setdefault(_key(db, profile, on_version), [])
         if idle:
             return idle.pop()
-    return ClaimRunner(db, profile)
+    return ClaimRunner(db, profile, on_version)
 
 
 def _give(db: Location, profile: Profile | None, runner: ClaimRunner) -> None:
+    on_version = runner.engine.driver.versioning.on_version
     with _LOCK:
-        _IDLE.setdefault(_key(db, profile), []).append(runner)
+        _IDLE.setdefault(_key(db, profile, on_version), []).append(runner)
 
 
 def close_idle(db: str | Location) -> None:
@@ -127,20 +137,22 @@ def threads_for(db: str | Location) -> int:
     return SERVER_THREADS if locate(db).url else 1
 
 
-def warm(db: str | Location, profile: Profile | None, threads: int) -> int:
+def warm(db: str | Location, profile: Profile | None, threads: int,
+         on_version: OnVersion = "refuse") -> int:
     """Open ``threads`` engines for ``db`` in this process ahead of the first chunk;
     returns the pid."""
     import os
 
     where = locate(db)
-    runners = [_take(where, profile) for _ in range(threads)]
+    runners = [_take(where, profile, on_version) for _ in range(threads)]
     for runner in runners:
         _give(where, profile, runner)
     return os.getpid()
 
 
-def _one(db: Location, profile: Profile | None, item: BatchClaim) -> dict[str, Any]:
-    runner = _take(db, profile)
+def _one(db: Location, profile: Profile | None, item: BatchClaim,
+         on_version: OnVersion = "refuse") -> dict[str, Any]:
+    runner = _take(db, profile, on_version)
     try:
         line = runner.run(item)
     except StoreError as exc:
@@ -157,7 +169,7 @@ def _one(db: Location, profile: Profile | None, item: BatchClaim) -> dict[str, A
 
 def verify_chunk(
     db: str | Location, items: Sequence[tuple[str | int, str]],
-    profile: Profile | None = None, threads: int = 1,
+    profile: Profile | None = None, threads: int = 1, on_version: OnVersion = "refuse",
 ) -> list[dict[str, Any]]:
     """Run each ``(id, claim)`` of ``items`` on ``db`` (the body of a Ray task: the
     :class:`~claimfsm.state.open.Location` and the :class:`~claimfsm.engine.profile.Profile`
@@ -171,6 +183,6 @@ def verify_chunk(
     where = locate(db)
     claims = [BatchClaim(id=claim_id, claim=text) for claim_id, text in items]
     if threads <= 1 or len(claims) <= 1:
-        return [_one(where, profile, item) for item in claims]
+        return [_one(where, profile, item, on_version) for item in claims]
     with ThreadPoolExecutor(min(threads, len(claims))) as pool:
-        return list(pool.map(lambda item: _one(where, profile, item), claims))
+        return list(pool.map(lambda item: _one(where, profile, item, on_version), claims))

@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from claimfsm.bench import cases, scale
+from claimfsm.bench import cases, scale, versions
 
 __all__ = ["GOALS", "KEYS", "BenchConfig", "BenchReport", "format_table", "run_bench"]
 
@@ -39,6 +39,7 @@ KEYS: dict[str, tuple[str, str]] = {
     "rev10k_step_ratio": ("ratio", "step at revision 10,000 / at revision 10, SQLite"),
     "rev10k_head_ratio": ("ratio", "cold head read at revision 10,000 / at revision 10"),
     "cli_step_ms": ("ms", "`claimfsm step SID` as a process, demo database"),
+    "version_check_us": ("µs", "what the machine-version check adds to a step"),
 }
 
 #: The goals of issue 6: key -> (comparison, bound); keys without a goal are reported only.
@@ -53,6 +54,7 @@ GOALS: dict[str, tuple[str, float]] = {
     "rev10k_step_ratio": ("<=", 1.2),
     "rev10k_head_ratio": ("<=", 1.2),
     "cli_step_ms": ("<=", 150.0),
+    "version_check_us": ("<=", 1.0),  # issue 25
 }
 
 
@@ -172,6 +174,8 @@ def _one_rep(config: BenchConfig, rep: int, tmp: Path, report: BenchReport,
     report.add("history_100_us", cases.history_us(loop, sid, max(3, config.reads // 3)))
     report.meta.setdefault("rev_read_cached_us", []).append(
         round(cases.rev_read_cached_us(loop, sid, config.reads, seed=rep), 2))
+    say(f"[{n}] the version check ({config.mem_sessions} sessions)")
+    report.add("version_check_us", versions.version_check_us(config.mem_sessions, rounds=5))
     say(f"[{n}] strict replay ({config.replay_sessions} sessions)")
     report.add("replay_steps_per_s", cases.replay_steps_per_s(config.replay_sessions))
     say(f"[{n}] a session {config.deep_revisions:,} revisions deep")

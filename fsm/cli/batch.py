@@ -12,7 +12,15 @@ from typing import Any
 
 import click
 
-from claimfsm.cli.common import db_option, emit, fail, json_option, profile_from, profile_options
+from claimfsm.cli.common import (
+    db_option,
+    emit,
+    fail,
+    json_option,
+    on_version_option,
+    profile_from,
+    profile_options,
+)
 
 __all__ = ["batch"]
 
@@ -72,8 +80,9 @@ class _Progress:
               "keeps the file to one line per claim id.")
 @json_option
 @profile_options
+@on_version_option
 def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
-          out: Path | None, as_json: bool, profile: dict[str, Any]) -> None:
+          out: Path | None, as_json: bool, profile: dict[str, Any], on_version: str) -> None:
     """Verify every claim of CLAIMS.jsonl ({"id", "claim"} per line), one session each.
 
     Sessions go to --db, which every worker shares: a postgresql:// URL for a Ray
@@ -84,6 +93,8 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
     line per claim id); a summary ends the run. Without Ray installed the batch runs in-process.
     New sessions verify with the profile of --retrieval/--judge/--stance-model (or
     claimfsm.toml); every worker must see the same model file and evidence index.
+    A half-done session started on another version of the machine is an error line
+    (VERSION_MISMATCH) unless --on-version continue.
 
     Exit 0 when every claim's session is DONE, 1 otherwise, 2 on bad input.
     """
@@ -133,7 +144,8 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
     try:
         # Parsed once, here: the location (and the profile) travel to every worker as is.
         summary = run_batch(claims, locate(db), workers=workers, address=address,
-                            profile=prof, on_result=write, on_progress=progress)
+                            profile=prof, on_result=write, on_progress=progress,
+                            on_version="continue" if on_version == "continue" else "refuse")
         complete = True
     except ClaimFsmError as exc:
         fail(exc.code, exc.msg, as_json=as_json)

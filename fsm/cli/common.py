@@ -32,8 +32,8 @@ if TYPE_CHECKING:  # the engine (skills, tools, index) loads only for commands t
 
 __all__ = [
     "better_profile", "db_option", "durability_option", "emit", "engine", "fail",
-    "json_option", "print_step", "profile_from", "profile_options", "readonly_index",
-    "record_option", "store",
+    "json_option", "on_version_option", "print_step", "profile_from", "profile_options",
+    "readonly_index", "record_option", "store",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -57,6 +57,13 @@ durability_option = click.option(
     show_default=True,
     help="SQLite durability: full = fsync per commit; normal = WAL, synced at checkpoints "
     "(a power cut may lose the last commits, never corrupt); group = batched fsyncs.",
+)
+on_version_option = click.option(
+    "--on-version", "on_version", type=click.Choice(["refuse", "continue"]), default="refuse",
+    show_default=True,
+    help="A session started on another version of the machine: refuse it "
+    "(VERSION_MISMATCH), or continue it on this one (recorded as a VersionContinued "
+    "revision). Sessions older than versions run either way; see docs/versioning.md.",
 )
 
 
@@ -135,7 +142,7 @@ def fail(code: str, msg: str, *, as_json: bool) -> None:
 def engine(db: str | Location, as_json: bool, *, profile: Mapping[str, Any] | None = None,
            on_step: Callable[[StepResult], None] | None = None,
            durability: Durability = "normal", seed: bool = True,
-           create: bool = True) -> Iterator[Engine]:
+           create: bool = True, on_version: str = "refuse") -> Iterator[Engine]:
     """Open the engine and turn contract errors into clean exits. ``db`` is parsed here,
     once (a command that has parsed it already passes the location). ``profile`` (the
     options of :func:`profile_options`) is resolved against the config file; without it
@@ -152,7 +159,7 @@ def engine(db: str | Location, as_json: bool, *, profile: Mapping[str, Any] | No
         prof = resolve_profile(profile) if profile is not None else Profile.default()
         # click checked every option already: no validator to compile on start-up.
         config = EngineConfig.trusted(profile=prof, on_step=on_step, durability=durability,
-                                      seed=seed, create=create)
+                                      seed=seed, create=create, on_version=on_version)
         eng = Engine.open(where, config=config)
         for warning in eng.warnings:
             click.echo(f"warning: {warning}", err=True)

@@ -46,6 +46,7 @@ COMMANDS: dict[str, str] = {
     "batch": "claimfsm.cli.batch:batch",
     "ui": "claimfsm.cli.ui:ui",
     "report": "claimfsm.cli.ui:report",
+    "check-compat": "claimfsm.cli.compat:check_compat",
 }
 
 

@@ -35,12 +35,16 @@ __all__ = ["history", "sessions", "show"]
 @json_option
 def show(sid: str, rev: int | None, db: str, as_json: bool) -> None:
     """Show a session's head (or --rev N): state, verdict and evidence."""
+    from claimfsm.engine.version import session_version
+
     with store(db, as_json) as opened:
         r = opened.head(sid) if rev is None else opened.get(sid, rev)
+        version = session_version(opened, r)
         if as_json:
-            emit(revision_json(r))
+            emit({**revision_json(r), "version": version})
         else:
             click.echo("\n".join(session_summary(r)))
+            click.echo(f"version: {version}")
 
 
 # Without --limit, history is read and printed this many revisions at a time, so a
@@ -121,13 +125,17 @@ _VERDICTS = ("SUPPORTS", "REFUTES", "NOT_ENOUGH_INFO", "DISPUTED", "none")
               help="The page after: sessions created before SEQ (printed by the last page).")
 @click.option("--deleted", is_flag=True,
               help="List the deleted sessions' tombstones instead (claimfsm delete, prune).")
+@click.option("--version", "version", default=None, metavar="V",
+              help="Only sessions on machine version V ('unknown': sessions stored before "
+              "versions existed); see claimfsm diagram --version.")
 @db_option
 @json_option
 def sessions(q: str | None, fsm: str | None, verdict: str | None, limit: int,
-             before: int | None, deleted: bool, db: str, as_json: bool) -> None:
-    """List sessions, newest first: number, id, state, verdict, revisions, last update
-    and claim. The store is only read. --json prints {"items": [...], "next": SEQ or
-    null}, the shape of the web inspector's GET /api/v1/sessions.
+             before: int | None, deleted: bool, version: str | None, db: str,
+             as_json: bool) -> None:
+    """List sessions, newest first: number, id, state, verdict, revisions, last update,
+    machine version and claim. The store is only read. --json prints {"items": [...],
+    "next": SEQ or null}, the shape of the web inspector's GET /api/v1/sessions.
 
     With --deleted: the tombstones of deleted sessions, oldest deletion first (--json:
     {"items": [{sid, deleted_at, actor, head, fsm, last_hash}]}).
@@ -148,20 +156,26 @@ def sessions(q: str | None, fsm: str | None, verdict: str | None, limit: int,
         field = {"q": "--query", "fsm": "--state"}.get(str(err["loc"][0]), str(err["loc"][0]))
         fail("BAD_INPUT", f"{field}: {err['msg']}", as_json=as_json)
         return
+    from claimfsm.engine.listing import versioned_summaries
+
     with store(db, as_json) as opened:
-        page = opened.summaries(query)
+        page, versions = versioned_summaries(opened, query, version)
     if as_json:
-        emit(page.to_json())
+        out = page.to_json()
+        for item in out["items"]:
+            item["version"] = versions[item["sid"]]
+        emit(out)
         return
     if not page.items:
-        click.echo("no sessions" + (" match" if q or fsm or verdict else ""))
+        click.echo("no sessions" + (" match" if q or fsm or verdict or version else ""))
         return
     click.echo(f"{'#':>6}  {'session':<14} {'state':<12} {'verdict':<16} {'revs':>5}  "
-               f"{'updated':<20} claim")
+               f"{'updated':<20} {'version':<16} claim")
     for item in page.items:
         claim = item.claim if len(item.claim) <= 60 else item.claim[:59] + "…"
         click.echo(f"{item.seq:>6}  {item.sid:<14} {item.fsm:<12} {item.verdict or '-':<16} "
-                   f"{item.revisions:>5}  {item.updated[:19]:<20} {claim}")
+                   f"{item.revisions:>5}  {item.updated[:19]:<20} {versions[item.sid]:<16} "
+                   f"{claim}")
     if page.next is not None:
         click.echo(f"more: claimfsm sessions --before {page.next} (with the same filters)")
 

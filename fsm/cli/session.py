@@ -15,6 +15,7 @@ from claimfsm.cli.common import (
     emit,
     engine,
     json_option,
+    on_version_option,
     print_step,
     profile_options,
     record_option,
@@ -103,9 +104,14 @@ def start(claim: str, db: str, as_json: bool, durability: Durability, record: st
 @json_option
 @durability_option
 @record_option
-def step(sid: str, db: str, as_json: bool, durability: Durability, record: str | None) -> None:
-    """Fire one transition of session SID (exit 1 if the step failed)."""
-    with engine(db, as_json, durability=durability, create=False) as eng:
+@on_version_option
+def step(sid: str, db: str, as_json: bool, durability: Durability, record: str | None,
+         on_version: str) -> None:
+    """Fire one transition of session SID (exit 1 if the step failed). A session started
+    on another version of the machine is refused (VERSION_MISMATCH, exit 2) unless
+    --on-version continue; see docs/versioning.md."""
+    with engine(db, as_json, durability=durability, create=False,
+                on_version=on_version) as eng:
         if record is not None:
             from claimfsm.cli import replay
 

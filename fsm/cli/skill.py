@@ -59,6 +59,16 @@ def _run_with_tools(name: str, raw: bytes) -> Envelope:
 
 
 @click.command()
-def diagram() -> None:
+@click.option("--version", "version", is_flag=True,
+              help="Print the machine's version instead: the digest of its definition and "
+              "its skills' declared versions that every new session stores "
+              "(docs/versioning.md).")
+def diagram(version: bool) -> None:
     """Print the machine as a Mermaid stateDiagram-v2 (generated from its definition)."""
+    if version:
+        from claimfsm.engine.bindings import DEFAULT_BINDINGS
+        from claimfsm.engine.version import machine_version
+
+        click.echo(machine_version(DEFAULT_MACHINE, DEFAULT_BINDINGS))
+        return
     click.echo(mermaid(DEFAULT_MACHINE), nl=False)

@@ -29,6 +29,7 @@ from claimfsm.engine.bindings import Binding
 from claimfsm.engine.driver import Driver
 from claimfsm.engine.errors import MachineDefinitionError
 from claimfsm.engine.machine import MachineDef, RetryPolicy, StateSpec
+from claimfsm.engine.version import Migration, OnVersion, Versioning, machine_version
 from claimfsm.skills.base import BaseIO, Skill, StRef
 from claimfsm.skills.context import SkillContext
 from claimfsm.skills.envelope import Envelope, Rollback, trusted
@@ -77,17 +78,24 @@ class MemoryOutput(BaseIO):
 
 
 def skill(
-    name: str | None = None, *, rb_on_error: Rollback = "state", description: str = ""
+    name: str | None = None, *, rb_on_error: Rollback = "state", description: str = "",
+    version: str = "1", digests: Mapping[str, str] | None = None,
 ) -> Callable[[Handler], Skill[MemoryInput, MemoryOutput]]:
     """Decorator: a handler ``(inp: MemoryInput, ctx) -> Envelope`` as a named skill
     (default name: the function's).
+
+    ``version``: bump it by hand when the skill's behaviour changes (it is part of the
+    machine's version, docs/versioning.md); ``digests``: ``{label: sha256 hex}`` of files
+    the skill reads (a prompt, a model; see
+    :func:`claimfsm.skills.versions.content_digest`), part of the version too.
     """
 
     def wrap(fn: Handler) -> Skill[MemoryInput, MemoryOutput]:
         return Skill(
             name=name or fn.__name__, input_model=MemoryInput, output_model=MemoryOutput,
             handler=fn, rb_on_error=rb_on_error,
-            description=description or (fn.__doc__ or "").strip(),
+            description=description or (fn.__doc__ or "").strip(), version=str(version),
+            digests=tuple(sorted((digests or {}).items())),
         )
 
     return wrap
@@ -131,12 +139,29 @@ class Workflow:
 
     definition: MachineDef
     bindings: Mapping[str, Binding] = field(default_factory=dict)
+    #: Old version -> the function that maps a session state of it to this definition's.
+    migrations: Mapping[str, Migration] = field(default_factory=dict)
 
-    def driver(self, store: StateStore, **options: Any) -> Driver:
+    @property
+    def version(self) -> str:
+        """This definition's version: a digest of its states, moves, retry policies and
+        each bound skill's declared version and file digests (docs/versioning.md)."""
+        return machine_version(self.definition, self.bindings)
+
+    def driver(self, store: StateStore, *, on_version: OnVersion = "refuse",
+               registered: Iterable[Workflow] = (), **options: Any) -> Driver:
         """A :class:`~claimfsm.engine.driver.Driver` of this machine over ``store``; ``options`` go
         to the driver (``clock``, ``new_sid``, ``tools``, ``sleep``, ``on_step``, ...).
+
+        A session started on another version is refused (``VERSION_MISMATCH``) unless
+        this workflow migrates it (``migrations``), one of ``registered`` (older
+        definitions kept side by side) is that version, which then runs it, or
+        ``on_version="continue"``.
         """
-        return Driver(store, machine=self.definition, bindings=self.bindings, **options)
+        older = {wf.version: wf.driver(store, **options) for wf in registered}
+        versioning = Versioning(self.version, dict(self.migrations), on_version)
+        return Driver(store, machine=self.definition, bindings=self.bindings,
+                      versioning=versioning, registered=older, **options)
 
 
 def define_machine(
@@ -147,6 +172,7 @@ def define_machine(
     initial: str | None = None,
     failure: str | None = None,
     retry: Mapping[str, RetryPolicy] | None = None,
+    migrations: Mapping[str, Migration] | None = None,
 ) -> Workflow:
     """A checked :class:`Workflow`.
 
@@ -154,13 +180,17 @@ def define_machine(
     :class:`~claimfsm.engine.bindings.Binding` for a custom state mapping), or to ``None`` for a
     final state; declaration order is kept. ``initial`` defaults to the first state.
     ``failure`` names the final state errors lead to; ``retry`` gives per-state
-    :class:`~claimfsm.engine.machine.RetryPolicy`. Raises
+    :class:`~claimfsm.engine.machine.RetryPolicy`. ``migrations`` maps an older version
+    of this machine to a function ``(SessionState) -> SessionState`` that carries its
+    sessions over, as one recorded revision (``Migrated`` event). Raises
     :class:`~claimfsm.engine.errors.MachineDefinitionError` listing every problem.
     """
     retry = retry or {}
     specs: list[StateSpec] = []
     bindings: dict[str, Binding] = {}
     problems = [f"retry policy for unknown state {s!r}" for s in retry if s not in states]
+    problems += [f"migrations: {old!r} -> not a function" for old, fn in (migrations or {}).items()
+                 if not callable(fn)]
     for state, bound in states.items():
         if bound is None:
             specs.append(StateSpec(state, final=True))
@@ -181,7 +211,7 @@ def define_machine(
         name=name, states=tuple(specs), transitions=tuple(transitions),
         initial=initial if initial is not None else specs[0].name, failure=failure,
     ).validate()
-    return Workflow(definition, bindings)
+    return Workflow(definition, bindings, dict(migrations or {}))
 
 
 def linear(names: Iterable[str], end: str = "DONE") -> list[tuple[str, str]]:

@@ -282,6 +282,13 @@ class _Bindings(Mapping[str, Binding]):
     def __contains__(self, name: object) -> bool:
         return name in self._table  # without importing the skill (Mapping's would)
 
+    def declared(self, name: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """``(version, file digests)`` skill ``name`` declares, without importing it (a
+        machine's version is known before any skill runs)."""
+        from claimfsm.skills.versions import declared
+
+        return declared(name)
+
     def __reduce__(self) -> tuple[Any, ...]:  # pickles as its table (the lock does not)
         return (_Bindings, (self._table,))
 

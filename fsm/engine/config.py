@@ -48,7 +48,7 @@ class EngineConfig(BaseModel):
     configure the executor (see :func:`~claimfsm.engine.runtime.executor_factory`);
     ``tools`` replaces that executor altogether.
 
-    Driver: ``clock`` (default: the system clock) and ``on_step``, called with every
+    Driver: ``clock`` (default: the system clock), ``on_step``, called with every
     step's result.
 
     Frozen, and unknown keys are refused with the key named, so a misspelt option fails
@@ -78,6 +78,9 @@ class EngineConfig(BaseModel):
     # -- driver ------------------------------------------------------------------------------
     clock: Clock | None = None
     on_step: Callable[[StepResult], None] | None = None
+    #: A session started on another version of the machine: refuse it
+    #: (``VERSION_MISMATCH``) or continue it on this one (docs/versioning.md).
+    on_version: Literal["refuse", "continue"] = "refuse"
 
     @classmethod
     def default(cls) -> EngineConfig:

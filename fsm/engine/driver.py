@@ -35,7 +35,9 @@ from claimfsm.engine.limits import (
     seconds_left,
 )
 from claimfsm.engine.machine import DEFAULT_MACHINE, Machine, MachineDef
+from claimfsm.engine.migrate import check_version
 from claimfsm.engine.step import StepResult, ToolSession, ToolsFactory, iso
+from claimfsm.engine.version import UNKNOWN, Versioning, machine_version
 from claimfsm.skills.context import Clock, SeqIds, SkillContext, SystemClock, ToolCall
 from claimfsm.skills.envelope import Envelope
 from claimfsm.state.errors import RevConflict
@@ -60,6 +62,8 @@ class Driver:
         new_sid: Callable[[], str] | None = None,
         sleep: Callable[[float], None] | None = None,
         on_step: Callable[[StepResult], None] | None = None,
+        versioning: Versioning | None = None,
+        registered: Mapping[str, Driver] | None = None,
     ) -> None:
         self.store = store
         self.definition = machine
@@ -78,14 +82,25 @@ class Driver:
         self.new_sid = new_sid or (lambda: uuid.uuid4().hex[:12])
         self.sleep = sleep or time.sleep
         self.on_step = on_step
+        #: This machine's version, its migrations and what to do with another version.
+        self.versioning = versioning or Versioning(machine_version(machine, bindings))
+        self.version = self.versioning.version
+        #: Drivers of older versions still registered: their sessions run on them.
+        self.registered = dict(registered or {})
+        # sid -> (the head revision this driver last committed or checked for it, the
+        # version it runs on): a step from exactly that head needs no version check
+        # (nobody else moved the session); this driver's own is ``self.version`` itself.
+        self._seen: dict[str, tuple[int, str]] = {}
 
     # -- sessions -------------------------------------------------------------------------
 
     def start(
         self, claim: str, *, sid: str | None = None, config: Mapping[str, Any] | None = None,
-        before_create: Callable[[Revision], None] | None = None,
+        before_create: Callable[[Revision], None] | None = None, version: str | None = None,
     ) -> Revision:
-        """Create a session at revision 0 in the initial state.
+        """Create a session at revision 0 in the initial state, on this machine's version
+        (``version``: another one, as a replay of an older record starts it; ``unknown``:
+        none, as sessions were stored before versions existed).
 
         ``before_create`` sees revision 0 before it is stored: if it raises, nothing is
         (``--record`` writes the record's header there, so a record file that cannot be
@@ -106,11 +121,13 @@ class Driver:
         first = trusted(Revision, {
             "sid": sid, "rev": 0, "parent_rev": None, "fsm": initial, "skill": None,
             "envelope": None, "state": state, "ts": iso(now),
-            "events": [{"type": "SessionStarted"}],
+            "events": [_started(version or self.version)],
         })
         if before_create is not None:
             before_create(first)
-        return self.store.create(first)
+        created = self.store.create(first)
+        self._remember(sid, 0, None if version in (None, UNKNOWN, self.version) else version)
+        return created
 
     def run(self, sid: str, *, max_steps: int = 1000) -> Revision:
         """Step until a final state, an uncommitted failure, or ``max_steps``.
@@ -171,6 +188,12 @@ class Driver:
 
     def _step(self, head: Revision) -> StepResult:
         sid, state, fsm = head.sid, head.state, head.fsm
+        seen = self._seen.get(sid)
+        if (seen is None or seen[0] != head.rev or seen[1] is not self.version) \
+                and fsm not in self._finals:
+            other = check_version(self, head, seen)
+            if other is not None:
+                return other
         bound = self._bound.get(fsm)
         if bound is None:
             bound = self._bind(sid, fsm)
@@ -232,8 +255,15 @@ class Driver:
             result.envelope = Envelope.error("REV_CONFLICT", exc.msg)
             result.lost_race = True
             return self._report(result)
+        self._remember(sid, rev.rev)
         result.after = after
         return result if self.on_step is None else self._report(result)
+
+    def _remember(self, sid: str, rev: int, version: str | None = None) -> None:
+        seen = self._seen
+        if len(seen) >= 65536:  # a long-lived driver: forget, and check again
+            seen.clear()
+        seen[sid] = (rev, version or self.version)
 
     def _bind(self, sid: str, fsm: str) -> tuple[str, Binding]:
         if fsm in self._finals:
@@ -323,6 +353,13 @@ class Driver:
                                           "retry": retry if retryable else None,
                                           "entry_rev": head.rev + 1, "runtime": runtime})
         return failed, failure, events
+
+
+def _started(version: str) -> dict[str, Any]:
+    # Sessions without a version keep revision 0 as it always was.
+    if version == UNKNOWN:
+        return {"type": "SessionStarted"}
+    return {"type": "SessionStarted", "version": version}
 
 
 class _StaleRev(ClaimFsmError):

@@ -24,6 +24,7 @@ from claimfsm.engine.limits import SessionLimits
 from claimfsm.engine.machine import DEFAULT_MACHINE
 from claimfsm.engine.profile import Profile, ProfileError
 from claimfsm.engine.settings import SessionSettings
+from claimfsm.engine.version import Versioning, machine_version
 from claimfsm.skills.context import Clock
 from claimfsm.skills.tools.builtin import RETRIEVAL_RESOURCE, builtin_tools
 from claimfsm.skills.tools.core import ToolDefinitionError
@@ -272,8 +273,10 @@ class Engine:
                 concurrency=cfg.concurrency, resources=cfg.resources), index, embedder)
             if profile.retrieval == "hybrid":
                 profiled.ensure_dense()
+            versioning = Versioning(machine_version(DEFAULT_MACHINE, bindings),
+                                    on_version=cfg.on_version)
             driver = Driver(store, tools=profiled, clock=cfg.clock, on_step=cfg.on_step,
-                            bindings=bindings)
+                            bindings=bindings, versioning=versioning)
         except BaseException:
             store.close()
             index.close()

@@ -92,6 +92,9 @@ class Header(_Line):
     ts: Timestamp
     tools: dict[str, Any] | None
     h: str | None = None
+    #: The machine version the session started on (``None``: not recorded, an older
+    #: record or session; the line then has no such key).
+    version: str | None = None
 
 
 class Step(_Line):
@@ -248,9 +251,12 @@ class Record:
 def encode_line(line: BaseModel, fmt: int = FORMAT_VERSION) -> bytes:
     """One record line: compact orjson in field order, newline-terminated; sealed in
     format 2, without the format 2 fields in format 1."""
+    # A header without a version is written as before versions existed.
+    drop = {"version"} if isinstance(line, Header) and line.version is None else set()
     if fmt < 2:
-        return orjson.dumps(line.model_dump(mode="json", exclude=set(FORMAT_2_FIELDS))) + b"\n"
-    return seal_line(line.model_dump(mode="json"))
+        return orjson.dumps(line.model_dump(mode="json",
+                                            exclude=set(FORMAT_2_FIELDS) | drop)) + b"\n"
+    return seal_line(line.model_dump(mode="json", exclude=drop))
 
 
 @functools.cache

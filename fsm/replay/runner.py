@@ -22,7 +22,7 @@ session ends, so the report can say whether the verdict changed.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -30,7 +30,9 @@ from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
 from claimfsm.engine.driver import Driver, StepResult, ToolsFactory
 from claimfsm.engine.errors import ClaimFsmError
 from claimfsm.engine.machine import DEFAULT_MACHINE, MachineDef
+from claimfsm.engine.migrate import MIGRATE, cross
 from claimfsm.engine.runtime import seed_demo
+from claimfsm.engine.version import UNKNOWN, Versioning, machine_version
 from claimfsm.replay.diff import first_diff
 from claimfsm.replay.record import End, Entry, Header, RecordError, Rewind, Step, Summary
 from claimfsm.replay.report import MODES, Divergence, Mode, Outcome, ReplayReport
@@ -40,6 +42,7 @@ from claimfsm.replay.tools import CallSource, RecordedTools, ReplayClock, runtim
 from claimfsm.skills.envelope import dumps
 from claimfsm.skills.tools.index import EvidenceIndex
 from claimfsm.state.errors import StoreError
+from claimfsm.state.memory import MemoryStore
 from claimfsm.state.model import Revision
 from claimfsm.state.store import StateStore
 
@@ -85,12 +88,20 @@ def replay_record(
     index: EvidenceIndex | None = None,
     store: StateStore | None = None,
     max_extra_steps: int = 1000,
+    versioning: Versioning | None = None,
+    registered: Iterable[tuple[MachineDef, Mapping[str, Binding]]] = (),
 ) -> ReplayReport:
     """Replay ``record`` in ``mode`` into ``store`` (default: an in-memory
     :class:`~claimfsm.replay.store.ReplayStore`, which keeps only the revisions a replay
     can still need; pass a store to inspect every replayed revision afterwards).
 
     ``index`` serves live mode (default: an in-memory index seeded with the demo corpus).
+    The session starts on the version its header names; a replay compares behaviour,
+    so it runs whatever the version, and a recorded crossing (a ``migrate`` step) is made
+    again with ``versioning``'s migrations (default: none, so it continues). Steps taken
+    on a version in ``registered`` (older definitions and their bindings, kept side by
+    side) run on it, as they did.
+
     Raises :class:`RecordError` when the record does not fit the machine (other machine,
     a final step without its end line), and the reader's errors for a record file whose
     lines change while it is replayed.
@@ -118,8 +129,13 @@ def replay_record(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _run(record, mode, store or ReplayStore(record.summary.targets), machine,
-                    bindings, clock, factory, recorded, max_extra_steps)
+        version = versioning or Versioning(machine_version(machine, bindings))
+        replaying = Versioning(version.version, version.migrations, "pass")
+        older = list(registered)
+        if store is None:  # a registered version is looked up in the whole history
+            store = MemoryStore() if older else ReplayStore(record.summary.targets)
+        return _run(record, mode, store, machine, bindings, clock, factory, recorded,
+                    max_extra_steps, replaying, older)
     finally:
         if collecting:
             gc.enable()
@@ -166,12 +182,21 @@ def _run(
     record: Replayable, mode: Mode, store: StateStore, machine: MachineDef,
     bindings: Mapping[str, Binding],
     clock: ReplayClock, factory: ToolsFactory | None, recorded: RecordedTools | None,
-    max_extra: int,
+    max_extra: int, versioning: Versioning,
+    registered: list[tuple[MachineDef, Mapping[str, Binding]]],
 ) -> ReplayReport:
     header = record.header
+    older = {}
+    for definition, bound in registered:
+        version = machine_version(definition, bound)
+        older[version] = Driver(store, machine=definition, bindings=bound, tools=factory,
+                                clock=clock, new_sid=lambda: header.sid, sleep=lambda s: None,
+                                versioning=Versioning(version, {}, "pass"))
     driver = Driver(store, machine=machine, bindings=bindings, tools=factory, clock=clock,
-                    new_sid=lambda: header.sid, sleep=lambda s: None)
-    first = driver.start(header.claim, sid=header.sid, config=header.config)
+                    new_sid=lambda: header.sid, sleep=lambda s: None, versioning=versioning,
+                    registered=older)
+    first = driver.start(header.claim, sid=header.sid, config=header.config,
+                         version=header.version or UNKNOWN)
     sid = first.sid
     finals = machine.finals
     chain = _Chain(mode != "live" and header.h is not None)
@@ -197,7 +222,10 @@ def _run(
             break
         if recorded is not None:
             recorded.load(entry)
-        result = driver.step(sid)
+        if entry.skill == MIGRATE:
+            result = cross(driver, head, str(entry.input.get("from")))
+        else:
+            result = driver.step(sid)
         steps += 1
         if divergence is None:
             divergence = _compare(n, head, entry, result, recorded, strict=mode == "strict")

@@ -15,6 +15,8 @@ from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
 from claimfsm.engine.driver import StepResult
 from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.engine.machine import DEFAULT_MACHINE
+from claimfsm.engine.migrate import MIGRATE
+from claimfsm.engine.version import CROSSINGS, started_version
 from claimfsm.replay.record import (
     FORMAT_VERSION,
     End,
@@ -50,7 +52,8 @@ __all__ = [
 
 # Events the driver adds to a step's revision after the tool runtime's own: a replay
 # makes them again, so a record holds only the others.
-_DRIVER_EVENTS = frozenset({"ToolCalls", "LimitExceeded", "Rollback", "RetryScheduled"})
+_DRIVER_EVENTS = frozenset({"ToolCalls", "LimitExceeded", "Rollback", "RetryScheduled",
+                            "Migrated", "VersionContinued"})
 
 
 class RecordWriteError(ClaimFsmError):
@@ -89,7 +92,7 @@ def header_for(first: Revision, tools: dict[str, Any] | None, machine: str,
     hash)."""
     return Header(format=FORMAT_VERSION, engine=engine_version(), machine=machine,
                   sid=first.sid, claim=first.state.claim, config=dict(first.state.config),
-                  ts=first.ts, tools=tools, h=h)
+                  ts=first.ts, tools=tools, h=h, version=started_version(first.events))
 
 
 def tool_events(rev: Revision) -> list[dict[str, Any]]:
@@ -228,9 +231,10 @@ class Recorder:
 def export_record(
     store: StateStore, sid: str, *, tools: dict[str, Any] | None,
     bindings: Mapping[str, Binding] = DEFAULT_BINDINGS, machine: str = DEFAULT_MACHINE.name,
-    finals: frozenset[str] = DEFAULT_MACHINE.finals,
+    finals: frozenset[str] = DEFAULT_MACHINE.finals, hashes: bool = True,
 ) -> Record:
-    """The record of a stored session, rebuilt from its revisions.
+    """The record of a stored session, rebuilt from its revisions (``hashes=False``:
+    without chain hashes, for a replay that compares behaviour only).
 
     Inputs come from the bindings applied to each parent revision's state (as the driver
     built them), tool calls from the revision's ``ToolCalls`` event, chain hashes from the
@@ -239,10 +243,11 @@ def export_record(
     """
     history = list(store.history(sid))
     chain = HashChain()
-    first_h = chain.add(history[0])
+    add = chain.add if hashes else _no_hash
+    first_h = add(history[0])
     entries: list[Entry] = []
     for parent, rev in itertools.pairwise(history):
-        entries.append(_entry_of(parent, rev, bindings, chain.add(rev)))
+        entries.append(_entry_of(parent, rev, bindings, add(rev)))
     head = history[-1]
     last_h = entries[-1].h if entries else first_h
     end = _end_for(head, last_h) if head.fsm in finals else None
@@ -250,10 +255,16 @@ def export_record(
                   entries=tuple(entries), end=end)
 
 
+def _no_hash(rev: Revision) -> None:
+    return None
+
+
 def _entry_of(parent: Revision, rev: Revision, bindings: Mapping[str, Binding],
-              h: str) -> Entry:
+              h: str | None) -> Entry:
     if rev.skill == "rewind":
         return _rewind_of(rev, h)
+    if rev.skill == MIGRATE and rev.envelope is not None:
+        return _migrate_of(parent, rev, h)
     binding = bindings.get(rev.skill or "")
     if binding is None or rev.envelope is None:
         raise RecordError(f"revision {rev.rev}: skill {rev.skill!r} has no binding to "
@@ -270,7 +281,17 @@ def _entry_of(parent: Revision, rev: Revision, bindings: Mapping[str, Binding],
                 policy=dict(rev.state.policy), runtime=dict(rev.state.runtime), h=h)
 
 
-def _rewind_of(rev: Revision, h: str) -> Rewind:
+def _migrate_of(parent: Revision, rev: Revision, h: str | None) -> Step:
+    # A crossing to another version: its input is the two versions its event names.
+    event = next((e for e in rev.events if e.get("type") in CROSSINGS), {})
+    inp = {"from": event.get("from"), "to": event.get("to")}
+    return Step(head=parent.rev, rev=rev.rev, before=parent.fsm, after=rev.fsm, skill=MIGRATE,
+                committed=True, ts=rev.ts, input=inp, calls=[], events=tool_events(rev),
+                envelope=dict(rev.envelope or {}), policy=dict(rev.state.policy),
+                runtime=dict(rev.state.runtime), h=h)
+
+
+def _rewind_of(rev: Revision, h: str | None) -> Rewind:
     to = next((e.get("to") for e in rev.events if e.get("type") == "Rewind"), None)
     if not isinstance(to, int) or rev.parent_rev is None:
         raise RecordError(f"revision {rev.rev}: rewind without a target", source=rev.sid)

@@ -152,7 +152,12 @@ def api_routes(service: Service) -> list[Route]:
 
     async def list_sessions(request: Request) -> Response:
         query = query_of(request)
-        return JSON((await call(lambda: service.sessions(query))).to_json())
+        version = request.query_params.get("version") or None
+        page, versions = await call(lambda: service.versioned(query, version))
+        out = page.to_json()
+        for item in out["items"]:
+            item["version"] = versions[item["sid"]]
+        return JSON(out)
 
     async def create(request: Request) -> Response:
         body = await _body(request, StartRequest)

@@ -63,9 +63,10 @@ def create_app(service: Service, *, db_label: str = "") -> Starlette:
 
     async def home(request: Request) -> Response:
         query = query_of(request)
-        result = await run_in_threadpool(lambda: service.sessions(query))
+        version = request.query_params.get("version") or None
+        result, versions = await run_in_threadpool(lambda: service.versioned(query, version))
         names = service.engine.driver.definition.names
-        return HTMLResponse(sessions_page(result, query, names, db_label))
+        return HTMLResponse(sessions_page(result, query, names, db_label, versions, version))
 
     def shown(request: Request) -> tuple[Revision, list[Revision]]:
         # The head and one page of revisions read by key: the page's cost, never the

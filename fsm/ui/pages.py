@@ -3,12 +3,13 @@ fetches fragments and JSON from the same server)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from claimfsm.engine.errors import BadInput
 from claimfsm.engine.machine import MachineDef
+from claimfsm.engine.version import history_version
 from claimfsm.replay.runner import ReplayReport
 from claimfsm.state.catalog import SummaryPage, SummaryQuery
 from claimfsm.state.model import Revision
@@ -36,10 +37,13 @@ def _select(name: str, options: Sequence[str], chosen: str | None, blank: str) -
 
 
 def sessions_page(result: SummaryPage, query: SummaryQuery, states: Sequence[str],
-                  db: str) -> str:
-    """Every session with claim, state, verdict, revisions and last update; search,
-    filters, keyset paging, and a form that starts a session."""
+                  db: str, versions: Mapping[str, str] | None = None,
+                  version: str | None = None) -> str:
+    """Every session with claim, state, verdict, revisions, last update and machine
+    version; search, filters (``version`` among them), keyset paging, and a form that
+    starts a session."""
     rows = []
+    versions = versions or {}
     for s in result.items:
         verdict = (f'<span class="badge {e(s.verdict)}">{e(s.verdict)}</span>'
                    if s.verdict else "")
@@ -47,8 +51,10 @@ def sessions_page(result: SummaryPage, query: SummaryQuery, states: Sequence[str
                     f'{quote(s.sid, safe="")}"><code>{e(s.sid)}</code></a></td>'
                     f"<td>{e(s.claim)}</td><td><span class=\"badge {e(s.fsm)}\">{e(s.fsm)}"
                     f"</span></td><td>{verdict}</td><td>{s.revisions}</td>"
-                    f'<td class="muted">{e(s.updated)}</td></tr>')
+                    f'<td class="muted">{e(s.updated)}</td>'
+                    f'<td><code class="version">{e(versions.get(s.sid, ""))}</code></td></tr>')
     keep = {k: v for k, v in (("q", query.q), ("fsm", query.fsm), ("verdict", query.verdict),
+                              ("version", version),
                               ("limit", query.limit if query.limit != 50 else None))
             if v}
     nav = []
@@ -70,9 +76,11 @@ def sessions_page(result: SummaryPage, query: SummaryQuery, states: Sequence[str
         f'<input name="q" value="{e(query.q or "")}" placeholder="search claim text">'
         f'{_select("fsm", states, query.fsm, "any state")}'
         f'{_select("verdict", _VERDICTS, query.verdict, "any verdict")}'
+        f'<input name="version" size="18" value="{e(version or "")}" '
+        'placeholder="any version">'
         '<button type="submit">Filter</button></form>'
         '<table id="sessions"><thead><tr><th>session</th><th>claim</th><th>state</th>'
-        "<th>verdict</th><th>revisions</th><th>last update</th></tr></thead>"
+        "<th>verdict</th><th>revisions</th><th>last update</th><th>version</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
         + ('<p class="muted">No sessions match.</p>' if not rows else "")
         + f'<p class="inline">{" ".join(nav)}</p>'
@@ -128,7 +136,9 @@ def session_page(definition: MachineDef, head: Revision, shown: Sequence[Revisio
             f'max="{head.rev}" value="{shown[-1].rev}" required>')
     body = (
         f'<div id="session" data-sid="{e(head.sid)}" data-rev="{head.rev}" '
-        f'data-fsm="{e(head.fsm)}"><h1>Session <code>{e(head.sid)}</code></h1>'
+        f'data-fsm="{e(head.fsm)}"><h1>Session <code>{e(head.sid)}</code> '
+        f'<span class="badge version" id="version" title="machine version">'
+        f"version {e(history_version(revisions))}</span></h1>"
         f'<p><b>Claim:</b> {e(head.state.claim)}</p>'
         '<div class="card inline"><button id="step" class="primary">Step</button> '
         '<button id="run">Run to the end</button> '

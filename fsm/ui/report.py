@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from claimfsm.engine.machine import MachineDef
+from claimfsm.engine.version import history_version
 from claimfsm.engine.views import revision_json
 from claimfsm.state.model import Revision
 from claimfsm.ui.html import e, page, pretty
@@ -31,7 +32,8 @@ def render_report(definition: MachineDef, revisions: Sequence[Revision], *,
     body = (
         f"<h1>Session <code>{e(head.sid)}</code></h1>"
         f"<p><b>Claim:</b> {e(head.state.claim)}</p>"
-        f'<p class="muted">head revision {head.rev} in {e(head.fsm)}; '
+        f'<p class="muted">machine version <code id="version">'
+        f"{e(history_version(revisions))}</code>; head revision {head.rev} in {e(head.fsm)}; "
         f"{len(revisions)} revisions{'; report written ' + e(generated) if generated else ''}"
         "</p>"
         f'<div class="grid"><div class="card"><h2>State diagram</h2>'

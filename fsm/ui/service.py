@@ -75,6 +75,18 @@ class Service:
         """A page of session summaries."""
         return self._locked(lambda: self.engine.store.summaries(query))
 
+    def versioned(self, query: SummaryQuery, version: str | None
+                  ) -> tuple[SummaryPage, dict[str, str]]:
+        """A page of session summaries (only those on ``version`` when given) and each
+        listed session's machine version."""
+        from claimfsm.engine.listing import versioned_summaries, versions_of
+
+        if version is None:
+            page = self.sessions(query)
+            sids = [item.sid for item in page.items]
+            return page, self._locked(lambda: versions_of(self.engine.store, sids))
+        return self._locked(lambda: versioned_summaries(self.engine.store, query, version))
+
     def head(self, sid: str) -> Revision:
         """The session's newest revision."""
         return self._locked(lambda: self.engine.store.head(sid))

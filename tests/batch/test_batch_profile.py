@@ -39,7 +39,8 @@ def test_threaded_chunks_get_the_profile_and_the_location(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[Any, Any]] = []
 
-    def chunk(db: Any, items: Sequence[Any], profile: Any, threads: int) -> list[Any]:
+    def chunk(db: Any, items: Sequence[Any], profile: Any, threads: int,
+              on_version: str = "refuse") -> list[Any]:
         calls.append((db, profile))
         return []
 
@@ -79,7 +80,7 @@ def test_a_worker_keeps_one_engine_per_location_and_profile(tmp_path: Path) -> N
     worker.warm(db, PROFILE, 1)
     try:
         # An equal profile (or location) finds the engine a warm-up opened.
-        kept = worker._IDLE[(where, Profile())]
+        kept = worker._IDLE[(where, Profile(), "refuse")]
         assert len(kept) == 1
         lines = worker.verify_chunk(where, [(0, DEMO[0])], Profile())
         assert lines[0]["status"] == "done" and len(kept) == 1

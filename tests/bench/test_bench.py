@@ -18,7 +18,7 @@ REQUIRED = (
     "mem_us_per_step", "sqlite_normal_us_per_step", "sqlite_full_us_per_step",
     "group_commit_us_per_step", "rev_read_us", "history_100_us", "replay_steps_per_s",
     "bytes_per_step_noop", "bytes_ratio_realistic", "peak_mb_per_1000_sessions",
-    "rev10k_step_ratio", "rev10k_head_ratio", "cli_step_ms",
+    "rev10k_step_ratio", "rev10k_head_ratio", "cli_step_ms", "version_check_us",
 )
 
 TINY = BenchConfig(reps=2, mem_sessions=5, normal_sessions=5, full_sessions=3, group_threads=3,
@@ -130,3 +130,19 @@ def test_the_cli_prints_the_table_and_writes_the_json(tmp_path: Path,
     assert [line.split()[0] for line in lines[2:2 + len(REQUIRED)]] == list(REQUIRED)
     assert "bench: [1/1] in-memory steps" in result.stderr
     assert any(line.startswith("cli floor (") and line.endswith(" ms") for line in lines)
+
+
+def test_the_version_check_figure_times_the_fast_path() -> None:
+    from claimfsm.bench.versions import version_check_us
+
+    figure = version_check_us(sessions=50, rounds=3)
+    assert 0 < figure < 1000  # a time, whatever the machine; the goal is the bench's
+
+
+def test_the_compat_bench_batches_then_checks_every_stored_session(tmp_path: Path) -> None:
+    from claimfsm.cli.bench_compat import compat_vs_batch
+
+    out = compat_vs_batch(6, tmp_path)
+    assert out["sessions"] == 6 == out["batch_done"]
+    assert out["compat_counts"] == {"same": 6}
+    assert out["batch_claims_per_s"] > 0 and out["compat_sessions_per_s"] > 0

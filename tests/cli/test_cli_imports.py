@@ -89,7 +89,10 @@ def test_show_json_is_unchanged_by_the_store_only_open(tmp_path: Path) -> None:
     with Engine.open(db, config=EngineConfig(seed=False)) as eng:
         from claimfsm.engine.views import revision_json
 
-        assert shown == orjson.loads(orjson.dumps(revision_json(eng.store.head(sid))))
+        head = eng.store.head(sid)
+        # plus the session's machine version (docs/versioning.md)
+        assert shown == {**orjson.loads(orjson.dumps(revision_json(head))),
+                         "version": eng.driver.version}
 
 
 def test_a_retrieval_step_loads_neither_the_planner_s_analysis_nor_the_memory_store(

@@ -85,6 +85,7 @@ def _commands(sid: str, db: Path, out: Path) -> list[list[str]]:
         ["export", sid, "-o", str(out / "export.jsonl")], ["fsck"],
         ["report", sid, "--html", str(out / "r.html")],
         ["replay", str(record), "--mode", "live"],
+        ["check-compat"], ["check-compat", "--json"], ["sessions", "--version", "unknown"],
         # and when they fail
         ["show", "no-such-session"], ["history", "no-such-session"],
         ["export", "no-such-session"], ["report", "no-such-session", "--html",

@@ -35,7 +35,8 @@ def test_ok_steps_clear_retry_and_error_and_stamp_the_entry() -> None:
     assert revs[1].events == [{"type": "RetryScheduled", "attempt": 1, "code": "FLAKY"}]
     assert revs[2].state.retry is None and revs[2].state.error is None
     assert [r.state.entry_rev for r in revs] == [0, 0, 0, 3, 4]
-    assert head.state.memory == {"a": 1} and revs[0].events == [{"type": "SessionStarted"}]
+    assert head.state.memory == {"a": 1} and revs[0].events == [{"type": "SessionStarted",
+                                                                     "version": d.version}]
 
 
 def test_an_exhausted_retry_fails_with_its_attempts_and_last_code() -> None:
@@ -98,8 +99,9 @@ def test_without_tools_the_runtime_is_the_parent_s_own() -> None:
 
 def test_before_create_sees_the_first_revision() -> None:
     seen: list[Revision] = []
-    first = driver([]).start("a claim", before_create=seen.append)
-    assert seen == [first] and first.events == [{"type": "SessionStarted"}]
+    d = driver([])
+    first = d.start("a claim", before_create=seen.append)
+    assert seen == [first] and first.events == [{"type": "SessionStarted", "version": d.version}]
 
 
 # -- steps that commit nothing: the whole result ----------------------------------------------

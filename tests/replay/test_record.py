@@ -63,7 +63,7 @@ def test_a_record_holds_header_steps_and_end_in_stable_key_order(
     record = record_run(engine, path)
     objs = lines(path)
     assert list(objs[0]) == ["t", "format", "engine", "machine", "sid", "claim", "config",
-                             "ts", "tools", "h", "sum"]
+                             "ts", "tools", "h", "version", "sum"]
     assert objs[0]["format"] == FORMAT_VERSION == 2 and objs[0]["claim"] == CLAIM
     assert objs[0]["tools"] == info(engine)
     step_keys = ["t", "head", "rev", "before", "after", "skill", "committed", "ts", "input",

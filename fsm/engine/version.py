@@ -1,0 +1,169 @@
+"""A machine's version: a digest of its definition and of what its skills declare.
+
+The version of a machine is the sha256 of the canonical JSON (sorted keys, no object ids,
+no paths) of its definition (states, moves, bound skill names, retry policies) and, per
+bound skill, its declared ``version`` and the digests of the files it reads. It is
+computed once per definition and process, and the same on every machine.
+
+A session's version is the one its revision 0 names (``SessionStarted.version``), until
+a later revision crosses to another one (``Migrated`` or ``VersionContinued``); a rewind
+goes back to the version of the revision it restores. Sessions stored before versions
+existed have none: they read as :data:`UNKNOWN`.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import orjson
+
+from claimfsm.engine.errors import ClaimFsmError, ErrorCode
+from claimfsm.state.model import Revision, SessionState
+
+if TYPE_CHECKING:  # the read-only commands use this module without loading the machine
+    from claimfsm.engine.machine import MachineDef
+    from claimfsm.state.store import StateStore
+
+__all__ = [
+    "CROSSINGS",
+    "UNKNOWN",
+    "Migration",
+    "OnVersion",
+    "VersionMismatch",
+    "Versioning",
+    "definition_doc",
+    "history_version",
+    "machine_version",
+    "revision_version",
+    "session_version",
+    "started_version",
+]
+
+#: The version of a session stored before versions existed.
+UNKNOWN = "unknown"
+#: The events that move a session to another version (``{"from", "to"}``).
+CROSSINGS = frozenset({"Migrated", "VersionContinued"})
+
+#: Maps a session state of an older version to the state it continues with.
+Migration = Callable[[SessionState], SessionState]
+#: What a driver does with a session of another version: refuse it (the default),
+#: continue it on this definition (one ``VersionContinued`` revision), or ``pass``:
+#: run it without a check or an event (replays, which compare behaviour).
+OnVersion = Literal["refuse", "continue", "pass"]
+
+SkillId = tuple[str, tuple[tuple[str, str], ...]]
+
+
+class VersionMismatch(ClaimFsmError):
+    """The session started on another version of the machine than the running one."""
+
+    code = ErrorCode.VERSION_MISMATCH
+
+
+@dataclass(frozen=True)
+class Versioning:
+    """How a driver treats versions: its own ``version``, the ``migrations`` it knows
+    (old version -> function) and what it does with another version (``on_version``)."""
+
+    version: str
+    migrations: Mapping[str, Migration] = field(default_factory=dict)
+    on_version: OnVersion = "refuse"
+
+
+def _skill_id(bindings: Mapping[str, Any], name: str) -> SkillId:
+    declared = getattr(bindings, "declared", None)
+    if declared is not None:  # the built-in bindings: known without importing the skill
+        version, files = declared(name)
+        return str(version), tuple(files)
+    sk = bindings[name].skill
+    return str(sk.version), tuple(sk.digests)
+
+
+def definition_doc(definition: MachineDef, skills: Mapping[str, SkillId]) -> dict[str, Any]:
+    """What the version digests: the definition and each bound skill's declarations."""
+    return {
+        "name": definition.name,
+        "initial": definition.initial,
+        "failure": definition.failure,
+        "states": [{"name": s.name, "skill": s.skill, "final": s.final,
+                    "retry": {"codes": sorted(s.retry.codes),
+                              "max_attempts": s.retry.max_attempts,
+                              "backoff_s": s.retry.backoff_s, "factor": s.retry.factor,
+                              "cap_s": s.retry.cap_s}}
+                   for s in definition.states],
+        "transitions": sorted([src, dst] for src, dst in definition.transitions),
+        "skills": {name: {"version": v, "files": dict(files)}
+                   for name, (v, files) in sorted(skills.items())},
+    }
+
+
+@functools.lru_cache(maxsize=64)
+def _digest(definition: MachineDef, skills: tuple[tuple[str, SkillId], ...]) -> str:
+    doc = definition_doc(definition, dict(skills))
+    return hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+
+
+def machine_version(definition: MachineDef, bindings: Mapping[str, Any]) -> str:
+    """The version of ``definition`` run with ``bindings`` (16 hex digits)."""
+    names = sorted({s.skill for s in definition.states if s.skill})
+    return _digest(definition, tuple((n, _skill_id(bindings, n)) for n in names))
+
+
+def started_version(events: list[dict[str, Any]]) -> str | None:
+    """The version a revision 0's events name (``None``: none, an older session)."""
+    for event in events:
+        if event.get("type") == "SessionStarted":
+            version = event.get("version")
+            return version if isinstance(version, str) else None
+    return None
+
+
+def revision_version(rev: Revision) -> str | int | None:
+    """What ``rev`` says of its session's version: a version it sets (``str``), a revision
+    whose version it restores (``int``, a rewind), or ``None`` (its parent's)."""
+    for event in rev.events:
+        kind = event.get("type")
+        if kind in CROSSINGS and isinstance(event.get("to"), str):
+            return str(event["to"])
+        if kind == "Rewind" and isinstance(event.get("to"), int):
+            return int(event["to"])
+    if rev.rev == 0:
+        return started_version(rev.events) or UNKNOWN
+    return None
+
+
+def session_version(store: StateStore, head: Revision) -> str:
+    """The version the session at ``head`` is on (reads back only as far as needed)."""
+    rev = head
+    for _ in range(head.rev + 1 + 1024):  # bounded: a rewind only ever goes back
+        said = revision_version(rev)
+        if isinstance(said, str):
+            return said
+        at = said if isinstance(said, int) else (rev.parent_rev if rev.parent_rev is not None
+                                                 else rev.rev - 1)
+        if at < 0 or at >= rev.rev:
+            return UNKNOWN
+        rev = store.get(head.sid, at)
+    return UNKNOWN
+
+
+def history_version(revisions: Sequence[Revision]) -> str:
+    """The version of the session whose whole history (oldest first) is ``revisions``."""
+    by_rev = {r.rev: r for r in revisions}
+    if not revisions:
+        return UNKNOWN
+    rev = revisions[-1]
+    for _ in range(len(revisions) + 1):
+        said = revision_version(rev)
+        if isinstance(said, str):
+            return said
+        at = said if isinstance(said, int) else rev.rev - 1
+        found = by_rev.get(at)
+        if found is None or at >= rev.rev:
+            return UNKNOWN
+        rev = found
+    return UNKNOWN
