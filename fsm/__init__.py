@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from claimfsm._base.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from claimfsm.engine.api import MemoryInput, Workflow, define_machine, linear, skill
+    from claimfsm.engine.api import MemoryInput, Workflow, define_machine, linear, skill, wait
     from claimfsm.engine.config import EngineConfig
     from claimfsm.engine.errors import ClaimFsmError, ErrorCode
     from claimfsm.engine.profile import Profile
@@ -49,6 +49,7 @@ __all__ = [
     "linear",
     "replay_record",
     "skill",
+    "wait",
 ]
 
 __getattr__ = lazy_exports(__name__, {
@@ -59,6 +60,7 @@ __getattr__ = lazy_exports(__name__, {
     "define_machine": "claimfsm.engine.api",
     "linear": "claimfsm.engine.api",
     "skill": "claimfsm.engine.api",
+    "wait": "claimfsm.engine.api",
     "EngineConfig": "claimfsm.engine.config",
     "Profile": "claimfsm.engine.profile",
     "Engine": "claimfsm.engine.runtime",

@@ -108,6 +108,16 @@ class StateStore(ABC):
 
         return scan_summaries(self.sessions(), self.head, query)
 
+    def due(self, now: str, limit: int = 1000) -> list[str]:
+        """Sessions whose timer (a wait deadline, a retry's due time:
+        :mod:`claimfsm.state.holds`) is at or before ``now`` (a
+        :func:`~claimfsm.state.holds.due_key`), earliest first, at most ``limit``. This
+        default reads every head; the shipped backends answer from an index on due time.
+        A listed session may have moved on since: the caller checks its head."""
+        from claimfsm.state.holds import due_sessions
+
+        return due_sessions(self.sessions(), self.head, now, limit)
+
     @abstractmethod
     def fork(self, sid: str, at: int, new_sid: str) -> Revision:
         """A new session ``new_sid`` whose history is a copy of ``sid``'s revisions

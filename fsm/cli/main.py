@@ -44,6 +44,10 @@ COMMANDS: dict[str, str] = {
     "batch": "claimfsm.cli.batch:batch",
     "ui": "claimfsm.cli.ui:ui",
     "report": "claimfsm.cli.ui:report",
+    "input": "claimfsm.cli.people:input_command",
+    "resume": "claimfsm.cli.people:resume",
+    "edit": "claimfsm.cli.people:edit",
+    "tick": "claimfsm.cli.people:tick",
 }
 
 

@@ -26,6 +26,7 @@ from claimfsm.engine.errors import (
     UnknownSkill,
     check_claim,
 )
+from claimfsm.engine.inputs import PeopleMixin
 from claimfsm.engine.limits import (
     LIMIT_CODES,
     deadline_envelope,
@@ -35,10 +36,12 @@ from claimfsm.engine.limits import (
     seconds_left,
 )
 from claimfsm.engine.machine import DEFAULT_MACHINE, Machine, MachineDef
+from claimfsm.engine.people import check_pauses, hold_for
 from claimfsm.engine.step import StepResult, ToolSession, ToolsFactory, iso
 from claimfsm.skills.context import Clock, SeqIds, SkillContext, SystemClock, ToolCall
 from claimfsm.skills.envelope import Envelope
 from claimfsm.state.errors import RevConflict
+from claimfsm.state.holds import HOLD_KEY, hold_of
 from claimfsm.state.model import RetryState, Revision, SessionState, new_state, trusted
 from claimfsm.state.rollback import entry_state, rewind_revision, tools_restored
 from claimfsm.state.store import StateStore
@@ -46,8 +49,9 @@ from claimfsm.state.store import StateStore
 __all__ = ["Driver", "StepResult", "ToolSession", "ToolsFactory", "iso"]
 
 
-class Driver:
-    """Runs sessions of one machine over one store."""
+class Driver(PeopleMixin):
+    """Runs sessions of one machine over one store (and takes people's input, edits and
+    resumes: :class:`~claimfsm.engine.inputs.PeopleMixin`)."""
 
     def __init__(
         self,
@@ -100,13 +104,20 @@ class Driver:
         sid = sid or self.new_sid()
         initial = self.definition.initial
         now = self.clock.now()
+        config = dict(config or {})
+        check_pauses(self.definition, config)
+        runtime = initial_runtime(config, now)
+        events: list[dict[str, Any]] = [{"type": "SessionStarted"}]
+        hold = hold_for(self.definition, config, None, initial, iso(now), now)
+        if hold is not None:  # paused before (or waiting in) the first state
+            runtime[HOLD_KEY] = hold
+            events.append({"type": "Waiting", "hold": hold})
         # The claim and config come from outside: validated here, once.
-        state = new_state(sid, claim, initial, dict(config or {}),
-                          initial_runtime(config or {}, now))
+        state = new_state(sid, claim, initial, config, runtime)
         first = trusted(Revision, {
             "sid": sid, "rev": 0, "parent_rev": None, "fsm": initial, "skill": None,
             "envelope": None, "state": state, "ts": iso(now),
-            "events": [{"type": "SessionStarted"}],
+            "events": events,
         })
         if before_create is not None:
             before_create(first)
@@ -127,6 +138,8 @@ class Driver:
         for _ in range(max_steps):
             if head.fsm in finals:
                 return head
+            if head.state.runtime and HOLD_KEY in head.state.runtime and hold_of(head.state):
+                return head  # waits for a person: nothing to run, nothing to report
             if head.state.retry is not None:
                 wait = self._retry_wait(head)
                 left = seconds_left(head.state, self.clock.now()) if wait > 0 else None
@@ -173,7 +186,14 @@ class Driver:
         sid, state, fsm = head.sid, head.state, head.fsm
         bound = self._bound.get(fsm)
         if bound is None:
+            held = self._holding(head)
+            if held is not None:
+                return self._report(held)
             bound = self._bind(sid, fsm)
+        elif state.runtime and HOLD_KEY in state.runtime:
+            held = self._holding(head)
+            if held is not None:
+                return self._report(held)
         name, binding = bound
         clock = self.clock
         now = clock.now()
@@ -193,6 +213,8 @@ class Driver:
             env = Envelope.error("INTERNAL", f"{name} input: {type(exc).__name__}: {exc}")
             return self._report(StepResult(sid, fsm, fsm, name, env, None, ts=ts))
         env = expired or binding.skill.run(model, ctx)
+        if binding.route is not None and env.s == "ok":
+            env = self._routed(binding, state, env)
         calls: list[ToolCall] = []
         events: list[dict[str, Any]] = []
         if tools is not None:
@@ -220,6 +242,8 @@ class Driver:
                 "INTERNAL", f"{name} apply: {type(exc).__name__}: {exc}"
             )
             return self._report(result)
+        if after != fsm or (state.runtime and HOLD_KEY in state.runtime):
+            new_state, events = self._hold(new_state, fsm, after, ts, now, events)
         # Every field is the engine's own, each checked above: built without validation.
         rev = trusted(Revision, {
             "sid": sid, "rev": head.rev + 1, "parent_rev": head.rev, "fsm": after,
@@ -234,6 +258,40 @@ class Driver:
             return self._report(result)
         result.after = after
         return result if self.on_step is None else self._report(result)
+
+    def _holding(self, head: Revision) -> StepResult | None:
+        """A step of a holding session: ``WAITING``, nothing committed (``None``: it
+        does not hold)."""
+        hold = hold_of(head.state)
+        if hold is None and head.fsm not in self.definition.waits:
+            return None
+        what = (f"input ({hold.get('input')}) in {head.fsm}" if hold and
+                hold["kind"] == "input" else f"resume (paused {hold['when']} {head.fsm})"
+                if hold else f"input in {head.fsm}")
+        env = Envelope.error("WAITING", f"session {head.sid} waits for {what}")
+        return StepResult(head.sid, head.fsm, head.fsm, None, env, None,
+                          ts=iso(self.clock.now()))
+
+    def _hold(self, state: SessionState, before: str, after: str, ts: str, now: datetime,
+              events: list[dict[str, Any]]) -> tuple[SessionState, list[dict[str, Any]]]:
+        # Only steps that move, or sessions with pause points, get here: the usual step
+        # neither reads nor writes a hold.
+        hold = hold_for(self.definition, state.config, before, after, ts, now)
+        runtime = state.runtime
+        if hold is None and HOLD_KEY not in runtime:
+            return state, events
+        runtime = {k: v for k, v in runtime.items() if k != HOLD_KEY}
+        if hold is not None:
+            runtime[HOLD_KEY] = hold
+            events = [*events, {"type": "Waiting", "hold": hold}]
+        return state.model_copy(update={"runtime": runtime}), events
+
+    def _routed(self, binding: Binding, state: SessionState, env: Envelope) -> Envelope:
+        move = env.move()
+        if move is None or binding.route is None:
+            return env
+        to = binding.route(state, env.data, move[1])
+        return env if to == move[1] else Envelope.ok(env.data, rev=move[0], fsm=to)
 
     def _bind(self, sid: str, fsm: str) -> tuple[str, Binding]:
         if fsm in self._finals:

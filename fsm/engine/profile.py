@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 
@@ -38,7 +38,8 @@ __all__ = [
 CONFIG_FILE = "claimfsm.toml"
 """Read from the working directory; ``[tool.claimfsm]`` in ``pyproject.toml`` otherwise."""
 
-PROFILE_KEYS: tuple[str, ...] = ("retrieval", "judge", "stance_model")
+PROFILE_KEYS: tuple[str, ...] = ("retrieval", "judge", "stance_model", "review",
+                                  "pause_before", "pause_after")
 """The keys a config file may set."""
 
 RUN_CONFIG: Mapping[str, Any] = {"docs_per_claim": 20, "per_claim": 20, "min_best": 0.5,
@@ -53,6 +54,10 @@ thresholds calibrated on real-world claims (``claimfsm.skills.stance.config.CALI
 
 Retrieval = Literal["lexical", "hybrid"]
 Judge = Literal["lexical", "learned"]
+Review = Literal["never", "low_confidence", "always"]
+#: People-in-the-loop options (docs/review.md): written into a session's profile and
+#: config only when set, so a session without them is stored as it always was.
+_PEOPLE: tuple[str, ...] = ("review", "pause_before", "pause_after")
 
 
 class ProfileError(ClaimFsmError):
@@ -70,6 +75,9 @@ class Profile(BaseModel):
     retrieval: Retrieval = "lexical"
     judge: Judge = "lexical"
     stance_model: str | None = None
+    review: Review = "never"
+    pause_before: tuple[str, ...] = ()
+    pause_after: tuple[str, ...] = ()
 
     @model_validator(mode="before")
     @classmethod
@@ -77,6 +85,14 @@ class Profile(BaseModel):
         if isinstance(data, Mapping) and data.get("stance_model") and "judge" not in data:
             return {**data, "judge": "learned"}
         return data
+
+    @field_validator("pause_before", "pause_after", mode="before")
+    @classmethod
+    def _state_list(cls, value: Any) -> Any:
+        # claimfsm.toml may write pause_before = "VERIFY,AGGREGATE" as on the command line.
+        if isinstance(value, str):
+            return tuple(s.strip() for s in value.split(",") if s.strip())
+        return value
 
     @model_validator(mode="after")
     def _model_iff_learned(self) -> Profile:
@@ -99,21 +115,40 @@ class Profile(BaseModel):
 
     def to_dict(self) -> dict[str, Any]:
         """``model_dump()``, without building the serializer: every field is a ``str`` or
-        ``None``, which dumps as itself (a test keeps the two equal)."""
-        return {name: getattr(self, name) for name in type(self).model_fields}
+        ``None``, which dumps as itself (a test keeps the two equal); the people options
+        only when set (pause points as lists)."""
+        out: dict[str, Any] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if name in _PEOPLE:
+                if not value or value == "never":
+                    continue
+                value = list(value) if isinstance(value, tuple) else value
+            out[name] = value
+        return out
 
     def config(self) -> dict[str, Any]:
         """Session-config entries: ``profile``, the :data:`RUN_CONFIG` settings and, for the
-        learned judge, ``stance_model`` (the key the VERIFY and AGGREGATE bindings read)."""
+        learned judge, ``stance_model`` (the key the VERIFY and AGGREGATE bindings read);
+        pause points as ``pause_before``/``pause_after`` (the keys the driver reads)."""
         out: dict[str, Any] = {"profile": self.to_dict(), **RUN_CONFIG}
         if self.stance_model is not None:
             out["stance_model"] = self.stance_model
+        for key in ("pause_before", "pause_after"):
+            if getattr(self, key):
+                out[key] = list(getattr(self, key))
         return out
 
     def describe(self) -> str:
         """One line for people: ``retrieval hybrid, judge learned (model.npz)``."""
         judge = f"learned ({self.stance_model})" if self.judge == "learned" else "lexical"
-        return f"retrieval {self.retrieval}, judge {judge}"
+        out = f"retrieval {self.retrieval}, judge {judge}"
+        if self.review != "never":
+            out += f", review {self.review}"
+        for key in ("pause_before", "pause_after"):
+            if getattr(self, key):
+                out += f", {key.replace('_', ' ')} {','.join(getattr(self, key))}"
+        return out
 
 
 def _plain(values: Mapping[str, Any]) -> Profile | None:
@@ -122,7 +157,7 @@ def _plain(values: Mapping[str, Any]) -> Profile | None:
     without the validator; ``None`` sends them through it. Compiling a model's validator
     costs a command ~15 ms of start-up (pydantic's plugin loader imports
     ``importlib.metadata`` on the first one), and ``show`` needs no other."""
-    if type(values) is not dict:
+    if type(values) is not dict or any(k in values for k in _PEOPLE):
         return None
     retrieval = values.get("retrieval", "lexical")
     judge = values.get("judge", "lexical")

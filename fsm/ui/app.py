@@ -17,6 +17,7 @@ from claimfsm.ui.api import JSON, api_routes, query_of, read_upload
 from claimfsm.ui.html import e, page
 from claimfsm.ui.openapi import openapi
 from claimfsm.ui.pages import document_page, panels, replay_page, session_page, sessions_page
+from claimfsm.ui.people_api import people_routes
 from claimfsm.ui.replaying import replay_bytes
 from claimfsm.ui.service import Service
 
@@ -112,6 +113,7 @@ def create_app(service: Service, *, db_label: str = "") -> Starlette:
         Route("/replay", replay_run, methods=["POST"]),
         Route("/api/v1/openapi.json", spec, methods=["GET"]),
         *api_routes(service),
+        *people_routes(service),
     ]
     app = Starlette(routes=routes, exception_handlers=handlers)
 

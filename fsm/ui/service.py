@@ -60,6 +60,10 @@ class Service:
         with self.lock:
             return fn()
 
+    def locked(self, fn: Callable[[], T]) -> T:
+        """``fn()`` under the service's lock (one writer of the engine at a time)."""
+        return self._locked(fn)
+
     # -- reading --------------------------------------------------------------------
 
     def sessions(self, query: SummaryQuery) -> SummaryPage:

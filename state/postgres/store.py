@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
+from claimfsm.state.holds import timer_change, timer_of
 from claimfsm.state.model import Revision, verdict_label
 from claimfsm.state.postgres.core import MAX_REV, PostgresCore
 from claimfsm.state.postgres.db import (
@@ -22,6 +23,7 @@ from claimfsm.state.postgres.db import (
     CREATE,
     CREATE_BLOBS,
     PAGE,
+    commit_sql,
     insert_session,
     listed,
     retrying,
@@ -71,6 +73,10 @@ class PostgresStore(PostgresCore, StateStore):
             rows = self._query(CREATE, (sid, *entry, *row))
         if not rows:
             raise RevConflict(f"session {sid!r} already exists", sid=sid)
+        timer = timer_of(first.state)
+        if timer is not None:  # paused before its first state: listed as waiting
+            self._query("INSERT INTO st_timers (id, due, waiting) VALUES (%s, %s, %s)"
+                        " RETURNING id", (rows[0][0], timer[0], int(timer[1])))
         self._ids[sid] = rows[0][0]
         self._remember(sid, encoded)
         return first
@@ -98,7 +104,14 @@ class PostgresStore(PostgresCore, StateStore):
         head = (revision.rev, session, expected_rev)
         # Most steps keep the verdict object as it was: one identity test per commit.
         old, new = parent.revision.state.verdict, revision.state.verdict
-        if old is not new and verdict_label(old) != verdict_label(new):
+        retime, timer = timer_change(parent.revision.state, revision.state)
+        if retime:  # a wait or a retry starts or ends: the timer moves in the same statement
+            label = verdict_label(new)
+            relabel = old is not new and label != verdict_label(old)
+            sql, times = commit_sql(bool(hashes), relabel, timer, retime)
+            rows = self._query(sql, (*head, *((hashes, zs, datas) if hashes else ()),
+                                     *((label,) if relabel else ()), *times, *row))
+        elif old is not new and verdict_label(old) != verdict_label(new):
             label = verdict_label(new)
             if hashes:
                 rows = self._query(COMMIT_BLOBS_LABEL, (*head, hashes, zs, datas, label, *row))
@@ -172,6 +185,12 @@ class PostgresStore(PostgresCore, StateStore):
             return scan_summaries(self.sessions(), self.head, query)  # from before the catalog
         return self._locked(lambda: list_page(self._conn, query))
 
+    def due(self, now: str, limit: int = 1000) -> list[str]:
+        """Sessions due at ``now``, from the index on due time (``st_timers``)."""
+        from claimfsm.state.postgres.catalog import due_page  # loads when ticking
+
+        return self._locked(lambda: due_page(self._conn, self.head, now, limit))
+
     def fork(self, sid: str, at: int, new_sid: str) -> Revision:
         """Copy revisions ``0..at`` to ``new_sid``: rows re-stamped and re-hashed, blobs shared."""
         session, head = self._session(sid)
@@ -182,12 +201,13 @@ class PostgresStore(PostgresCore, StateStore):
         except (ValueError, TypeError) as exc:
             raise ChainBroken(str(exc), sid=sid) from exc
 
-        entry = listed(self.get(sid, at).state)
+        source = self.get(sid, at).state
+        entry, timer = listed(source), timer_of(source)
 
         def insert() -> int | None:
             with self._lock:
                 return insert_session(self._conn, new_sid, at,
-                                      [(r[0], *packed(r)) for r in copies], entry)
+                                      [(r[0], *packed(r)) for r in copies], entry, timer)
 
         target = retrying(insert)
         if target is None:

@@ -1,0 +1,92 @@
+"""The driver's methods for people and timers: input, resume, edit, and advancing a
+session that is due (a passed wait deadline, a due retry).
+
+Each commits at most one revision with compare-and-set on the head it read, so two
+people, or two tickers, racing for the same session land it once: the loser gets
+``REV_CONFLICT`` (input, edit, resume) or skips the session (tick). The revisions
+themselves are built in :mod:`claimfsm.engine.people`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from claimfsm.engine.people import (
+    edit_revision,
+    input_revision,
+    resume_revision,
+    timeout_revision,
+)
+from claimfsm.state.errors import RevConflict
+from claimfsm.state.holds import due_key, hold_of, timer_of
+
+if TYPE_CHECKING:
+    from claimfsm.engine.machine import MachineDef
+    from claimfsm.engine.step import StepResult
+    from claimfsm.skills.context import Clock
+    from claimfsm.state.model import Revision
+    from claimfsm.state.store import StateStore
+
+__all__ = ["PeopleMixin"]
+
+
+class PeopleMixin:
+    """Input, resume, edit and tick for :class:`~claimfsm.engine.driver.Driver`."""
+
+    store: StateStore
+    definition: MachineDef
+    clock: Clock
+
+    def input(self, sid: str, payload: Any, *, expected_rev: int | None = None,
+              actor: str = "cli") -> Revision:
+        """Commit ``payload`` as the input the session waits for: exactly one revision
+        with an ``InputReceived`` event (actor, time, payload), moving where the wait
+        state's input chooses. ``REV_CONFLICT`` for a stale ``expected_rev`` (or a
+        racing writer), ``NOT_WAITING``, ``BAD_INPUT`` naming the field."""
+        head = self.store.head(sid)
+        rev = input_revision(self.definition, head, payload, actor=actor,
+                             now=self.clock.now(), expected_rev=expected_rev)
+        return self.store.commit(rev, expected_rev=head.rev)
+
+    def resume(self, sid: str, *, expected_rev: int | None = None,
+               actor: str = "cli") -> Revision:
+        """Lift the pause the session is in (one revision with a ``Resumed`` event);
+        ``NOT_WAITING`` when it is not paused."""
+        head = self.store.head(sid)
+        rev = resume_revision(self.definition, head, actor=actor, now=self.clock.now(),
+                              expected_rev=expected_rev)
+        return self.store.commit(rev, expected_rev=head.rev)
+
+    def edit(self, sid: str, changes: Sequence[tuple[str, Any]], *,
+             expected_rev: int | None = None, actor: str = "cli") -> Revision:
+        """Set declared editable fields of a waiting or paused session: one revision with
+        an ``Edited`` event listing each field's old and new value; the session keeps
+        holding. ``NOT_EDITABLE`` for anything else."""
+        head = self.store.head(sid)
+        rev = edit_revision(self.definition, head, changes, actor=actor,
+                            now=self.clock.now(), expected_rev=expected_rev)
+        return self.store.commit(rev, expected_rev=head.rev)
+
+    def advance(self, sid: str, now: datetime | None = None) -> Revision | None:
+        """Advance ``sid`` if it is due at ``now``: a passed wait deadline moves it to the
+        wait state's ``on_timeout`` (``TimedOut``), a due retry runs its step. The
+        revision committed, or ``None`` when it was not due or another writer won."""
+        now = now or self.clock.now()
+        head = self.store.head(sid)
+        timer = timer_of(head.state)
+        if timer is None or timer[0] is None or timer[0] > due_key(now.isoformat()):
+            return None
+        if hold_of(head.state) is not None:
+            rev = timeout_revision(self.definition, head, now)
+            if rev is None:
+                return None
+            try:
+                return self.store.commit(rev, expected_rev=head.rev)
+            except RevConflict:
+                return None
+        return self._step(head).revision
+
+    def _step(self, head: Revision) -> StepResult:  # the driver's one step
+        raise NotImplementedError
