@@ -32,7 +32,17 @@ from claimfsm.engine.errors import ClaimFsmError
 from claimfsm.engine.machine import DEFAULT_MACHINE, MachineDef
 from claimfsm.engine.runtime import seed_demo
 from claimfsm.replay.diff import first_diff
-from claimfsm.replay.record import End, Entry, Header, RecordError, Rewind, Step, Summary
+from claimfsm.replay.people import replay_person
+from claimfsm.replay.record import (
+    End,
+    Entry,
+    Header,
+    Person,
+    RecordError,
+    Rewind,
+    Step,
+    Summary,
+)
 from claimfsm.replay.report import MODES, Divergence, Mode, Outcome, ReplayReport
 from claimfsm.replay.seal import HashChain
 from claimfsm.replay.store import ReplayStore
@@ -181,6 +191,14 @@ def _run(
     for n, entry in record.walk():
         head = store.head(sid)
         clock.set(entry.ts)
+        if isinstance(entry, Person):  # fed at the same revision, as recorded
+            rev, problem = replay_person(driver, head, entry, clock.current)
+            if problem is not None:
+                divergence = divergence or _div(n, head, None, "COMMIT_MISMATCH", *problem)
+                break
+            if divergence is None:
+                divergence = chain.check(n, head, rev, entry.h, None)
+            continue
         if isinstance(entry, Rewind):
             try:
                 rev = driver.rollback(sid, entry.to, reopen=entry.reopen)

@@ -15,6 +15,7 @@ from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
 from claimfsm.engine.driver import StepResult
 from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.engine.machine import DEFAULT_MACHINE
+from claimfsm.replay.people import person_of
 from claimfsm.replay.record import (
     FORMAT_VERSION,
     End,
@@ -50,7 +51,7 @@ __all__ = [
 
 # Events the driver adds to a step's revision after the tool runtime's own: a replay
 # makes them again, so a record holds only the others.
-_DRIVER_EVENTS = frozenset({"ToolCalls", "LimitExceeded", "Rollback", "RetryScheduled"})
+_DRIVER_EVENTS = frozenset({"ToolCalls", "LimitExceeded", "Rollback", "RetryScheduled", "Waiting"})
 
 
 class RecordWriteError(ClaimFsmError):
@@ -254,6 +255,9 @@ def _entry_of(parent: Revision, rev: Revision, bindings: Mapping[str, Binding],
               h: str) -> Entry:
     if rev.skill == "rewind":
         return _rewind_of(rev, h)
+    person = person_of(parent, rev, h)
+    if person is not None:  # an input, an edit, a resume or a timeout: no skill ran
+        return person
     binding = bindings.get(rev.skill or "")
     if binding is None or rev.envelope is None:
         raise RecordError(f"revision {rev.rev}: skill {rev.skill!r} has no binding to "
