@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from claimfsm.cli.common import db_option, emit, fail, json_option, profile_from, profile_options
+from claimfsm.cli.people import people_options
 
 __all__ = ["batch"]
 
@@ -72,6 +73,7 @@ class _Progress:
               "keeps the file to one line per claim id.")
 @json_option
 @profile_options
+@people_options
 def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
           out: Path | None, as_json: bool, profile: dict[str, Any]) -> None:
     """Verify every claim of CLAIMS.jsonl ({"id", "claim"} per line), one session each.
@@ -85,7 +87,12 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
     New sessions verify with the profile of --retrieval/--judge/--stance-model (or
     claimfsm.toml); every worker must see the same model file and evidence index.
 
-    Exit 0 when every claim's session is DONE, 1 otherwise, 2 on bad input.
+    With --review, claims whose verdict waits in REVIEW are counted `waiting` (not
+    failed; a re-run does not start them again; `claimfsm input` finishes them), and
+    the batch ticks in the background (due sessions advance).
+
+    Exit 0 when every claim's session is DONE, 3 when the others all wait for a person,
+    1 otherwise, 2 on bad input.
     """
     from claimfsm.batch import BatchInputError, read_claims, run_batch
     from claimfsm.batch.cluster import ray_available
@@ -164,8 +171,11 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
         click.echo(f"batch: {summary.claims} claims in {summary.seconds:.1f} s "
                    f"({summary.claims_per_s} claims/s, {where})")
         click.echo(f"  done {summary.done}, resumed {summary.resumed}, skipped "
-                   f"{summary.skipped}, failed {summary.failed}, error {summary.error}")
+                   f"{summary.skipped}, failed {summary.failed}, error {summary.error}"
+                   + (f", waiting {summary.waiting}" if summary.waiting else ""))
         click.echo("  verdicts: " + (", ".join(f"{k} {v}" for k, v in summary.verdicts.items())
                                      or "-"))
     if not summary.ok:
         sys.exit(1)
+    if summary.waiting:
+        sys.exit(3)
