@@ -18,6 +18,7 @@ from claimfsm.state.model import Revision
 
 if TYPE_CHECKING:
     from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
+    from claimfsm.state.queue import WaitingPage, WaitingQuery
 
 __all__ = ["ChainCheck", "CompactReport", "StateStore"]
 
@@ -107,6 +108,14 @@ class StateStore(ABC):
         from claimfsm.state.catalog import scan_summaries  # listing models load when listing
 
         return scan_summaries(self.sessions(), self.head, query)
+
+    def waiting(self, query: WaitingQuery) -> WaitingPage:
+        """One page of the review queue (:mod:`claimfsm.state.queue`): the sessions that
+        wait for a person, oldest first, filtered and keyset-paged by ``query``. This
+        default reads every head; the shipped backends answer from ``st_timers``."""
+        from claimfsm.state.queue import scan_waiting  # queue models load when queued
+
+        return scan_waiting(self.sessions(), self.head, query)
 
     def due(self, now: str, limit: int = 1000) -> list[str]:
         """Sessions whose timer (a wait deadline, a retry's due time:

@@ -19,6 +19,7 @@ from claimfsm.ui.openapi import openapi
 from claimfsm.ui.pages import document_page, panels, replay_page, session_page, sessions_page
 from claimfsm.ui.people_api import people_routes
 from claimfsm.ui.replaying import replay_bytes
+from claimfsm.ui.review_routes import review_routes
 from claimfsm.ui.service import Service
 
 __all__ = ["create_app", "status_of"]
@@ -114,6 +115,7 @@ def create_app(service: Service, *, db_label: str = "") -> Starlette:
         Route("/api/v1/openapi.json", spec, methods=["GET"]),
         *api_routes(service),
         *people_routes(service),
+        *review_routes(service),
     ]
     app = Starlette(routes=routes, exception_handlers=handlers)
 

@@ -13,6 +13,7 @@ from claimfsm.state.catalog import SummaryPage, SummaryQuery
 from claimfsm.state.model import Revision
 from claimfsm.ui.html import e, json_html, page
 from claimfsm.ui.panels import diagram_panel, timeline, verdict_panel
+from claimfsm.ui.review import review_script, review_slot
 
 __all__ = ["document_page", "panels", "replay_page", "session_page", "sessions_page"]
 
@@ -76,7 +77,8 @@ def panels(definition: MachineDef, revisions: Sequence[Revision]) -> str:
     head = revisions[-1]
     return (f'<div class="grid"><div class="card"><h2>State diagram</h2>'
             f"{diagram_panel(definition, revisions)}</div>"
-            f'<div class="card"><h2>Verdict</h2>{verdict_panel(head)}</div></div>'
+            f'<div class="card"><h2>Verdict</h2>{review_slot(definition, head)}'
+            f"{verdict_panel(head)}</div></div>"
             f'<div class="card"><h2>Timeline <span class="muted">{len(revisions)} revisions, '
             f'head {head.rev} in <span id="head-fsm">{e(head.fsm)}</span></span></h2>'
             f"{timeline(revisions, actions=True)}</div>")
@@ -107,7 +109,7 @@ def session_page(definition: MachineDef, revisions: Sequence[Revision]) -> str:
         '<div class="card" id="detail"><p class="muted">Select a revision in the timeline '
         "to see its state, envelope and events.</p></div></div></div>"
     )
-    return page(f"Session {head.sid}", body, script="session.js")
+    return page(f"Session {head.sid}", body + review_script(), script="session.js")
 
 
 def document_page(doc: dict[str, Any]) -> str:

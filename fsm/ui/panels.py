@@ -13,6 +13,7 @@ from claimfsm.engine.views import profile_text, verdict_json
 from claimfsm.state.model import Revision
 from claimfsm.ui.diagram import diagram_svg
 from claimfsm.ui.html import e, mark_terms
+from claimfsm.ui.review import provenance_html
 
 __all__ = ["diagram_panel", "timeline", "tool_calls", "verdict_panel"]
 
@@ -95,7 +96,7 @@ def verdict_panel(head: Revision, *, links: bool = True) -> str:
                    f"{e(err.get('msg'))}</p>")
     if verdict:
         out.append(f'<p>Verdict: <span class="badge {e(verdict)}" id="verdict-label">'
-                   f"{e(verdict)}</span></p>")
+                   f"{e(verdict)}</span>{provenance_html(head)}</p>")
         reasons = (head.state.verdict or {}).get("reasons", [])
         if reasons:
             out.append("<ul>" + "".join(f"<li>{e(r)}</li>" for r in reasons) + "</ul>")

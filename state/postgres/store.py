@@ -37,6 +37,7 @@ from claimfsm.state.store import ChainCheck, CompactReport, StateStore
 
 if TYPE_CHECKING:
     from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
+    from claimfsm.state.queue import WaitingPage, WaitingQuery
 
 __all__ = ["PostgresStore"]
 
@@ -190,6 +191,19 @@ class PostgresStore(PostgresCore, StateStore):
         from claimfsm.state.postgres.catalog import due_page  # loads when ticking
 
         return self._locked(lambda: due_page(self._conn, self.head, now, limit))
+
+    def waiting(self, query: WaitingQuery) -> WaitingPage:
+        """A page of the review queue from ``st_timers`` (state/postgres/queue.py)."""
+        from claimfsm.state.catalog import SummaryQuery
+        from claimfsm.state.postgres.queue import waiting_page  # loads when queued
+        from claimfsm.state.queue import scan_waiting
+
+        if not self._catalog_complete:
+            self.summaries(SummaryQuery(limit=1))  # fills an old database's catalog once
+        if not self._catalog_complete or not self._locked(lambda: self._conn.execute(
+                "SELECT to_regclass('st_timers') IS NOT NULL").fetchone()[0]):
+            return scan_waiting(self.sessions(), self.head, query)  # read-only, from before
+        return self._locked(lambda: waiting_page(self._conn, query))
 
     def fork(self, sid: str, at: int, new_sid: str) -> Revision:
         """Copy revisions ``0..at`` to ``new_sid``: rows re-stamped and re-hashed, blobs shared."""

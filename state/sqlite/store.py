@@ -31,6 +31,7 @@ from claimfsm.state.store import ChainCheck, CompactReport, StateStore
 
 if TYPE_CHECKING:
     from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
+    from claimfsm.state.queue import WaitingPage, WaitingQuery
 
 __all__ = ["SQLiteStore"]
 
@@ -223,6 +224,19 @@ class SQLiteStore(SQLiteCore, StateStore):
 
         return due_page(self._read, self._write, self.head, self.sessions,
                         self._conn is None, now, limit)
+
+    def waiting(self, query: WaitingQuery) -> WaitingPage:
+        """A page of the review queue from ``st_timers`` (state/sqlite/queue.py)."""
+        from claimfsm.state.catalog import SummaryQuery
+        from claimfsm.state.queue import scan_waiting
+        from claimfsm.state.sqlite.queue import has_timers, waiting_page  # loads when queued
+
+        if self._catalog is None or not self._catalog.ready:
+            self.summaries(SummaryQuery(limit=1))  # fills an old file's catalog once
+        if not self._read(has_timers) or not self._catalog or not self._catalog.ready:
+            return scan_waiting(self.sessions(), self.head, query)  # read-only, from before
+        return waiting_page(self._read, None if self._conn is None else self._write,
+                            lambda sid: self.get(sid, 0), query)
 
     def fork(self, sid: str, at: int, new_sid: str) -> Revision:
         """Copy revisions ``0..at`` to ``new_sid``: rows re-stamped and re-hashed, blobs shared."""
