@@ -154,7 +154,8 @@ def _form(head: Revision, hold: dict[str, Any]) -> str:
         f'{" checked" if v == "approve" else ""}> {label}</label> '
         for v, label in (("approve", "approve"), ("override", "override the verdict"),
                          ("send_back", "send back to retrieval")))
-    labels = "".join(f'<option value="{v}">{v}</option>' for v in _LABELS)
+    labels = '<option value="">choose…</option>' + "".join(
+        f'<option value="{v}">{v}</option>' for v in _LABELS)
     until = f", until {e(hold['until'])}" if hold.get("until") else ""
     return (
         f'<form id="review-form" class="review" data-rev="{head.rev}" autocomplete="off">'

@@ -34,12 +34,12 @@
     if (f.id !== 'review-form') return;
     ev.preventDefault();
     const decision = f.decision.value, input = {decision: decision};
-    if (decision === 'override') input.verdict = f.verdict.value;
+    if (decision === 'override' && f.verdict.value) input.verdict = f.verdict.value;
     if (decision === 'send_back') {
       input.queries = lines(f.queries.value);
       input.doc_ids = lines(f.doc_ids.value);
     }
-    // An empty reason is left out, for the server to name the missing field.
+    // An empty verdict or reason is left out, for the server to name the missing field.
     if (decision !== 'approve' && f.reason.value.trim()) input.reason = f.reason.value.trim();
     const actor = f.actor.value.trim();
     try { if (actor) localStorage.setItem(KEY, actor); } catch (e) { /* no storage */ }
@@ -50,7 +50,7 @@
       const d = await r.json();
       if (!r.ok) {
         const stale = d.error.code === 'REV_CONFLICT'
-          ? ' The session has moved on since this page showed it: reload to see it now.' : '';
+          ? ' (the session has moved on since this page showed it: reload to see it now)' : '';
         say(f, d.error.code + ': ' + d.error.msg + stale, true);
         return;
       }
