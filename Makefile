@@ -85,6 +85,11 @@ bench-batch: install
 bench-ui: install
 	$(BIN)/claimfsm bench ui --json bench-ui.json
 
+# The review queue page on 100,000 sessions, 1,000 waiting in REVIEW (docs/ui.md).
+.PHONY: bench-review
+bench-review: install
+	$(BIN)/claimfsm bench review --json bench-review.json
+
 # One page of a session's history at 100, 4,000 and 10,000 revisions, read by key and as
 # a slice of the whole history, on SQLite, in memory and on a throwaway PostgreSQL
 # (docs/storage.md).
@@ -134,4 +139,5 @@ docs: install
 	$(BIN)/python -m claimfsm.cli.docs errors > docs/errors.md
 	$(BIN)/claimfsm diagram > /dev/null
 	$(BIN)/python -m claimfsm.ui.docs docs/ui.md
-	CLAIMFSM_SCREENSHOTS=docs/ui $(BIN)/python -m pytest -q -p no:cacheprovider tests/ui/test_ui_browser.py
+	CLAIMFSM_SCREENSHOTS=docs/ui $(BIN)/python -m pytest -q -p no:cacheprovider tests/ui/test_ui_browser.py \
+		tests/ui/test_ui_review_browser.py

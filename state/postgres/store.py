@@ -200,8 +200,9 @@ class PostgresStore(PostgresCore, StateStore):
 
         if not self._catalog_complete:
             self.summaries(SummaryQuery(limit=1))  # fills an old database's catalog once
-        if not self._catalog_complete or not self._locked(lambda: self._conn.execute(
-                "SELECT to_regclass('st_timers') IS NOT NULL").fetchone()[0]):
+        timers = self._locked(lambda: self._conn.execute(
+            "SELECT to_regclass('st_timers') IS NOT NULL").fetchone())
+        if not self._catalog_complete or timers != (True,):
             return scan_waiting(self.sessions(), self.head, query)  # read-only, from before
         return self._locked(lambda: waiting_page(self._conn, query))
 
