@@ -125,3 +125,26 @@ def test_tick_advances_a_due_retry_once(db: str) -> None:
     head = js(run("show", sid, "--db", db, "--json"))
     assert head["fsm"] == "DONE" and head["state"]["retry"] is None
     assert js(run("tick", "--db", db, "--json"))["due"] == 0
+
+
+def test_report_html_says_who_decided_and_why(db: str, tmp_path: Path) -> None:
+    sid = _review(db)["sid"]
+    html = tmp_path / "r.html"
+    assert run("report", sid, "--db", db, "--html", str(html)).exit_code == 0
+    assert 'id="waiting"' in html.read_text()
+    decision = '{"decision": "override", "verdict": "REFUTES", "reason": "wrong year"}'
+    assert run("input", sid, "--db", db, "--json", decision, "--actor", "ann").exit_code == 0
+    assert run("report", sid, "--db", db, "--html", str(html)).exit_code == 0
+    text = html.read_text()
+    assert 'id="verdict-label">REFUTES' in text
+    assert 'id="provenance">by reviewer:ann: wrong year' in text and 'id="waiting"' not in text
+
+
+def test_sessions_marks_and_filters_the_waiting(db: str) -> None:
+    waiting = _review(db)["sid"]
+    done = run("verify", CLAIM, "--db", db, "--json")
+    assert done.exit_code == 0
+    text = run("sessions", "--db", db).output
+    assert f"{waiting}   REVIEW*" in text and "DONE*" not in text
+    only = js(run("sessions", "--db", db, "--waiting", "--json"))["items"]
+    assert [i["sid"] for i in only] == [waiting]
