@@ -148,3 +148,19 @@ def test_sessions_marks_and_filters_the_waiting(db: str) -> None:
     assert f"{waiting}   REVIEW*" in text and "DONE*" not in text
     only = js(run("sessions", "--db", db, "--waiting", "--json"))["items"]
     assert [i["sid"] for i in only] == [waiting]
+
+
+def test_claimfsm_toml_sets_review_and_pause_points(db: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "claimfsm.toml").write_text('review = "always"\npause_before = "VERIFY"\n')
+    res = run("verify", CLAIM, "--db", db, "--json")
+    assert res.exit_code == 3 and js(res)["waiting"]["state"] == "VERIFY"
+    sid = js(res)["sid"]
+    profile = js(run("show", sid, "--db", db, "--json"))["profile"]
+    assert profile["review"] == "always" and profile["pause_before"] == ["VERIFY"]
+    res = run("resume", sid, "--db", db, "--json")
+    assert res.exit_code == 3 and js(res)["fsm"] == "REVIEW"
+    (tmp_path / "claimfsm.toml").write_text('review = "sometimes"\n')
+    bad = run("start", CLAIM, "--db", db)
+    assert bad.exit_code == 2 and "review" in bad.output
