@@ -98,6 +98,12 @@ bench-history: install
 	$(BIN)/python -m tests.support.pg $(BIN)/python -m claimfsm.bench.history \
 		--json bench-history.json
 
+# claimfsm tick over 100,000 waiting sessions of which 1,000 are due, on SQLite and a
+# throwaway PostgreSQL; and the bytes a session that never pauses stores (docs/review.md).
+.PHONY: bench-tick
+bench-tick: install
+	$(BIN)/python -m tests.support.pg $(BIN)/python -m claimfsm.bench.tick --json bench-tick.json
+
 bench-quick: install
 	$(BIN)/claimfsm bench --quick
 

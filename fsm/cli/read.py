@@ -119,13 +119,16 @@ _VERDICTS = ("SUPPORTS", "REFUTES", "NOT_ENOUGH_INFO", "DISPUTED", "none")
               help="Sessions per page.")
 @click.option("--before", type=click.IntRange(min=0), default=None, metavar="SEQ",
               help="The page after: sessions created before SEQ (printed by the last page).")
+@click.option("--waiting", is_flag=True,
+              help="Only sessions that wait for a person (input or resume).")
 @db_option
 @json_option
 def sessions(q: str | None, fsm: str | None, verdict: str | None, limit: int,
-             before: int | None, db: str, as_json: bool) -> None:
+             before: int | None, waiting: bool, db: str, as_json: bool) -> None:
     """List sessions, newest first: number, id, state, verdict, revisions, last update
-    and claim. The store is only read. --json prints {"items": [...], "next": SEQ or
-    null}, the shape of the web inspector's GET /api/v1/sessions.
+    and claim; a state marked * waits for a person. The store is only read. --json
+    prints {"items": [...], "next": SEQ or null}, the shape of the web inspector's GET
+    /api/v1/sessions (each item's status: WAITING, RUNNING or FINISHED).
     """
     from pydantic import ValidationError
 
@@ -134,7 +137,8 @@ def sessions(q: str | None, fsm: str | None, verdict: str | None, limit: int,
     if verdict is not None and verdict != "none":
         verdict = verdict.upper()
     try:
-        query = SummaryQuery(q=q, fsm=fsm, verdict=verdict, limit=limit, before=before)
+        query = SummaryQuery(q=q, fsm=fsm, verdict=verdict, limit=limit, before=before,
+                             status="WAITING" if waiting else None)
     except ValidationError as exc:
         err = exc.errors()[0]
         field = {"q": "--query", "fsm": "--state"}.get(str(err["loc"][0]), str(err["loc"][0]))
@@ -146,13 +150,14 @@ def sessions(q: str | None, fsm: str | None, verdict: str | None, limit: int,
         emit(page.to_json())
         return
     if not page.items:
-        click.echo("no sessions" + (" match" if q or fsm or verdict else ""))
+        click.echo("no sessions" + (" match" if q or fsm or verdict or waiting else ""))
         return
     click.echo(f"{'#':>6}  {'session':<14} {'state':<12} {'verdict':<16} {'revs':>5}  "
                f"{'updated':<20} claim")
     for item in page.items:
         claim = item.claim if len(item.claim) <= 60 else item.claim[:59] + "…"
-        click.echo(f"{item.seq:>6}  {item.sid:<14} {item.fsm:<12} {item.verdict or '-':<16} "
+        state = item.fsm + ("*" if item.status == "WAITING" else "")
+        click.echo(f"{item.seq:>6}  {item.sid:<14} {state:<12} {item.verdict or '-':<16} "
                    f"{item.revisions:>5}  {item.updated[:19]:<20} {claim}")
     if page.next is not None:
         click.echo(f"more: claimfsm sessions --before {page.next} (with the same filters)")

@@ -40,7 +40,7 @@ def person_of(parent: Revision, rev: Revision, h: str) -> Person | None:
         payload = event.get("payload")
     elif act == "edit":
         payload = [[c["field"], c["new"]] for c in event.get("changes", [])]
-    return Person(head=parent.rev, rev=rev.rev, act=act,  # type: ignore[arg-type]
+    return Person(head=parent.rev, rev=rev.rev, act=act,
                   before=parent.fsm, after=rev.fsm, actor=event.get("actor"), ts=rev.ts,
                   payload=payload, h=h)
 

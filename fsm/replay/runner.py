@@ -193,7 +193,8 @@ def _run(
         clock.set(entry.ts)
         if isinstance(entry, Person):  # fed at the same revision, as recorded
             rev, problem = replay_person(driver, head, entry, clock.current)
-            if problem is not None:
+            if problem is not None or rev is None:
+                problem = problem or ("act", entry.act, None)
                 divergence = divergence or _div(n, head, None, "COMMIT_MISMATCH", *problem)
                 break
             if divergence is None:

@@ -13,7 +13,6 @@ from claimfsm.engine.views import profile_text, verdict_json
 from claimfsm.state.model import Revision
 from claimfsm.ui.diagram import diagram_svg
 from claimfsm.ui.html import e, mark_terms
-from claimfsm.ui.review import provenance_html
 
 __all__ = ["diagram_panel", "timeline", "tool_calls", "verdict_panel"]
 
@@ -94,9 +93,19 @@ def verdict_panel(head: Revision, *, links: bool = True) -> str:
         err = data["error"]
         out.append(f'<p><span class="badge error">{e(err.get("code"))}</span> '
                    f"{e(err.get('msg'))}</p>")
+    if data.get("waiting"):
+        w = data["waiting"]
+        what = (f"input ({w.get('input')})" if w["kind"] == "input"
+                else f"resume (paused {w.get('when')} {w['state']})")
+        out.append(f'<p id="waiting"><span class="badge WAITING">WAITING</span> for '
+                   f"{e(what)} since {e(w.get('since'))}</p>")
     if verdict:
+        # Who decided: the engine, or a reviewer (docs/review.md).
+        review = (head.state.verdict or {}).get("review") or {}
+        why = f": {review['reason']}" if review.get("reason") else ""
         out.append(f'<p>Verdict: <span class="badge {e(verdict)}" id="verdict-label">'
-                   f"{e(verdict)}</span>{provenance_html(head)}</p>")
+                   f'{e(verdict)}</span> <span id="provenance">by '
+                   f"{e(data.get('provenance'))}{e(why)}</span></p>")
         reasons = (head.state.verdict or {}).get("reasons", [])
         if reasons:
             out.append("<ul>" + "".join(f"<li>{e(r)}</li>" for r in reasons) + "</ul>")

@@ -1,6 +1,7 @@
 """The review queue in the browser (docs/ui.md, docs/review.md): the page that lists the
 sessions waiting for a person, oldest first, and the review form the session page shows
-next to the evidence while a session waits in REVIEW.
+next to the evidence while a session waits in REVIEW (who decided a verdict is the verdict
+panel's, :func:`claimfsm.ui.panels.verdict_panel`).
 
 The form posts the exact input of the claim machine's REVIEW state
 (:class:`claimfsm.engine.review.ReviewInput`) to ``POST /api/v1/sessions/{sid}/input``
@@ -30,7 +31,6 @@ from claimfsm.ui.static import asset
 __all__ = [
     "AGES",
     "age_delta",
-    "provenance_html",
     "queue_page",
     "review_script",
     "review_slot",
@@ -120,21 +120,6 @@ def queue_page(result: WaitingPage, query: WaitingQuery, age: str, definition: M
         + f'<p class="inline">{" ".join(nav)}</p>'
     )
     return page("Review queue", body)
-
-
-def provenance_html(head: Revision) -> str:
-    """Who decided the verdict (``engine`` or ``reviewer:NAME``) and, for a reviewer's
-    override, why; empty without a verdict."""
-    verdict = head.state.verdict
-    if not verdict:
-        return ""
-    who = str(verdict.get("provenance", "engine"))
-    out = f' <span class="muted">decided by</span> <b id="provenance">{e(who)}</b>'
-    review = verdict.get("review")
-    if isinstance(review, dict) and review.get("reason"):
-        out += (f'<br><span class="muted" id="review-reason">{e(review.get("decision"))}: '
-                f"{e(review.get('reason'))}</span>")
-    return out
 
 
 def review_slot(definition: MachineDef, head: Revision) -> str:

@@ -125,3 +125,42 @@ def test_tick_advances_a_due_retry_once(db: str) -> None:
     head = js(run("show", sid, "--db", db, "--json"))
     assert head["fsm"] == "DONE" and head["state"]["retry"] is None
     assert js(run("tick", "--db", db, "--json"))["due"] == 0
+
+
+def test_report_html_says_who_decided_and_why(db: str, tmp_path: Path) -> None:
+    sid = _review(db)["sid"]
+    html = tmp_path / "r.html"
+    assert run("report", sid, "--db", db, "--html", str(html)).exit_code == 0
+    assert 'id="waiting"' in html.read_text()
+    decision = '{"decision": "override", "verdict": "REFUTES", "reason": "wrong year"}'
+    assert run("input", sid, "--db", db, "--json", decision, "--actor", "ann").exit_code == 0
+    assert run("report", sid, "--db", db, "--html", str(html)).exit_code == 0
+    text = html.read_text()
+    assert 'id="verdict-label">REFUTES' in text
+    assert 'id="provenance">by reviewer:ann: wrong year' in text and 'id="waiting"' not in text
+
+
+def test_sessions_marks_and_filters_the_waiting(db: str) -> None:
+    waiting = _review(db)["sid"]
+    done = run("verify", CLAIM, "--db", db, "--json")
+    assert done.exit_code == 0
+    text = run("sessions", "--db", db).output
+    assert f"{waiting}   REVIEW*" in text and "DONE*" not in text
+    only = js(run("sessions", "--db", db, "--waiting", "--json"))["items"]
+    assert [i["sid"] for i in only] == [waiting]
+
+
+def test_claimfsm_toml_sets_review_and_pause_points(db: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "claimfsm.toml").write_text('review = "always"\npause_before = "VERIFY"\n')
+    res = run("verify", CLAIM, "--db", db, "--json")
+    assert res.exit_code == 3 and js(res)["waiting"]["state"] == "VERIFY"
+    sid = js(res)["sid"]
+    profile = js(run("show", sid, "--db", db, "--json"))["profile"]
+    assert profile["review"] == "always" and profile["pause_before"] == ["VERIFY"]
+    res = run("resume", sid, "--db", db, "--json")
+    assert res.exit_code == 3 and js(res)["fsm"] == "REVIEW"
+    (tmp_path / "claimfsm.toml").write_text('review = "sometimes"\n')
+    bad = run("start", CLAIM, "--db", db)
+    assert bad.exit_code == 2 and "review" in bad.output

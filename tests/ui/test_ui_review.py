@@ -142,7 +142,7 @@ def test_the_session_page_has_the_review_form_at_its_revision(site: Any) -> None
     for value in ("approve", "override", "send_back"):
         assert f'name="decision" value="{value}"' in html
     assert 'name="reason"' in html and 'name="queries"' in html and 'name="doc_ids"' in html
-    assert 'id="provenance">engine<' in html
+    assert '<span id="provenance">by engine</span>' in html
     # The fragment the page redraws carries the form too, and a session that does not
     # wait in REVIEW has an empty slot.
     assert 'id="review-form"' in client.get(f"/sessions/{sids['tower']}/panels").text
@@ -161,8 +161,8 @@ def test_the_verdict_says_which_reviewer_decided_and_why(site: Any) -> None:
     assert r.status_code == 200, r.text
     html = client.get(f"/sessions/{sid}/panels").text
     assert 'id="verdict-label">REFUTES<' in html
-    assert 'id="provenance">reviewer:ann<' in html
-    assert "the index has no source for Berlin" in html
+    assert ('<span id="provenance">by reviewer:ann: the index has no source for Berlin'
+            '</span>') in html
     assert 'id="review-form"' not in html
     report = client.get(f"/api/v1/sessions/{sid}/report").text
-    assert 'id="provenance">reviewer:ann<' in report
+    assert '<span id="provenance">by reviewer:ann: the index' in report

@@ -68,7 +68,7 @@ def test_reviewer_overrides_from_the_queue(browser: Any, queue: Any,  # noqa: F8
     shot(browser, tmp_path, "review-queue")
     browser.find_element(By.LINK_TEXT, sids[0]).click()
     until(browser, lambda d: d.find_elements(By.ID, "review-form"))
-    assert _text(browser, "provenance") == "engine"
+    assert _text(browser, "provenance") == "by engine"
     assert _text(browser, "head-fsm") == "REVIEW"
     form = browser.find_element(By.ID, "review-form")
     form.find_element(By.CSS_SELECTOR, 'input[value="override"]').click()
@@ -83,9 +83,9 @@ def test_reviewer_overrides_from_the_queue(browser: Any, queue: Any,  # noqa: F8
     shot(browser, tmp_path, "review-form")
     form.find_element(By.ID, "review-submit").click()
     until(browser, lambda d: _text(d, "head-fsm") == "DONE")
-    until(browser, lambda d: _text(d, "provenance") == "reviewer:ann")
+    until(browser, lambda d: _text(d, "provenance").startswith("by reviewer:ann"))
     assert _text(browser, "verdict-label") == "REFUTES"
-    assert "the landing site photos are staged" in _text(browser, "review-reason")
+    assert _text(browser, "provenance") == "by reviewer:ann: the landing site photos are staged"
     assert not browser.find_elements(By.ID, "review-form")
     shot(browser, tmp_path, "reviewed")
     browser.get(url + "/review")
@@ -114,7 +114,7 @@ def test_a_stale_page_gets_the_conflict_message(browser: Any, queue: Any,  # noq
     shot(browser, tmp_path, "review-conflict")
     # Bob's approval stands, shown as his.
     browser.refresh()
-    until(browser, lambda d: _text(d, "provenance") == "reviewer:bob")
+    until(browser, lambda d: _text(d, "provenance") == "by reviewer:bob")
     assert not browser.find_elements(By.ID, "review-form")
 
 
@@ -127,6 +127,6 @@ def test_an_untouched_page_follows_input_from_the_cli(browser: Any,  # noqa: F81
     until(browser, lambda d: d.find_elements(By.ID, "review-form"))
     _cli_input(db, sids[2], {"decision": "override", "verdict": "DISPUTED",
                              "reason": "sources disagree"}, "carol")
-    until(browser, lambda d: _text(d, "provenance") == "reviewer:carol")
+    until(browser, lambda d: _text(d, "provenance") == "by reviewer:carol: sources disagree")
     assert _text(browser, "verdict-label") == "DISPUTED"
     assert not browser.find_elements(By.ID, "review-form")
