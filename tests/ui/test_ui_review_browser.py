@@ -130,3 +130,40 @@ def test_an_untouched_page_follows_input_from_the_cli(browser: Any,  # noqa: F81
     until(browser, lambda d: _text(d, "provenance") == "by reviewer:carol: sources disagree")
     assert _text(browser, "verdict-label") == "DISPUTED"
     assert not browser.find_elements(By.ID, "review-form")
+
+
+def test_send_back_then_approve_from_the_form(browser: Any, queue: Any) -> None:  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    url, db, sids = queue
+    browser.get(f"{url}/sessions/{sids[2]}")
+    until(browser, lambda d: d.find_elements(By.ID, "review-form"))
+    before = len(rows(browser))
+    form = browser.find_element(By.ID, "review-form")
+    form.find_element(By.CSS_SELECTOR, 'input[value="send_back"]').click()
+    assert form.find_element(By.NAME, "queries").is_displayed()
+    assert not form.find_element(By.NAME, "verdict").is_displayed()
+    form.find_element(By.NAME, "queries").send_keys("honey archaeology\nhoney shelf life")
+    form.find_element(By.NAME, "reason").send_keys("look for the tomb finds")
+    form.find_element(By.NAME, "actor").send_keys("dan")
+    form.find_element(By.ID, "review-submit").click()
+    # Verified again and back in REVIEW: a new form at the new head, the name remembered.
+    until(browser, lambda d: len(rows(d)) > before + 2 and _text(d, "head-fsm") == "REVIEW")
+    until(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#review-form") and int(
+        d.find_element(By.ID, "review-form").get_attribute("data-rev")) == len(rows(d)) - 1)
+    from claimfsm.engine.config import EngineConfig
+    from claimfsm.engine.runtime import Engine
+
+    with Engine.open(str(db), config=EngineConfig(seed=False, create=False)) as eng:
+        sent = next(r for r in eng.store.history(sids[2])
+                    if any(ev.get("type") == "InputReceived" for ev in r.events))
+    event = next(ev for ev in sent.events if ev.get("type") == "InputReceived")
+    assert event["actor"] == "dan"
+    assert event["payload"] == {"decision": "send_back",
+                                "queries": ["honey archaeology", "honey shelf life"],
+                                "doc_ids": [], "reason": "look for the tomb finds"}
+    form = browser.find_element(By.ID, "review-form")
+    assert form.find_element(By.NAME, "actor").get_attribute("value") == "dan"
+    form.find_element(By.ID, "review-submit").click()  # approve, the default
+    until(browser, lambda d: _text(d, "provenance") == "by reviewer:dan")
+    assert _text(browser, "head-fsm") == "DONE"
