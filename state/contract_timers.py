@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from claimfsm.state.catalog import SummaryQuery
 from claimfsm.state.model import RetryState, Revision, SessionState
 from claimfsm.state.store import StateStore
@@ -101,10 +103,8 @@ class TimerContract:
             store.create(_rev(sid, 0, _state(sid)))
         with store.batch():
             store.commit(_rev("a", 1, _state("a", hold=True)), expected_rev=0)
-            try:
+            with pytest.raises(RevConflict):
                 store.commit(_rev("b", 1, _state("b")), expected_rev=5)
-            except RevConflict:
-                pass
             store.commit(_rev("b", 1, _state("b", until="2026-06-01T10:00:00Z")),
                          expected_rev=0)
         assert (store.head("a").rev, store.head("b").rev) == (1, 1)
