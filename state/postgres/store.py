@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
 from claimfsm.state.holds import timer_change, timer_of
@@ -191,13 +191,13 @@ class PostgresStore(PostgresCore, StateStore):
         """The heads of ``sids`` in one query: each session's rows from its last snapshot
         to its head, decoded (and cached) as :meth:`head` would."""
         rows = self._query(HEADS, (list(sids),))
-        grouped: dict[str, list[tuple[object, ...]]] = {}
+        grouped: dict[str, list[tuple[Any, ...]]] = {}
         for sid, session, *row in rows:
             self._ids[sid] = session
             grouped.setdefault(sid, []).append(tuple(row))
         out: dict[str, Revision] = {}
         for sid, part in grouped.items():
-            decoded = inflate([(*r[:6], bytes(r[6]), bytes(r[7]), bytes(r[8]))  # type: ignore[arg-type]
+            decoded = inflate([(*r[:6], bytes(r[6]), bytes(r[7]), bytes(r[8]))
                                for r in part])
             out[sid] = self._decode(sid, decoded, every=False)[-1].revision
         return out
