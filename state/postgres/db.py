@@ -66,7 +66,7 @@ _SCHEMA = (
     # that changes them; ``claimfsm tick`` seeks the index on due time.
     "CREATE TABLE IF NOT EXISTS st_timers (id bigint PRIMARY KEY, due text,"
     " waiting smallint NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS st_timers_due ON st_timers (due) WHERE due IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS st_timers_due ON st_timers (due, id) WHERE due IS NOT NULL",
 )
 # Any fixed number: it serialises concurrent schema creation by several workers.
 _SCHEMA_LOCK = 0x636C61696D66736D
