@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from claimfsm.state.catalog import SummaryQuery
 from claimfsm.state.model import RetryState, Revision, SessionState
 from claimfsm.state.store import StateStore
@@ -85,3 +87,25 @@ class TimerContract:
         store.fork("s", 2, "g")
         assert store.due(_NOW) == ["f"]
         assert {i.sid: i.status for i in store.summaries(SummaryQuery()).items}["f"] == "WAITING"
+
+    def test_heads_reads_several_heads_at_once(self, store: StateStore) -> None:
+        store.create(_rev("a", 0, _state("a")))
+        store.create(_rev("b", 0, _state("b")))
+        store.commit(_rev("b", 1, _state("b", hold=True)), expected_rev=0)
+        heads = store.heads(["b", "nope", "a"])
+        assert set(heads) == {"a", "b"}
+        assert heads["b"] == store.head("b") and heads["a"] == store.head("a")
+
+    def test_a_batch_lands_every_commit_but_a_lost_one(self, store: StateStore) -> None:
+        from claimfsm.state.errors import RevConflict
+
+        for sid in ("a", "b"):
+            store.create(_rev(sid, 0, _state(sid)))
+        with store.batch():
+            store.commit(_rev("a", 1, _state("a", hold=True)), expected_rev=0)
+            with pytest.raises(RevConflict):
+                store.commit(_rev("b", 1, _state("b")), expected_rev=5)
+            store.commit(_rev("b", 1, _state("b", until="2026-06-01T10:00:00Z")),
+                         expected_rev=0)
+        assert (store.head("a").rev, store.head("b").rev) == (1, 1)
+        assert store.due(_NOW) == ["b"]

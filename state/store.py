@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -116,6 +117,27 @@ class StateStore(ABC):
         from claimfsm.state.queue import scan_waiting  # queue models load when queued
 
         return scan_waiting(self.sessions(), self.head, query)
+
+    def heads(self, sids: Sequence[str]) -> dict[str, Revision]:
+        """The head of each of ``sids`` that exists (the sessions a tick advances read
+        at once); a head may be stale by the time it is used: commit with its ``rev``
+        as ``expected_rev``. This default reads them one by one."""
+        from claimfsm.state.errors import UnknownSession
+
+        out: dict[str, Revision] = {}
+        for sid in sids:
+            try:
+                out[sid] = self.head(sid)
+            except UnknownSession:
+                continue
+        return out
+
+    def batch(self) -> AbstractContextManager[object]:
+        """A group of commits made durable together (one transaction, one flush, where the
+        backend has them: PostgreSQL, where an error that ends the batch undoes all of
+        them). A commit that loses its compare-and-set inside it still raises
+        :class:`RevConflict` and leaves the others. This default commits each on its own."""
+        return nullcontext()
 
     def due(self, now: str, limit: int = 1000) -> list[str]:
         """Sessions whose timer (a wait deadline, a retry's due time:

@@ -69,12 +69,15 @@ class PeopleMixin:
                             now=self.clock.now(), expected_rev=expected_rev)
         return self.store.commit(rev, expected_rev=head.rev)
 
-    def advance(self, sid: str, now: datetime | None = None) -> Revision | None:
+    def advance(self, sid: str, now: datetime | None = None, *,
+                head: Revision | None = None) -> Revision | None:
         """Advance ``sid`` if it is due at ``now``: a passed wait deadline moves it to the
         wait state's ``on_timeout`` (``TimedOut``), a due retry runs its step. The
-        revision committed, or ``None`` when it was not due or another writer won."""
+        revision committed, or ``None`` when it was not due or another writer won.
+        ``head`` (read earlier, maybe stale) saves reading it: the commit's
+        compare-and-set refuses it if the session moved since."""
         now = now or self.clock.now()
-        head = self.store.head(sid)
+        head = head if head is not None else self.store.head(sid)
         timer = timer_of(head.state)
         if timer is None or timer[0] is None or timer[0] > due_key(now.isoformat()):
             return None

@@ -24,7 +24,7 @@ _PAGE = (
     " JOIN st_catalog c ON c.id = s.id LEFT JOIN st_timers t ON t.id = s.id"
 )
 _DUE = ("SELECT s.sid FROM st_timers t JOIN st_sessions s ON s.id = t.id"
-        " WHERE t.due IS NOT NULL AND t.due <= %s ORDER BY t.due LIMIT %s")
+        " WHERE t.due IS NOT NULL AND t.due <= %s ORDER BY t.due, t.id LIMIT %s")
 
 
 def fill_catalog(conn: psycopg.Connection[Any], head: Callable[[str], Revision]) -> bool:

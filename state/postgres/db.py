@@ -27,6 +27,7 @@ __all__ = [
     "COMMIT_LABEL",
     "CREATE",
     "CREATE_BLOBS",
+    "HEADS",
     "PAGE",
     "ROWS",
     "SCHEMA_VERSION",
@@ -65,7 +66,7 @@ _SCHEMA = (
     # that changes them; ``claimfsm tick`` seeks the index on due time.
     "CREATE TABLE IF NOT EXISTS st_timers (id bigint PRIMARY KEY, due text,"
     " waiting smallint NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS st_timers_due ON st_timers (due) WHERE due IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS st_timers_due ON st_timers (due, id) WHERE due IS NOT NULL",
 )
 # Any fixed number: it serialises concurrent schema creation by several workers.
 _SCHEMA_LOCK = 0x636C61696D66736D
@@ -130,6 +131,15 @@ PAGE = (
     "SELECT rev, parent_rev, kind, fsm, skill, ts, body, extra, hash FROM st_revisions"
     " WHERE session = %s AND rev <= %s AND rev >= (SELECT max(rev) FROM st_revisions"
     " WHERE session = %s AND rev <= %s AND kind = 0) ORDER BY rev"
+)
+#: sids -> (sid, session, row values) of each session's rows from its last snapshot to
+#: its head, in chain order (several heads read at once: ``claimfsm tick``).
+HEADS = (
+    "SELECT s.sid, s.id, r.rev, r.parent_rev, r.kind, r.fsm, r.skill, r.ts, r.body, r.extra,"
+    " r.hash FROM st_sessions s JOIN st_revisions r ON r.session = s.id"
+    " WHERE s.sid = ANY(%s) AND r.rev <= s.head AND r.rev >= (SELECT max(x.rev)"
+    " FROM st_revisions x WHERE x.session = s.id AND x.rev <= s.head AND x.kind = 0)"
+    " ORDER BY s.id, r.rev"
 )
 #: session, first, last -> rows ``first..last`` in chain order.
 ROWS = (

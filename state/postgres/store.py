@@ -8,8 +8,9 @@ same decoder, hash chain and fork re-stamping serve both. See ``docs/scale.md``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
 from claimfsm.state.holds import timer_change, timer_of
@@ -22,6 +23,7 @@ from claimfsm.state.postgres.db import (
     COMMIT_LABEL,
     CREATE,
     CREATE_BLOBS,
+    HEADS,
     PAGE,
     commit_sql,
     insert_session,
@@ -32,7 +34,7 @@ from claimfsm.state.postgres.verify import prune_blobs, verify_rows
 from claimfsm.state.sqlite.db import ChainBroken, CorruptStore
 from claimfsm.state.sqlite.maintenance import restamp_rows
 from claimfsm.state.sqlite.read import checked_page
-from claimfsm.state.sqlite.rows import encode_revision, packed
+from claimfsm.state.sqlite.rows import encode_revision, inflate, packed
 from claimfsm.state.store import ChainCheck, CompactReport, StateStore
 
 if TYPE_CHECKING:
@@ -185,6 +187,37 @@ class PostgresStore(PostgresCore, StateStore):
         if not self._catalog_complete:
             return scan_summaries(self.sessions(), self.head, query)  # from before the catalog
         return self._locked(lambda: list_page(self._conn, query))
+
+    def heads(self, sids: Sequence[str]) -> dict[str, Revision]:
+        """The heads of ``sids`` in one query: each session's rows from its last snapshot
+        to its head, decoded (and cached) as :meth:`head` would."""
+        rows = self._query(HEADS, (list(sids),))
+        grouped: dict[str, list[tuple[Any, ...]]] = {}
+        for sid, session, *row in rows:
+            self._ids[sid] = session
+            grouped.setdefault(sid, []).append(tuple(row))
+        out: dict[str, Revision] = {}
+        for sid, part in grouped.items():
+            decoded = inflate([(*r[:6], bytes(r[6]), bytes(r[7]), bytes(r[8]))
+                               for r in part])
+            out[sid] = self._decode(sid, decoded, every=False)[-1].revision
+        return out
+
+    @contextmanager
+    def batch(self) -> Iterator[object]:
+        """Commits in one transaction: one flush to disk for all of them (``claimfsm
+        tick``). If the transaction fails, every revision it committed is forgotten by
+        the caches too (none of them exists)."""
+        with self._lock:
+            try:
+                with self._conn.transaction():
+                    yield self
+            except BaseException:
+                self._entries.clear()
+                self._known.clear()
+                self._blobs.clear()
+                self._ids.clear()
+                raise
 
     def due(self, now: str, limit: int = 1000) -> list[str]:
         """Sessions due at ``now``, from the index on due time (``st_timers``)."""

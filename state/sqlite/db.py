@@ -61,7 +61,7 @@ _SCHEMA = (
     # session that never waits writes nothing here; ``claimfsm tick`` seeks the index.
     "CREATE TABLE IF NOT EXISTS st_timers (id INTEGER PRIMARY KEY, due TEXT,"
     " waiting INTEGER NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS st_timers_due ON st_timers (due) WHERE due IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS st_timers_due ON st_timers (due, id) WHERE due IS NOT NULL",
 )
 # Version 1 kept each session's head in ``st_sessions.head``, moved by this trigger: a
 # second b-tree page written by every commit (~10 us of a ~100 us step). Version 2 finds

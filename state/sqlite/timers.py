@@ -24,7 +24,7 @@ SET_TIMER = ("INSERT INTO st_timers (id, due, waiting) VALUES (?, ?, ?)"
              " ON CONFLICT (id) DO UPDATE SET due = excluded.due, waiting = excluded.waiting")
 CLEAR_TIMER = "DELETE FROM st_timers WHERE id = ?"
 _DUE = ("SELECT s.sid FROM st_timers t JOIN st_sessions s ON s.id = t.id"
-        " WHERE t.due IS NOT NULL AND t.due <= ? ORDER BY t.due LIMIT ?")
+        " WHERE t.due IS NOT NULL AND t.due <= ? ORDER BY t.due, t.id LIMIT ?")
 
 Run = Callable[[Callable[[sqlite3.Connection], Any]], Any]
 

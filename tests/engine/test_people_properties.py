@@ -105,7 +105,7 @@ ops = st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 1000)), max_size=2
 _settings = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-@settings(_settings, max_examples=40)
+@settings(_settings, max_examples=40, deadline=None)
 @given(ops=ops)
 def test_interleavings_keep_one_linear_history_on_sqlite(tmp_path: Path,
                                                           ops: list[tuple[str, int]]) -> None:
@@ -114,7 +114,7 @@ def test_interleavings_keep_one_linear_history_on_sqlite(tmp_path: Path,
         assert fsck(store).ok
 
 
-@settings(_settings, max_examples=15)
+@settings(_settings, max_examples=15, deadline=None)
 @given(ops=ops)
 def test_interleavings_keep_one_linear_history_on_postgres(
         pg_server: PgServer, ops: list[tuple[str, int]]) -> None:
