@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from claimfsm.engine.api import Workflow, define_machine, wait
 from claimfsm.engine.tick import tick
@@ -45,6 +45,8 @@ TIMEOUT = 3600.0
 
 class Answer(BaseModel):
     """Any answer: the benchmark never gives one."""
+
+    model_config = ConfigDict(defer_build=True)
 
     ok: bool = True
 

@@ -259,40 +259,6 @@ class Driver(PeopleMixin):
         result.after = after
         return result if self.on_step is None else self._report(result)
 
-    def _holding(self, head: Revision) -> StepResult | None:
-        """A step of a holding session: ``WAITING``, nothing committed (``None``: it
-        does not hold)."""
-        hold = hold_of(head.state)
-        if hold is None and head.fsm not in self.definition.waits:
-            return None
-        what = (f"input ({hold.get('input')}) in {head.fsm}" if hold and
-                hold["kind"] == "input" else f"resume (paused {hold['when']} {head.fsm})"
-                if hold else f"input in {head.fsm}")
-        env = Envelope.error("WAITING", f"session {head.sid} waits for {what}")
-        return StepResult(head.sid, head.fsm, head.fsm, None, env, None,
-                          ts=iso(self.clock.now()))
-
-    def _hold(self, state: SessionState, before: str, after: str, ts: str, now: datetime,
-              events: list[dict[str, Any]]) -> tuple[SessionState, list[dict[str, Any]]]:
-        # Only steps that move, or sessions with pause points, get here: the usual step
-        # neither reads nor writes a hold.
-        hold = hold_for(self.definition, state.config, before, after, ts, now)
-        runtime = state.runtime
-        if hold is None and HOLD_KEY not in runtime:
-            return state, events
-        runtime = {k: v for k, v in runtime.items() if k != HOLD_KEY}
-        if hold is not None:
-            runtime[HOLD_KEY] = hold
-            events = [*events, {"type": "Waiting", "hold": hold}]
-        return state.model_copy(update={"runtime": runtime}), events
-
-    def _routed(self, binding: Binding, state: SessionState, env: Envelope) -> Envelope:
-        move = env.move()
-        if move is None or binding.route is None:
-            return env
-        to = binding.route(state, env.data, move[1])
-        return env if to == move[1] else Envelope.ok(env.data, rev=move[0], fsm=to)
-
     def _bind(self, sid: str, fsm: str) -> tuple[str, Binding]:
         if fsm in self._finals:
             raise SessionFinished(f"session {sid} is in final state {fsm}", sid=sid)

@@ -13,27 +13,31 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from claimfsm.engine.bindings import Binding
 from claimfsm.engine.people import (
     edit_revision,
+    hold_for,
     input_revision,
     resume_revision,
     timeout_revision,
 )
+from claimfsm.engine.step import StepResult, iso
+from claimfsm.skills.envelope import Envelope
 from claimfsm.state.errors import RevConflict
-from claimfsm.state.holds import due_key, hold_of, timer_of
+from claimfsm.state.holds import HOLD_KEY, due_key, hold_of, timer_of
+from claimfsm.state.model import Revision, SessionState
 
 if TYPE_CHECKING:
     from claimfsm.engine.machine import MachineDef
-    from claimfsm.engine.step import StepResult
     from claimfsm.skills.context import Clock
-    from claimfsm.state.model import Revision
     from claimfsm.state.store import StateStore
 
 __all__ = ["PeopleMixin"]
 
 
 class PeopleMixin:
-    """Input, resume, edit and tick for :class:`~claimfsm.engine.driver.Driver`."""
+    """Input, resume, edit and tick for :class:`~claimfsm.engine.driver.Driver`, and the
+    holds its step reads and writes."""
 
     store: StateStore
     definition: MachineDef
@@ -93,3 +97,40 @@ class PeopleMixin:
 
     def _step(self, head: Revision) -> StepResult:  # the driver's one step
         raise NotImplementedError
+
+    # -- holds in the driver's step -------------------------------------------------------
+
+    def _holding(self, head: Revision) -> StepResult | None:
+        """A step of a holding session: ``WAITING``, nothing committed (``None``: it
+        does not hold)."""
+        hold = hold_of(head.state)
+        if hold is None and head.fsm not in self.definition.waits:
+            return None
+        what = (f"input ({hold.get('input')}) in {head.fsm}" if hold and
+                hold["kind"] == "input" else f"resume (paused {hold['when']} {head.fsm})"
+                if hold else f"input in {head.fsm}")
+        env = Envelope.error("WAITING", f"session {head.sid} waits for {what}")
+        return StepResult(head.sid, head.fsm, head.fsm, None, env, None,
+                          ts=iso(self.clock.now()))
+
+    def _hold(self, state: SessionState, before: str, after: str, ts: str, now: datetime,
+              events: list[dict[str, Any]]) -> tuple[SessionState, list[dict[str, Any]]]:
+        # Only steps that move, or sessions with pause points, get here: the usual step
+        # neither reads nor writes a hold.
+        hold = hold_for(self.definition, state.config, before, after, ts, now)
+        runtime = state.runtime
+        if hold is None and HOLD_KEY not in runtime:
+            return state, events
+        runtime = {k: v for k, v in runtime.items() if k != HOLD_KEY}
+        if hold is not None:
+            runtime[HOLD_KEY] = hold
+            events = [*events, {"type": "Waiting", "hold": hold}]
+        return state.model_copy(update={"runtime": runtime}), events
+
+    def _routed(self, binding: Binding, state: SessionState, env: Envelope) -> Envelope:
+        move = env.move()
+        if move is None or binding.route is None:
+            return env
+        to = binding.route(state, env.data, move[1])
+        return env if to == move[1] else Envelope.ok(env.data, rev=move[0], fsm=to)
+

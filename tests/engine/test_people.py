@@ -225,3 +225,23 @@ def test_a_postgres_database_from_before_timers_gets_its_index(pg_server: PgServ
         assert conn.execute("SELECT count(*) FROM st_timers").fetchone() == (1,)
         assert conn.execute("SELECT count(*) FROM st_meta WHERE key = 'timers'"
                             ).fetchone() == (0,)
+
+
+def test_the_background_ticker_advances_due_sessions(tmp_path: Path) -> None:
+    import time
+
+    from claimfsm.engine.tick import Ticker
+
+    with SQLiteStore(tmp_path / "bg.db") as store:
+        wf, sids = _due_sessions(store, 2)
+        driver = wf.driver(store, clock=FixedClock(T0 + timedelta(seconds=61)))
+        ticker = Ticker(driver, interval=0.02).start()
+        try:
+            for _ in range(500):  # the thread's pace, not a timing: wait until it ticked
+                if all(store.head(s).fsm == "EXPIRED" for s in sids):
+                    break
+                time.sleep(0.02)
+        finally:
+            ticker.stop()
+        assert ticker.errors == [] and ticker.ticks >= 1
+        _check_once(store, sids)
