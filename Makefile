@@ -106,6 +106,11 @@ bench-ui: install
 bench-ui-session: install
 	$(BIN)/python -m claimfsm.ui.bench_session --json bench-ui-session.json
 
+# The review queue page on 100,000 sessions, 1,000 waiting in REVIEW (docs/ui.md).
+.PHONY: bench-review
+bench-review: install
+	$(BIN)/claimfsm bench review --json bench-review.json
+
 # One page of a session's history at 100, 4,000 and 10,000 revisions, read by key and as
 # a slice of the whole history, on SQLite, in memory and on a throwaway PostgreSQL
 # (docs/storage.md).
@@ -119,6 +124,12 @@ bench-history: install
 .PHONY: bench-model
 bench-model: install
 	$(BIN)/python -m claimfsm.bench.model --json bench-model.json
+
+# claimfsm tick over 100,000 waiting sessions of which 1,000 are due, on SQLite and a
+# throwaway PostgreSQL; and the bytes a session that never pauses stores (docs/review.md).
+.PHONY: bench-tick
+bench-tick: install
+	$(BIN)/python -m tests.support.pg $(BIN)/python -m claimfsm.bench.tick --json bench-tick.json
 
 bench-quick: install
 	$(BIN)/claimfsm bench --quick
@@ -161,4 +172,5 @@ docs: install
 	$(BIN)/python -m claimfsm.cli.docs errors > docs/errors.md
 	$(BIN)/claimfsm diagram > /dev/null
 	$(BIN)/python -m claimfsm.ui.docs docs/ui.md
-	CLAIMFSM_SCREENSHOTS=docs/ui $(BIN)/python -m pytest -q -p no:cacheprovider tests/ui/test_ui_browser.py
+	CLAIMFSM_SCREENSHOTS=docs/ui $(BIN)/python -m pytest -q -p no:cacheprovider tests/ui/test_ui_browser.py \
+		tests/ui/test_ui_review_browser.py

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from claimfsm._base.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from claimfsm.engine.api import MemoryInput, Workflow, define_machine, linear, skill
+    from claimfsm.engine.api import MemoryInput, Workflow, define_machine, linear, skill, wait
     from claimfsm.engine.config import EngineConfig
     from claimfsm.engine.errors import ClaimFsmError, ErrorCode
     from claimfsm.engine.model_api import ask_model, model_tools
@@ -55,6 +55,7 @@ __all__ = [
     "model_tools",
     "replay_record",
     "skill",
+    "wait",
 ]
 
 __getattr__ = lazy_exports(__name__, {
@@ -65,6 +66,7 @@ __getattr__ = lazy_exports(__name__, {
     "define_machine": "claimfsm.engine.api",
     "linear": "claimfsm.engine.api",
     "skill": "claimfsm.engine.api",
+    "wait": "claimfsm.engine.api",
     "EngineConfig": "claimfsm.engine.config",
     "Profile": "claimfsm.engine.profile",
     "Engine": "claimfsm.engine.runtime",

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from claimfsm._base.errors import BadInput
+from claimfsm.state.holds import hold_of
 from claimfsm.state.model import Frozen, Revision, verdict_label
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ __all__ = [
     "read_page",
     "scan_summaries",
     "sql_filters",
+    "status",
     "summary_of",
     "verdict_label",
 ]
@@ -60,6 +62,8 @@ class SummaryQuery(Frozen):
     q: str | None = Field(default=None, max_length=1000)
     fsm: str | None = Field(default=None, max_length=64)
     verdict: str | None = Field(default=None, max_length=64)
+    #: ``WAITING``: only sessions that wait for a person (input or resume).
+    status: Literal["WAITING"] | None = None
 
 
 class SessionSummary(Frozen):
@@ -72,6 +76,8 @@ class SessionSummary(Frozen):
     verdict: str | None
     revisions: int
     updated: str
+    #: ``WAITING`` (it holds for a person), ``FINISHED`` (DONE or FAILED) or ``RUNNING``.
+    status: str = "RUNNING"
 
 
 class SummaryPage(Frozen):
@@ -106,6 +112,8 @@ def sql_filters(query: SummaryQuery, *, mark: str, like: str,
     if query.fsm is not None:
         where.append(f"r.fsm = {mark}")
         params.append(query.fsm)
+    if query.status == "WAITING":
+        where.append("t.waiting = 1")
     if query.verdict == "none":
         where.append("c.verdict IS NULL")
     elif query.verdict is not None:
@@ -122,12 +130,23 @@ def summary_of(seq: int, head: Revision) -> SessionSummary:
     """The summary of a session from its head revision."""
     return SessionSummary(seq=seq, sid=head.sid, claim=head.state.claim, fsm=head.fsm,
                           verdict=verdict_label(head.state.verdict), revisions=head.rev + 1,
-                          updated=head.ts)
+                          updated=head.ts,
+                          status=status(head.fsm, hold_of(head.state) is not None))
+
+
+_FINALS = frozenset({"DONE", "FAILED"})  # the claim machine's final states
+
+
+def status(fsm: str, waiting: bool) -> str:
+    """A listed session's status (see :class:`SessionSummary`)."""
+    return "WAITING" if waiting else "FINISHED" if fsm in _FINALS else "RUNNING"
 
 
 def matches(query: SummaryQuery, summary: SessionSummary) -> bool:
     """Whether ``summary`` passes the query's filters (not its paging)."""
     if query.fsm is not None and summary.fsm != query.fsm:
+        return False
+    if query.status is not None and summary.status != query.status:
         return False
     if query.verdict is not None:
         wanted = None if query.verdict == "none" else query.verdict

@@ -23,7 +23,9 @@ import orjson
 import pytest
 
 from claimfsm.state.contract_catalog import CatalogContract, HistoryContract
+from claimfsm.state.contract_queue import QueueContract
 from claimfsm.state.contract_retention import RetentionContract
+from claimfsm.state.contract_timers import TimerContract
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
 from claimfsm.state.model import RetryState, Revision, SessionState
 from claimfsm.state.store import StateStore
@@ -86,7 +88,8 @@ def _dump(revisions: Any) -> bytes:
     return orjson.dumps([r.model_dump(mode="json") for r in revisions])
 
 
-class StoreContract(CatalogContract, HistoryContract, RetentionContract):
+class StoreContract(CatalogContract, HistoryContract, RetentionContract, TimerContract,
+                    QueueContract):
     """Behaviour every :class:`StateStore` backend must show."""
 
     @pytest.fixture

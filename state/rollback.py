@@ -5,6 +5,7 @@ commits what they build.
 from __future__ import annotations
 
 from claimfsm.state.errors import UnknownRevision
+from claimfsm.state.holds import HOLD_KEY
 from claimfsm.state.model import Revision, SessionState
 from claimfsm.state.store import StateStore
 
@@ -41,6 +42,7 @@ def rewind_revision(store: StateStore, sid: str, to: int, *, ts: str,
 
     ``state.runtime`` (spent tool calls, rate buckets, the deadline) is the head's, not
     the target's: what a session spent stays spent, so a rewind can never refill a budget.
+    Its hold is the target's (a person's wait belongs to the revision).
     """
     head = store.head(sid)
     target = store.get(sid, to)
@@ -54,7 +56,20 @@ def rewind_revision(store: StateStore, sid: str, to: int, *, ts: str,
         fsm=target.fsm,
         skill="rewind",
         envelope=None,
-        state=target.state.model_copy(update={"runtime": head.state.runtime}),
+        state=target.state.model_copy(update={"runtime": _runtime(head, target)}),
         ts=ts,
         events=[event],
     )
+
+
+def _runtime(head: Revision, target: Revision) -> dict[str, object]:
+    """The head's runtime with the target's hold (state.holds): a rewind to a revision
+    that waited waits again, and one away from a wait does not."""
+    runtime = head.state.runtime
+    before, after = runtime.get(HOLD_KEY), target.state.runtime.get(HOLD_KEY)
+    if before == after:
+        return runtime
+    out = {k: v for k, v in runtime.items() if k != HOLD_KEY}
+    if after is not None:
+        out[HOLD_KEY] = after
+    return out

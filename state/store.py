@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
     from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
+    from claimfsm.state.queue import WaitingPage, WaitingQuery
     from claimfsm.state.tombstone import EndedSession, EraseReport, Tombstone
 
 __all__ = ["ChainCheck", "CompactReport", "StateStore"]
@@ -110,6 +112,45 @@ class StateStore(ABC):
         from claimfsm.state.catalog import scan_summaries  # listing models load when listing
 
         return scan_summaries(self.sessions(), self.head, query)
+
+    def waiting(self, query: WaitingQuery) -> WaitingPage:
+        """One page of the review queue (:mod:`claimfsm.state.queue`): the sessions that
+        wait for a person, oldest first, filtered and keyset-paged by ``query``. This
+        default reads every head; the shipped backends answer from ``st_timers``."""
+        from claimfsm.state.queue import scan_waiting  # queue models load when queued
+
+        return scan_waiting(self.sessions(), self.head, query)
+
+    def heads(self, sids: Sequence[str]) -> dict[str, Revision]:
+        """The head of each of ``sids`` that exists (the sessions a tick advances read
+        at once); a head may be stale by the time it is used: commit with its ``rev``
+        as ``expected_rev``. This default reads them one by one."""
+        from claimfsm.state.errors import UnknownSession
+
+        out: dict[str, Revision] = {}
+        for sid in sids:
+            try:
+                out[sid] = self.head(sid)
+            except UnknownSession:
+                continue
+        return out
+
+    def batch(self) -> AbstractContextManager[object]:
+        """A group of commits made durable together (one transaction, one flush, where the
+        backend has them: PostgreSQL, where an error that ends the batch undoes all of
+        them). A commit that loses its compare-and-set inside it still raises
+        :class:`RevConflict` and leaves the others. This default commits each on its own."""
+        return nullcontext()
+
+    def due(self, now: str, limit: int = 1000) -> list[str]:
+        """Sessions whose timer (a wait deadline, a retry's due time:
+        :mod:`claimfsm.state.holds`) is at or before ``now`` (a
+        :func:`~claimfsm.state.holds.due_key`), earliest first, at most ``limit``. This
+        default reads every head; the shipped backends answer from an index on due time.
+        A listed session may have moved on since: the caller checks its head."""
+        from claimfsm.state.holds import due_sessions
+
+        return due_sessions(self.sessions(), self.head, now, limit)
 
     @abstractmethod
     def fork(self, sid: str, at: int, new_sid: str) -> Revision:

@@ -256,6 +256,16 @@ class ErrorCode(StrEnum):
                         "a declared migration raised or returned an unusable state; nothing "
                         "was committed")
 
+    # -- people in the loop (docs/review.md) ------------------------------------------------
+    WAITING = ("WAITING", 3, None,
+               "the session waits for input or is paused: nothing was committed (not an "
+               "error; claimfsm input or resume continues it)")
+    NOT_WAITING = ("NOT_WAITING", _STOP, 409,
+                   "input or resume for a session that does not wait for it")
+    NOT_EDITABLE = ("NOT_EDITABLE", _STOP, 409,
+                    "an edit of a field the machine does not declare editable, or of a "
+                    "session that is neither waiting nor paused")
+
 
 _MEMBERS: dict[str, ErrorCode] = {str(m): m for m in ErrorCode}
 

@@ -17,6 +17,7 @@ from claimfsm.batch.claims import BatchClaim, Claims
 from claimfsm.batch.cluster import check_workers, ray_available, run_on_ray
 from claimfsm.batch.worker import ClaimRunner, close_idle, threads_for, verify_chunk
 from claimfsm.engine.profile import Profile
+from claimfsm.engine.tick import Ticker
 from claimfsm.engine.version import OnVersion
 from claimfsm.state.open import Location, locate
 
@@ -25,13 +26,15 @@ __all__ = ["BatchSummary", "chunked", "run_batch"]
 #: Claims per Ray task at most: a demo claim takes a few ms, a task's round trip about
 #: one, so single-claim tasks would spend a fifth of the time on Ray itself.
 MAX_CHUNK = 32
-STATUSES = ("done", "resumed", "skipped", "failed", "error")
+STATUSES = ("done", "resumed", "skipped", "failed", "error", "waiting")
 
 
 class BatchSummary(BaseModel):
     """What a batch did. ``done``: new sessions that reached DONE; ``resumed``: sessions
     a previous run had started; ``skipped``: already DONE; ``failed``: ended elsewhere
-    than DONE; ``error``: the store failed for them (nothing lost: run again).
+    than DONE; ``error``: the store failed for them (nothing lost: run again);
+    ``waiting``: stopped to wait for a person (REVIEW, a pause point): not failed, not
+    started again by a re-run; ``claimfsm input`` (or a tick) finishes them.
     ``seconds`` runs from the first claim handed out to the last result;
     ``start_up_seconds`` is the time before it (starting or joining Ray, every worker
     opening its engine)."""
@@ -44,6 +47,7 @@ class BatchSummary(BaseModel):
     skipped: int
     failed: int
     error: int
+    waiting: int
     seconds: float
     start_up_seconds: float
     claims_per_s: float
@@ -127,37 +131,45 @@ def run_batch(
         check_workers(workers, address)
     where = locate(db)
     threads = threads_for(where)
-    local = ClaimRunner(where, profile, on_version)
+    # Sessions that fall due while the batch runs (a wait deadline, a retry) advance
+    # without waiting for a worker: an engine of the batch's own ticks every second.
+    ticking = ClaimRunner(where, profile, on_version)
+    ticker = Ticker(ticking.engine.driver).start()
     try:
-        if not use_ray and threads == 1:
-            for item in claims:
-                take(local.run(item))
-    finally:
-        local.close()
-    if not use_ray and threads > 1:
+        local = ClaimRunner(where, profile, on_version)
         try:
-            for group in _groups(claims, 4 * threads):
-                part = [(c.id, c.claim) for c in group]
-                for line in verify_chunk(where, part, profile, threads, on_version):
-                    take(line)
+            if not use_ray and threads == 1:
+                for item in claims:
+                    take(local.run(item))
         finally:
-            close_idle(where)
-    start_up = 0.0
-    ran = 0
-    if use_ray:
-        opened = time.perf_counter()
+            local.close()
+        if not use_ray and threads > 1:
+            try:
+                for group in _groups(claims, 4 * threads):
+                    part = [(c.id, c.claim) for c in group]
+                    for line in verify_chunk(where, part, profile, threads, on_version):
+                        take(line)
+            finally:
+                close_idle(where)
+        start_up = 0.0
+        ran = 0
+        if use_ray:
+            opened = time.perf_counter()
 
-        def ready(count: int) -> None:
-            nonlocal began, start_up, ran
-            began = time.perf_counter()
-            start_up = began - opened
-            ran = count
+            def ready(count: int) -> None:
+                nonlocal began, start_up, ran
+                began = time.perf_counter()
+                start_up = began - opened
+                ran = count
 
-        for lines in run_on_ray(where, lambda n: chunked(claims, n), workers=workers,
-                                address=address, on_error=_failed_chunk, on_ready=ready,
-                                profile=profile, on_version=on_version):
-            for line in lines:
-                take(line)
+            for lines in run_on_ray(where, lambda n: chunked(claims, n), workers=workers,
+                                    address=address, on_error=_failed_chunk, on_ready=ready,
+                                    profile=profile, on_version=on_version):
+                for line in lines:
+                    take(line)
+    finally:
+        ticker.stop()
+        ticking.close()
     seconds = time.perf_counter() - began
     return BatchSummary(
         claims=len(claims), **{s: counts[s] for s in STATUSES}, seconds=round(seconds, 3),

@@ -23,6 +23,7 @@ from claimfsm.engine.profile import Profile
 from claimfsm.engine.runtime import Engine
 from claimfsm.engine.version import OnVersion, VersionMismatch
 from claimfsm.state.errors import RevConflict, StoreError, UnknownSession
+from claimfsm.state.holds import hold_of
 from claimfsm.state.open import Location, locate
 
 __all__ = [
@@ -83,7 +84,9 @@ class ClaimRunner:
                 if head.fsm in finals or self.last_code != "REV_CONFLICT":
                     break
             status = "resumed" if first > 0 else "done"
-            if head.fsm != "DONE":
+            if hold_of(head.state) is not None:  # waits for a person: not a failure
+                status = "waiting"
+            elif head.fsm != "DONE":
                 status = "failed"
         verdict = head.state.verdict["label"] if head.state.verdict else None
         out: dict[str, Any] = {"id": item.id, "sid": sid, "verdict": verdict, "rev": head.rev,

@@ -21,6 +21,7 @@ from claimfsm.cli.common import (
     profile_from,
     profile_options,
 )
+from claimfsm.cli.people import people_options
 
 __all__ = ["batch"]
 
@@ -81,6 +82,7 @@ class _Progress:
 @json_option
 @profile_options
 @on_version_option
+@people_options
 def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
           out: Path | None, as_json: bool, profile: dict[str, Any], on_version: str) -> None:
     """Verify every claim of CLAIMS.jsonl ({"id", "claim"} per line), one session each.
@@ -96,7 +98,12 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
     A half-done session started on another version of the machine is an error line
     (VERSION_MISMATCH) unless --on-version continue.
 
-    Exit 0 when every claim's session is DONE, 1 otherwise, 2 on bad input.
+    With --review, claims whose verdict waits in REVIEW are counted `waiting` (not
+    failed; a re-run does not start them again; `claimfsm input` finishes them), and
+    the batch ticks in the background (due sessions advance).
+
+    Exit 0 when every claim's session is DONE, 3 when the others all wait for a person,
+    1 otherwise, 2 on bad input.
     """
     from claimfsm.batch import BatchInputError, read_claims, run_batch
     from claimfsm.batch.cluster import ray_available
@@ -176,8 +183,11 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
         click.echo(f"batch: {summary.claims} claims in {summary.seconds:.1f} s "
                    f"({summary.claims_per_s} claims/s, {where})")
         click.echo(f"  done {summary.done}, resumed {summary.resumed}, skipped "
-                   f"{summary.skipped}, failed {summary.failed}, error {summary.error}")
+                   f"{summary.skipped}, failed {summary.failed}, error {summary.error}"
+                   + (f", waiting {summary.waiting}" if summary.waiting else ""))
         click.echo("  verdicts: " + (", ".join(f"{k} {v}" for k, v in summary.verdicts.items())
                                      or "-"))
     if not summary.ok:
         sys.exit(1)
+    if summary.waiting:
+        sys.exit(3)

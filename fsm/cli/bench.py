@@ -293,3 +293,37 @@ def _register() -> None:
 
 
 _register()
+
+@bench.command("review", short_help="Page times of the review queue on a large store.")
+@click.option("--sessions", type=click.IntRange(min=2), default=100_000, show_default=True,
+              help="Sessions in the store (it is built once, then grown to this size).")
+@click.option("--every", type=click.IntRange(min=1), default=100, show_default=True,
+              help="One session in this many waits in REVIEW.")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path(".cache/review-bench.db"), show_default=True,
+              help="The SQLite store to build, keep and measure.")
+@_json_file("the figures")
+def bench_review(sessions: int, every: int, db: Path, json_file: str | None) -> None:
+    """Measure the review queue page (/review) on a large store over real HTTP: first,
+    half-way and last pages, the state, verdict and age filters, the first page on a cold
+    catalog, and the store's read path alone. Exits 1 when a page misses 200 ms.
+
+    Needs the ui extra. See docs/ui.md and docs/review.md.
+    """
+    try:
+        import uvicorn  # noqa: F401
+
+        from claimfsm.ui.bench import format_table
+        from claimfsm.ui.bench_review import run_bench
+    except ImportError as exc:
+        fail("UI_UNAVAILABLE", f"the ui extra is not installed ({exc.name}): "
+             "pip install 'claimfsm[ui]'", as_json=False)
+        return
+    figures = run_bench(db, sessions, every, progress=lambda msg: click.echo(msg, err=True))
+    click.echo(format_table({k: v for k, v in figures.items() if k != "goals"}))
+    click.echo("goals: " + ", ".join(f"{k} {'met' if ok else 'MISSED'}"
+                                     for k, ok in figures["goals"].items()))
+    if json_file is not None:
+        _write_json(json_file, figures)
+    if sessions >= every and not all(figures["goals"].values()):
+        sys.exit(1)

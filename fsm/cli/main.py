@@ -47,6 +47,10 @@ COMMANDS: dict[str, str] = {
     "ui": "claimfsm.cli.ui:ui",
     "report": "claimfsm.cli.ui:report",
     "check-compat": "claimfsm.cli.compat:check_compat",
+    "input": "claimfsm.cli.people:input_command",
+    "resume": "claimfsm.cli.people:resume",
+    "edit": "claimfsm.cli.people:edit",
+    "tick": "claimfsm.cli.people:tick",
 }
 
 

@@ -128,14 +128,17 @@ _VERDICTS = ("SUPPORTS", "REFUTES", "NOT_ENOUGH_INFO", "DISPUTED", "none")
 @click.option("--version", "version", default=None, metavar="V",
               help="Only sessions on machine version V ('unknown': sessions stored before "
               "versions existed); see claimfsm diagram --version.")
+@click.option("--waiting", is_flag=True,
+              help="Only sessions that wait for a person (input or resume).")
 @db_option
 @json_option
 def sessions(q: str | None, fsm: str | None, verdict: str | None, limit: int,
-             before: int | None, deleted: bool, version: str | None, db: str,
-             as_json: bool) -> None:
+             before: int | None, deleted: bool, version: str | None, waiting: bool,
+             db: str, as_json: bool) -> None:
     """List sessions, newest first: number, id, state, verdict, revisions, last update,
-    machine version and claim. The store is only read. --json prints {"items": [...],
-    "next": SEQ or null}, the shape of the web inspector's GET /api/v1/sessions.
+    machine version and claim; a state marked * waits for a person. The store is only
+    read. --json prints {"items": [...], "next": SEQ or null}, the shape of the web
+    inspector's GET /api/v1/sessions (each item's status: WAITING, RUNNING or FINISHED).
 
     With --deleted: the tombstones of deleted sessions, oldest deletion first (--json:
     {"items": [{sid, deleted_at, actor, head, fsm, last_hash}]}).
@@ -150,7 +153,8 @@ def sessions(q: str | None, fsm: str | None, verdict: str | None, limit: int,
     if verdict is not None and verdict != "none":
         verdict = verdict.upper()
     try:
-        query = SummaryQuery(q=q, fsm=fsm, verdict=verdict, limit=limit, before=before)
+        query = SummaryQuery(q=q, fsm=fsm, verdict=verdict, limit=limit, before=before,
+                             status="WAITING" if waiting else None)
     except ValidationError as exc:
         err = exc.errors()[0]
         field = {"q": "--query", "fsm": "--state"}.get(str(err["loc"][0]), str(err["loc"][0]))
@@ -167,13 +171,15 @@ def sessions(q: str | None, fsm: str | None, verdict: str | None, limit: int,
         emit(out)
         return
     if not page.items:
-        click.echo("no sessions" + (" match" if q or fsm or verdict or version else ""))
+        click.echo("no sessions" + (" match" if q or fsm or verdict or version or waiting
+                                    else ""))
         return
     click.echo(f"{'#':>6}  {'session':<14} {'state':<12} {'verdict':<16} {'revs':>5}  "
                f"{'updated':<20} {'version':<16} claim")
     for item in page.items:
         claim = item.claim if len(item.claim) <= 60 else item.claim[:59] + "…"
-        click.echo(f"{item.seq:>6}  {item.sid:<14} {item.fsm:<12} {item.verdict or '-':<16} "
+        state = item.fsm + ("*" if item.status == "WAITING" else "")
+        click.echo(f"{item.seq:>6}  {item.sid:<14} {state:<12} {item.verdict or '-':<16} "
                    f"{item.revisions:>5}  {item.updated[:19]:<20} {versions[item.sid]:<16} "
                    f"{claim}")
     if page.next is not None:

@@ -21,12 +21,11 @@ from claimfsm.cli.common import (
     record_option,
 )
 from claimfsm.cli.limits import limit_options, limits_config
+from claimfsm.cli.people import finish, people_options
 from claimfsm.engine.views import (
     revision_json,
     revision_line,
-    session_summary,
     step_json,
-    verdict_json,
 )
 
 if TYPE_CHECKING:  # an annotation: the engine's modules load when a command opens it
@@ -43,14 +42,18 @@ __all__ = ["fork", "rollback", "start", "step", "verify"]
 @record_option
 @limit_options
 @profile_options
+@people_options
 def verify(claim: str, db: str, as_json: bool, durability: Durability, record: str | None,
            deadline: float | None, max_tool_calls: int | None,
            profile: dict[str, Any]) -> None:
     """Run a session for CLAIM to the end and print the verdict with its evidence.
 
     Exit 0 when the session reached DONE, 1 when it ended elsewhere (FAILED, or a step
-    that could not commit); the output says why. The verification profile (--retrieval,
-    --judge, --stance-model; defaults from claimfsm.toml) is stored in the session.
+    that could not commit); the output says why. Exit 3 (code WAITING, not an error)
+    when it stops to wait for a person (REVIEW, a pause point): the output names the
+    session and what it waits for; `claimfsm input` or `claimfsm resume` continues it.
+    The verification profile (--retrieval, --judge, --stance-model, --review, pause
+    points; defaults from claimfsm.toml) is stored in the session.
     """
     from claimfsm.cli import replay  # record/replay loads only when a command records
 
@@ -62,15 +65,11 @@ def verify(claim: str, db: str, as_json: bool, durability: Durability, record: s
         if not as_json:
             click.echo(revision_line(head))
         head = eng.driver.run(head.sid)
-        if as_json:
-            emit(verdict_json(head))
-        else:
-            click.echo("\n".join(session_summary(head)))
+        if not as_json:
             hint = better_profile(eng.profile)
             if hint:
                 click.echo(hint, err=True)
-        if head.fsm != "DONE":
-            sys.exit(1)
+        finish(eng, head, as_json)
 
 
 @click.command()
@@ -81,6 +80,7 @@ def verify(claim: str, db: str, as_json: bool, durability: Durability, record: s
 @record_option
 @limit_options
 @profile_options
+@people_options
 def start(claim: str, db: str, as_json: bool, durability: Durability, record: str | None,
           deadline: float | None, max_tool_calls: int | None,
           profile: dict[str, Any]) -> None:
@@ -107,9 +107,10 @@ def start(claim: str, db: str, as_json: bool, durability: Durability, record: st
 @on_version_option
 def step(sid: str, db: str, as_json: bool, durability: Durability, record: str | None,
          on_version: str) -> None:
-    """Fire one transition of session SID (exit 1 if the step failed). A session started
-    on another version of the machine is refused (VERSION_MISMATCH, exit 2) unless
-    --on-version continue; see docs/versioning.md."""
+    """Fire one transition of session SID (exit 1 if the step failed; exit 3, code
+    WAITING, when the session waits for a person: nothing is committed). A session
+    started on another version of the machine is refused (VERSION_MISMATCH, exit 2)
+    unless --on-version continue; see docs/versioning.md."""
     with engine(db, as_json, durability=durability, create=False,
                 on_version=on_version) as eng:
         if record is not None:
@@ -121,6 +122,8 @@ def step(sid: str, db: str, as_json: bool, durability: Durability, record: str |
             emit(step_json(result))
         else:
             print_step(result)
+        if result.envelope.e is not None and result.envelope.e.code == "WAITING":
+            sys.exit(3)
         if result.envelope.s != "ok":
             sys.exit(1)
 

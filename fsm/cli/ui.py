@@ -55,6 +55,7 @@ def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None) 
     """Serve the web inspector for the sessions in --db: list and search sessions, see a
     session's diagram, timeline, revisions, diffs and verdict, step/run/roll back/fork it,
     and replay records. The JSON API is under /api/v1 (OpenAPI at /api/v1/openapi.json).
+    While it serves, it ticks every second (as `claimfsm tick`): due sessions advance.
 
     Binds 127.0.0.1 by default. There is no authentication in this version.
     """
@@ -83,12 +84,18 @@ def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None) 
                                 access_log=False)
         server = uvicorn.Server(config)
         click.echo(f"claimfsm ui: {db} at http://{host}:{port}/ (Ctrl-C stops it)", err=True)
+        from claimfsm.engine.tick import Ticker
+
+        # Due sessions (a passed wait deadline, a due retry) advance while the UI runs.
+        ticker = Ticker(eng.driver, guard=service.locked).start()
         try:
             server.run()
         except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it shut down on
             pass
         except SystemExit:  # uvicorn's own exit when it cannot start: already reported
             server.started = False
+        finally:
+            ticker.stop()
     if not server.started:
         fail("UI_FAILED", f"could not serve on {host}:{port} (see above)", as_json=False)
 

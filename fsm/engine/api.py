@@ -28,7 +28,7 @@ from pydantic import ConfigDict
 from claimfsm.engine.bindings import Binding
 from claimfsm.engine.driver import Driver
 from claimfsm.engine.errors import MachineDefinitionError
-from claimfsm.engine.machine import MachineDef, RetryPolicy, StateSpec
+from claimfsm.engine.machine import MachineDef, RetryPolicy, StateSpec, WaitSpec
 from claimfsm.engine.version import Migration, OnVersion, Versioning, machine_version
 from claimfsm.skills.base import BaseIO, Skill, StRef
 from claimfsm.skills.context import SkillContext
@@ -45,6 +45,7 @@ __all__ = [
     "linear",
     "memory_skill_binding",
     "skill",
+    "wait",
 ]
 
 Handler = Callable[["MemoryInput", SkillContext], Envelope]
@@ -99,6 +100,25 @@ def skill(
         )
 
     return wrap
+
+
+def wait(
+    input_model: type[Any], *, timeout: float | None = None, on_timeout: str | None = None,
+    moves: Iterable[str] | None = None, route: Callable[[Any], str] | None = None,
+    apply: Callable[[SessionState, Any, str], dict[str, Any]] | None = None,
+) -> WaitSpec:
+    """A wait state for :func:`define_machine`: no skill; the session holds (status
+    ``WAITING``) until a person's input, validated against ``input_model`` (a pydantic
+    model), is committed with ``Driver.input`` / ``claimfsm input``.
+
+    ``moves`` are the states the input may choose (default: every declared move out of
+    the state but ``on_timeout``); with more than one, ``route(input) -> state`` picks.
+    ``timeout`` (seconds) and ``on_timeout`` go together: once it passes, ``claimfsm
+    tick`` moves the session there. ``apply(state, input, actor) -> {field: value}``
+    folds the input into the state (default: its fields merged into ``memory``).
+    """
+    return WaitSpec(input_model, tuple(moves) if moves is not None else (),
+                    timeout_s=timeout, on_timeout=on_timeout, route=route, apply=apply)
 
 
 def _memory_in(state: SessionState, st: dict[str, Any]) -> dict[str, Any]:
@@ -167,18 +187,21 @@ class Workflow:
 def define_machine(
     name: str,
     *,
-    states: Mapping[str, Skill[Any, Any] | Binding | None],
+    states: Mapping[str, Skill[Any, Any] | Binding | WaitSpec | None],
     transitions: Iterable[tuple[str, str]],
     initial: str | None = None,
     failure: str | None = None,
     retry: Mapping[str, RetryPolicy] | None = None,
     migrations: Mapping[str, Migration] | None = None,
+    editable: Iterable[str] = (),
 ) -> Workflow:
     """A checked :class:`Workflow`.
 
     ``states`` maps each state to its skill (a :class:`~claimfsm.skills.base.Skill`, or a
-    :class:`~claimfsm.engine.bindings.Binding` for a custom state mapping), or to ``None`` for a
-    final state; declaration order is kept. ``initial`` defaults to the first state.
+    :class:`~claimfsm.engine.bindings.Binding` for a custom state mapping), to
+    :func:`wait` for a wait state, or to ``None`` for a final state; declaration order is
+    kept. ``editable`` names the state fields ``claimfsm edit`` may change while a
+    session holds (``memory``; ``memory.*`` for one key). ``initial`` defaults to the first state.
     ``failure`` names the final state errors lead to; ``retry`` gives per-state
     :class:`~claimfsm.engine.machine.RetryPolicy`. ``migrations`` maps an older version
     of this machine to a function ``(SessionState) -> SessionState`` that carries its
@@ -186,6 +209,7 @@ def define_machine(
     :class:`~claimfsm.engine.errors.MachineDefinitionError` listing every problem.
     """
     retry = retry or {}
+    transitions = tuple(transitions)
     specs: list[StateSpec] = []
     bindings: dict[str, Binding] = {}
     problems = [f"retry policy for unknown state {s!r}" for s in retry if s not in states]
@@ -194,6 +218,13 @@ def define_machine(
     for state, bound in states.items():
         if bound is None:
             specs.append(StateSpec(state, final=True))
+            continue
+        if isinstance(bound, WaitSpec):
+            if not bound.moves:  # default: every move out but the timeout's
+                outs = tuple(d for s, d in transitions if s == state and d != bound.on_timeout)
+                bound = WaitSpec(bound.input_model, outs, bound.timeout_s, bound.on_timeout,
+                                 bound.route, bound.apply)
+            specs.append(StateSpec(state, wait=bound))
             continue
         binding = bound if isinstance(bound, Binding) else memory_skill_binding(bound)
         sk = binding.skill.name
@@ -208,8 +239,9 @@ def define_machine(
             f"machine {name!r} is invalid: " + "; ".join(problems), problems=problems
         )
     definition = MachineDef(
-        name=name, states=tuple(specs), transitions=tuple(transitions),
+        name=name, states=tuple(specs), transitions=transitions,
         initial=initial if initial is not None else specs[0].name, failure=failure,
+        editable=tuple(editable),
     ).validate()
     return Workflow(definition, bindings, dict(migrations or {}))
 

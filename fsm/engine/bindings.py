@@ -33,6 +33,7 @@ ToInput = Callable[[SessionState, dict[str, Any]], dict[str, Any]]
 Apply = Callable[[SessionState, dict[str, Any], str], SessionState]
 Build = Callable[[dict[str, Any]], Any]
 Patch = Callable[[SessionState, dict[str, Any], str], dict[str, Any]]
+Route = Callable[[SessionState, dict[str, Any], str], str]
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,10 @@ class Binding:
     value already valid): the driver then builds the step's one new state from the
     parent, the patch and its own fields, instead of a state from ``apply`` and a copy
     of it. With a patch, ``apply(state, d, to)`` must equal the state with those fields.
+
+    ``route`` (optional) may send an ok step elsewhere than its ``sp.fsm``, from the
+    session's config and the step's ``d`` (AGGREGATE's to REVIEW, per the profile's
+    ``review``); the driver commits the routed move, which must be a declared one.
     """
 
     skill: Skill[Any, Any]
@@ -54,6 +59,7 @@ class Binding:
     apply: Apply
     build: Build | None = None
     patch: Patch | None = None
+    route: Route | None = None
 
 
 def memory_binding(skill: Skill[Any, Any]) -> Binding:
@@ -75,10 +81,18 @@ def _found(state: SessionState, key: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def flatten_hits(state: SessionState) -> list[dict[str, Any]]:
-    """Every search hit of every successful call, in request order, tagged with its subclaim."""
-    return [{"for": sid, "doc_id": hit["doc_id"], "title": hit.get("title", ""),
+    """Every search hit of every successful call, in request order, tagged with its
+    subclaim; then every document a reviewer sent back for (``page_fetch`` in RETRIEVAL)."""
+    hits = [{"for": sid, "doc_id": hit["doc_id"], "title": hit.get("title", ""),
              "source": hit.get("source", ""), "score": hit.get("score", 0.0)}
             for sid, hit in _found(state, "hits")]
+    for rec in state.tool_results:
+        value = rec.get("value")
+        if rec.get("ok") and rec.get("tool") == "page_fetch" and isinstance(value, dict):
+            hits.append({"for": rec["for"], "doc_id": value["doc_id"],
+                         "title": value.get("title", ""), "source": value.get("source", ""),
+                         "score": 1.0})
+    return hits
 
 
 def flatten_facts(state: SessionState) -> list[dict[str, Any]]:
@@ -222,6 +236,16 @@ def _aggregate_apply(state: SessionState, d: dict[str, Any], to: str) -> Session
     return state.model_copy(update={"verdict": d["verdict"]})
 
 
+def _aggregate_route(state: SessionState, d: dict[str, Any], to: str) -> str:
+    profile = state.config.get("profile")
+    mode = profile.get("review", "never") if isinstance(profile, dict) else "never"
+    if to != "DONE" or mode == "never":  # the default: nothing read, nothing changed
+        return to
+    from claimfsm.engine.review import needs_review
+
+    return "REVIEW" if needs_review(mode, d.get("verdict"), state.judgments) else to
+
+
 #: Skills that take tools bound to their state (the tools get one request per query).
 BINDABLE: frozenset[str] = frozenset({"retrieve"})
 
@@ -247,7 +271,7 @@ def make_bindings(tools: Mapping[str, Sequence[str]] | None = None) -> Mapping[s
         "retrieve": (_retrieve_in_with(tuple(bound.get("retrieve", ()))), _retrieve_apply),
         "evidence_extract": (_extract_in, _extract_apply),
         "stance_judge": (_verify_in, _verify_apply),
-        "verdict_aggregate": (_aggregate_in, _aggregate_apply),
+        "verdict_aggregate": (_aggregate_in, _aggregate_apply, _aggregate_route),
     })
 
 
@@ -264,7 +288,7 @@ class _Bindings(Mapping[str, Binding]):
     ``_MODEL_BACKED``; its skill ``SKILL``).
     """
 
-    def __init__(self, table: Mapping[str, tuple[ToInput, Apply]]) -> None:
+    def __init__(self, table: Mapping[str, tuple[Any, ...]]) -> None:
         self._table = dict(table)
         self._made: dict[str, Binding] = {}
         self._lock = threading.Lock()
@@ -273,11 +297,12 @@ class _Bindings(Mapping[str, Binding]):
         made = self._made.get(name)
         if made is not None:
             return made
-        to_input, apply = self._table[name]  # KeyError for a skill it does not bind
+        to_input, apply, *route = self._table[name]  # KeyError for a skill it does not bind
         module = _MODEL_BACKED.get(name, name)
         skill = importlib.import_module(f"claimfsm.skills.{module}").SKILL
+        made = Binding(skill, to_input, apply, route=route[0] if route else None)
         with self._lock:
-            return self._made.setdefault(name, Binding(skill, to_input, apply))
+            return self._made.setdefault(name, made)
 
     def __contains__(self, name: object) -> bool:
         return name in self._table  # without importing the skill (Mapping's would)

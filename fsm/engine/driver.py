@@ -26,6 +26,7 @@ from claimfsm.engine.errors import (
     UnknownSkill,
     check_claim,
 )
+from claimfsm.engine.inputs import PeopleMixin
 from claimfsm.engine.limits import (
     LIMIT_CODES,
     deadline_envelope,
@@ -36,11 +37,13 @@ from claimfsm.engine.limits import (
 )
 from claimfsm.engine.machine import DEFAULT_MACHINE, Machine, MachineDef
 from claimfsm.engine.migrate import check_version
+from claimfsm.engine.people import check_pauses, hold_for
 from claimfsm.engine.step import StepResult, ToolSession, ToolsFactory, iso
 from claimfsm.engine.version import UNKNOWN, Versioning, machine_version
 from claimfsm.skills.context import Clock, SeqIds, SkillContext, SystemClock, ToolCall
 from claimfsm.skills.envelope import Envelope
 from claimfsm.state.errors import RevConflict
+from claimfsm.state.holds import HOLD_KEY, hold_of
 from claimfsm.state.model import RetryState, Revision, SessionState, new_state, trusted
 from claimfsm.state.rollback import entry_state, rewind_revision, tools_restored
 from claimfsm.state.store import StateStore
@@ -48,8 +51,9 @@ from claimfsm.state.store import StateStore
 __all__ = ["Driver", "StepResult", "ToolSession", "ToolsFactory", "iso"]
 
 
-class Driver:
-    """Runs sessions of one machine over one store."""
+class Driver(PeopleMixin):
+    """Runs sessions of one machine over one store (and takes people's input, edits and
+    resumes: :class:`~claimfsm.engine.inputs.PeopleMixin`)."""
 
     def __init__(
         self,
@@ -115,13 +119,20 @@ class Driver:
         sid = sid or self.new_sid()
         initial = self.definition.initial
         now = self.clock.now()
+        config = dict(config or {})
+        check_pauses(self.definition, config)
+        runtime = initial_runtime(config, now)
+        events: list[dict[str, Any]] = [_started(version or self.version)]
+        hold = hold_for(self.definition, config, None, initial, iso(now), now)
+        if hold is not None:  # paused before (or waiting in) the first state
+            runtime[HOLD_KEY] = hold
+            events.append({"type": "Waiting", "hold": hold})
         # The claim and config come from outside: validated here, once.
-        state = new_state(sid, claim, initial, dict(config or {}),
-                          initial_runtime(config or {}, now))
+        state = new_state(sid, claim, initial, config, runtime)
         first = trusted(Revision, {
             "sid": sid, "rev": 0, "parent_rev": None, "fsm": initial, "skill": None,
             "envelope": None, "state": state, "ts": iso(now),
-            "events": [_started(version or self.version)],
+            "events": events,
         })
         if before_create is not None:
             before_create(first)
@@ -144,6 +155,8 @@ class Driver:
         for _ in range(max_steps):
             if head.fsm in finals:
                 return head
+            if head.state.runtime and HOLD_KEY in head.state.runtime and hold_of(head.state):
+                return head  # waits for a person: nothing to run, nothing to report
             if head.state.retry is not None:
                 wait = self._retry_wait(head)
                 left = seconds_left(head.state, self.clock.now()) if wait > 0 else None
@@ -196,7 +209,14 @@ class Driver:
                 return other
         bound = self._bound.get(fsm)
         if bound is None:
+            held = self._holding(head)
+            if held is not None:
+                return self._report(held)
             bound = self._bind(sid, fsm)
+        elif state.runtime and HOLD_KEY in state.runtime:
+            held = self._holding(head)
+            if held is not None:
+                return self._report(held)
         name, binding = bound
         clock = self.clock
         now = clock.now()
@@ -216,6 +236,8 @@ class Driver:
             env = Envelope.error("INTERNAL", f"{name} input: {type(exc).__name__}: {exc}")
             return self._report(StepResult(sid, fsm, fsm, name, env, None, ts=ts))
         env = expired or binding.skill.run(model, ctx)
+        if binding.route is not None and env.s == "ok":
+            env = self._routed(binding, state, env)
         calls: list[ToolCall] = []
         events: list[dict[str, Any]] = []
         if tools is not None:
@@ -243,6 +265,8 @@ class Driver:
                 "INTERNAL", f"{name} apply: {type(exc).__name__}: {exc}"
             )
             return self._report(result)
+        if after != fsm or (state.runtime and HOLD_KEY in state.runtime):
+            new_state, events = self._hold(new_state, fsm, after, ts, now, events)
         # Every field is the engine's own, each checked above: built without validation.
         rev = trusted(Revision, {
             "sid": sid, "rev": head.rev + 1, "parent_rev": head.rev, "fsm": after,

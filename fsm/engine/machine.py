@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 from transitions import MachineError
 
 from claimfsm.engine.errors import IllegalTransition, MachineDefinitionError, UnknownState
 from claimfsm.engine.firing import build_engine, cached_engine, trigger_name
+from claimfsm.engine.review import ReviewInput, apply_review, route_review
 
 __all__ = [
     "DEFAULT_MACHINE",
@@ -23,6 +26,7 @@ __all__ = [
     "MachineDef",
     "RetryPolicy",
     "StateSpec",
+    "WaitSpec",
     "mermaid",
 ]
 
@@ -46,13 +50,54 @@ class RetryPolicy:
 
 
 @dataclass(frozen=True)
+class WaitSpec:
+    """A wait state's contract: the input model a person's input must match, the moves
+    that input may choose (``route`` picks one from the validated input; with one move
+    and no ``route``, that move), an optional ``timeout_s`` and the move taken when it
+    passes (``on_timeout``), and ``apply`` (``(state, input) -> {field: value}``), which
+    folds the input into the state (default: into ``memory`` under the state's name).
+    """
+
+    input_model: type[Any]
+    moves: tuple[str, ...] = ()
+    timeout_s: float | None = None
+    on_timeout: str | None = None
+    route: Any = None
+    apply: Any = None
+
+    def problems(self, name: str, targets: tuple[str, ...]) -> list[str]:
+        """What is wrong with this wait in state ``name`` whose moves are ``targets``."""
+        out: list[str] = []
+        if not isinstance(self.input_model, type) or not hasattr(self.input_model,
+                                                                 "model_validate"):
+            out.append(f"wait state {name}: the input model is not a pydantic model")
+        if not self.moves:
+            out.append(f"wait state {name}: input chooses no move (moves=...)")
+        for move in self.moves:
+            if move not in targets:
+                out.append(f"wait state {name}: input move {name}->{move} is not a transition")
+        if len(self.moves) > 1 and self.route is None:
+            out.append(f"wait state {name}: {len(self.moves)} moves and no route")
+        if (self.timeout_s is None) != (self.on_timeout is None):
+            out.append(f"wait state {name}: timeout and on_timeout go together")
+        if self.timeout_s is not None and not self.timeout_s > 0:
+            out.append(f"wait state {name}: timeout must be positive")
+        if self.on_timeout is not None and self.on_timeout not in targets:
+            out.append(f"wait state {name}: on_timeout move {name}->{self.on_timeout} "
+                       "is not a transition")
+        return out
+
+
+@dataclass(frozen=True)
 class StateSpec:
-    """One state: its name, the skill it binds (non-final only), whether it is final."""
+    """One state: its name, the skill it binds (non-final only), whether it is final,
+    and for a wait state (no skill) what it waits for."""
 
     name: str
     skill: str | None = None
     final: bool = False
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    wait: WaitSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +109,9 @@ class MachineDef:
     transitions: tuple[tuple[str, str], ...]
     initial: str
     failure: str | None = None
+    #: Fields a person may edit while a session holds (``name.*``: any key of a dict
+    #: field): ``claimfsm edit``, docs/review.md.
+    editable: tuple[str, ...] = ()
 
     def state(self, name: str) -> StateSpec:
         """The spec of ``name`` (:class:`UnknownState`, a ``KeyError``, if unknown)."""
@@ -76,6 +124,11 @@ class MachineDef:
     def names(self) -> tuple[str, ...]:
         """State names in declaration order."""
         return tuple(s.name for s in self.states)
+
+    @cached_property
+    def waits(self) -> dict[str, WaitSpec]:
+        """The wait states and what each waits for."""
+        return {s.name: s.wait for s in self.states if s.wait is not None}
 
     @property
     def finals(self) -> frozenset[str]:
@@ -109,7 +162,11 @@ class MachineDef:
         for spec in self.states:
             if spec.final and self.targets(spec.name):
                 out.append(f"final state {spec.name} has outgoing transitions")
-            if not spec.final and not spec.skill:
+            if spec.wait is not None:
+                if spec.skill or spec.final:
+                    out.append(f"wait state {spec.name} binds a skill or is final")
+                out.extend(spec.wait.problems(spec.name, self.targets(spec.name)))
+            elif not spec.final and not spec.skill:
                 out.append(f"non-final state {spec.name} binds no skill")
             if spec.final and spec.skill:
                 out.append(f"final state {spec.name} binds a skill")
@@ -204,11 +261,16 @@ def mermaid(definition: MachineDef) -> str:
     for spec in definition.states:
         if spec.skill:
             lines.append(f"    {spec.name} : {spec.skill}")
+        elif spec.wait is not None:  # no skill: a person answers
+            lines.append(f"    {spec.name} : waits for {spec.wait.input_model.__name__}")
     for src, dst in definition.transitions:
         lines.append(f"    {src} --> {dst}")
     for spec in definition.states:
         if spec.final:
             lines.append(f"    {spec.name} --> [*]")
+    if definition.waits:  # drawn dashed: the session stops there until a person answers
+        lines.append("    classDef waiting stroke-dasharray: 5 5")
+        lines.extend(f"    class {name} waiting" for name in definition.waits)
     return "\n".join(lines) + "\n"
 
 
@@ -227,6 +289,9 @@ DEFAULT_MACHINE = MachineDef(
         StateSpec("EXTRACT", skill="evidence_extract"),
         StateSpec("VERIFY", skill="stance_judge"),
         StateSpec("AGGREGATE", skill="verdict_aggregate"),
+        # Entered only as the profile's ``review`` says (default never): docs/review.md.
+        StateSpec("REVIEW", wait=WaitSpec(ReviewInput, moves=("DONE", "RETRIEVAL"),
+                                          route=route_review, apply=apply_review)),
         StateSpec("DONE", final=True),
         StateSpec("FAILED", final=True),
     ),
@@ -238,8 +303,13 @@ DEFAULT_MACHINE = MachineDef(
         ("EXTRACT", "RETRIEVAL"),
         ("VERIFY", "AGGREGATE"),
         ("AGGREGATE", "DONE"),
+        ("AGGREGATE", "REVIEW"),
+        ("REVIEW", "DONE"),
+        ("REVIEW", "RETRIEVAL"),
         *((s, "FAILED") for s in _WORK),
     ),
     initial="PARSE_CLAIM",
     failure="FAILED",
+    # The subclaims, the query plans and the evidence kept for a subclaim.
+    editable=("subclaims", "plans", "evidence.*"),
 )

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.engine.model_profile import MODEL_KEYS, Planner, check_model, model_config
@@ -39,7 +39,8 @@ __all__ = [
 CONFIG_FILE = "claimfsm.toml"
 """Read from the working directory; ``[tool.claimfsm]`` in ``pyproject.toml`` otherwise."""
 
-PROFILE_KEYS: tuple[str, ...] = ("retrieval", "judge", "stance_model", *MODEL_KEYS)
+PROFILE_KEYS: tuple[str, ...] = ("retrieval", "judge", "stance_model", *MODEL_KEYS, "review",
+                                  "pause_before", "pause_after")
 """The keys a config file may set."""
 
 RUN_CONFIG: Mapping[str, Any] = {"docs_per_claim": 20, "per_claim": 20, "min_best": 0.5,
@@ -54,6 +55,10 @@ thresholds calibrated on real-world claims (``claimfsm.skills.stance.config.CALI
 
 Retrieval = Literal["lexical", "hybrid"]
 Judge = Literal["lexical", "learned", "model"]
+Review = Literal["never", "low_confidence", "always"]
+#: People-in-the-loop options (docs/review.md): written into a session's profile and
+#: config only when set, so a session without them is stored as it always was.
+_PEOPLE: tuple[str, ...] = ("review", "pause_before", "pause_after")
 
 
 class ProfileError(ClaimFsmError):
@@ -80,6 +85,9 @@ class Profile(BaseModel):
     api_key_env: str | None = None
     on_model_error: Literal["fallback", "fail"] = "fallback"
     max_tokens_total: int | None = Field(None, ge=0)
+    review: Review = "never"
+    pause_before: tuple[str, ...] = ()
+    pause_after: tuple[str, ...] = ()
 
     @model_validator(mode="before")
     @classmethod
@@ -87,6 +95,14 @@ class Profile(BaseModel):
         if isinstance(data, Mapping) and data.get("stance_model") and "judge" not in data:
             return {**data, "judge": "learned"}
         return data
+
+    @field_validator("pause_before", "pause_after", mode="before")
+    @classmethod
+    def _state_list(cls, value: Any) -> Any:
+        # claimfsm.toml may write pause_before = "VERIFY,AGGREGATE" as on the command line.
+        if isinstance(value, str):
+            return tuple(s.strip() for s in value.split(",") if s.strip())
+        return value
 
     @model_validator(mode="after")
     def _model_iff_learned(self) -> Profile:
@@ -110,17 +126,29 @@ class Profile(BaseModel):
 
     def to_dict(self) -> dict[str, Any]:
         """``model_dump()``, without building the serializer: every field is a ``str`` or
-        ``None``, which dumps as itself (a test keeps the two equal)."""
-        base = {name: getattr(self, name) for name in ("retrieval", "judge", "stance_model")}
-        return {**base, **{k: getattr(self, k) for k in MODEL_KEYS
-                           if getattr(self, k) != type(self).model_fields[k].default}}
+        ``None``, which dumps as itself (a test keeps the two equal); the model and people
+        options only when set (pause points as lists)."""
+        out: dict[str, Any] = {name: getattr(self, name)
+                               for name in ("retrieval", "judge", "stance_model")}
+        fields = type(self).model_fields
+        out.update({k: getattr(self, k) for k in MODEL_KEYS
+                    if getattr(self, k) != fields[k].default})
+        for name in _PEOPLE:
+            value = getattr(self, name)
+            if value and value != "never":
+                out[name] = list(value) if isinstance(value, tuple) else value
+        return out
 
     def config(self) -> dict[str, Any]:
         """Session-config entries: ``profile``, the :data:`RUN_CONFIG` settings and, for the
-        learned judge, ``stance_model`` (the key the VERIFY and AGGREGATE bindings read)."""
+        learned judge, ``stance_model`` (the key the VERIFY and AGGREGATE bindings read);
+        pause points as ``pause_before``/``pause_after`` (the keys the driver reads)."""
         out: dict[str, Any] = {"profile": self.to_dict(), **RUN_CONFIG}
         if self.stance_model is not None:
             out["stance_model"] = self.stance_model
+        for key in ("pause_before", "pause_after"):
+            if getattr(self, key):
+                out[key] = list(getattr(self, key))
         return {**out, **model_config(self)}
 
     def describe(self) -> str:
@@ -128,7 +156,13 @@ class Profile(BaseModel):
         judge = f"learned ({self.stance_model})" if self.judge == "learned" else self.judge
         planner = f", planner {self.planner}" if self.planner != "rules" else ""
         via = f" (model {self.model})" if "model" in (self.judge, self.planner) else ""
-        return f"retrieval {self.retrieval}, judge {judge}{planner}{via}"
+        out = f"retrieval {self.retrieval}, judge {judge}{planner}{via}"
+        if self.review != "never":
+            out += f", review {self.review}"
+        for key in ("pause_before", "pause_after"):
+            if getattr(self, key):
+                out += f", {key.replace('_', ' ')} {','.join(getattr(self, key))}"
+        return out
 
 
 def _plain(values: Mapping[str, Any]) -> Profile | None:
@@ -137,7 +171,7 @@ def _plain(values: Mapping[str, Any]) -> Profile | None:
     without the validator; ``None`` sends them through it. Compiling a model's validator
     costs a command ~15 ms of start-up (pydantic's plugin loader imports
     ``importlib.metadata`` on the first one), and ``show`` needs no other."""
-    if type(values) is not dict or any(k in values for k in MODEL_KEYS):
+    if type(values) is not dict or any(k in values for k in (*MODEL_KEYS, *_PEOPLE)):
         return None
     retrieval = values.get("retrieval", "lexical")
     judge = values.get("judge", "lexical")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from claimfsm.engine.profile import ProfileError, profile_of
+from claimfsm.state.holds import status_of, waiting_json
 from claimfsm.state.model import Revision
 
 if TYPE_CHECKING:
@@ -12,8 +13,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_HISTORY_PAGE", "profile_json", "profile_text", "revision_json", "revision_line",
-    "session_summary", "step_json", "verdict_json",
+    "session_summary", "status_json", "step_json", "verdict_json",
 ]
+
+_FINALS = frozenset({"DONE", "FAILED"})  # the claim machine's; a custom one's read RUNNING
+
+
+def status_json(head: Revision) -> dict[str, Any]:
+    """``{"status": "WAITING"|"RUNNING"|"FINISHED", "waiting": {...}|None}``: whether a
+    session holds, and what for (kind ``input`` or ``pause``, state, since, ...)."""
+    return {"status": status_of(head.state, _FINALS), "waiting": waiting_json(head.state)}
+
 
 #: The most revisions one page of history holds (``claimfsm history --limit``, the HTTP
 #: API's ``limit``): a page is one response, held whole.
@@ -38,7 +48,9 @@ def verdict_json(head: Revision) -> dict[str, Any]:
                           "verdict": j.get("verdict", "NOT_ENOUGH_INFO"), "evidence": evidence})
     verdict = st.verdict["label"] if st.verdict else None
     out: dict[str, Any] = {"sid": head.sid, "verdict": verdict, "rev": head.rev, "fsm": head.fsm,
-                           "subclaims": subclaims}
+                           "subclaims": subclaims, **status_json(head)}
+    if st.verdict:  # who decided: the engine, or a reviewer (docs/review.md)
+        out["provenance"] = st.verdict.get("provenance", "engine")
     if st.error:
         out["error"] = st.error
     return out
@@ -75,7 +87,7 @@ def revision_json(rev: Revision, *, full: bool = True) -> dict[str, Any]:
     out: dict[str, Any] = {"sid": rev.sid, "rev": rev.rev, "parent_rev": rev.parent_rev,
                            "fsm": rev.fsm, "skill": rev.skill, "ts": rev.ts,
                            "envelope": rev.envelope, "events": rev.events,
-                           "profile": profile_json(rev)}
+                           "profile": profile_json(rev), **status_json(rev)}
     if full:
         out["state"] = rev.state.model_dump(mode="json")
     return out
@@ -98,8 +110,18 @@ def session_summary(head: Revision) -> list[str]:
     lines = [f"session {head.sid}  rev {head.rev}  {head.fsm}", profile_text(head)]
     if data.get("error"):
         lines.append(f"error: {data['error']['code']}: {data['error']['msg']}")
+    if data["waiting"]:
+        w = data["waiting"]
+        what = (f"input ({w['input']})" if w["kind"] == "input"
+                else f"resume (paused {w['when']} {w['state']})")
+        lines.append(f"WAITING for {what} since {w['since']}"
+                     + (f", until {w['until']}" if w.get("until") else ""))
     if data["verdict"]:
-        lines.append(f"verdict: {data['verdict']}")
+        lines.append(f"verdict: {data['verdict']} (by {data['provenance']})")
+        review = (head.state.verdict or {}).get("review")
+        if review and review.get("reason"):
+            lines.append(f"  review: {review['decision']} by {review['actor']}: "
+                         f"{review['reason']}")
     for reason in (head.state.verdict or {}).get("reasons", []):
         lines.append(f"  - {reason}")
     for sub in data["subclaims"]:

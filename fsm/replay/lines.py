@@ -10,6 +10,8 @@ Line kinds (field ``t``), each one orjson object with a fixed key order:
   every tool call (args and result), the tool runtime's events, the envelope, and the
   tool runtime's bookkeeping the step committed (policy state; budget and rate buckets);
 - ``rewind``: a rewind (``claimfsm rollback``) found in a stored history;
+- ``person``: what a person (or a timer) committed: an input to a wait state, an edit,
+  a resume, a passed wait deadline (docs/review.md);
 - ``end``: written once the session reached a final state (rev, fsm, verdict), so a
   record cut short after a final step is detected as truncated.
 
@@ -43,6 +45,7 @@ __all__ = [
     "End",
     "Entry",
     "Header",
+    "Person",
     "Record",
     "Rewind",
     "Step",
@@ -133,6 +136,23 @@ class Rewind(_Line):
     h: str | None = None
 
 
+class Person(_Line):
+    """A revision a person committed (``act``: ``input``, ``edit``, ``resume``) or a timer
+    (``timeout``), as revision ``rev`` after ``head``: ``payload`` is the input, or the
+    edit's ``[field, value]`` pairs; ``h`` its chain hash."""
+
+    t: Literal["person"] = "person"
+    head: int
+    rev: int
+    act: Literal["input", "edit", "resume", "timeout"]
+    before: str
+    after: str
+    actor: str | None
+    ts: Timestamp
+    payload: Any = None
+    h: str | None = None
+
+
 class End(_Line):
     """The session reached a final state: the last line of a finished record (``h``: the
     last revision's chain hash)."""
@@ -144,8 +164,9 @@ class End(_Line):
     h: str | None = None
 
 
-Entry = Step | Rewind
-KINDS: dict[str, type[_Line]] = {"header": Header, "step": Step, "rewind": Rewind, "end": End}
+Entry = Step | Rewind | Person
+KINDS: dict[str, type[_Line]] = {"header": Header, "step": Step, "rewind": Rewind,
+                                 "person": Person, "end": End}
 
 
 class Summary:
@@ -174,6 +195,9 @@ class Summary:
             self._fsm.append(self._fsm[entry.to])
             self.head = entry.rev
             return
+        if isinstance(entry, Person):  # a committed revision, like a step's
+            self._append(entry.after, entry.rev)
+            return
         self.steps += 1
         if entry.rev is not None:
             ident = self._ids.get(entry.after)
@@ -182,6 +206,14 @@ class Summary:
                 self._names.append(entry.after)
             self._fsm.append(ident)
             self.head = entry.rev
+
+    def _append(self, after: str, rev: int) -> None:
+        ident = self._ids.get(after)
+        if ident is None:
+            ident = self._ids[after] = len(self._names)
+            self._names.append(after)
+        self._fsm.append(ident)
+        self.head = rev
 
     @property
     def head_fsm(self) -> str | None:

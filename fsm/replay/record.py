@@ -37,6 +37,7 @@ from claimfsm.replay.lines import (
     End,
     Entry,
     Header,
+    Person,
     Record,
     Rewind,
     Step,
@@ -57,6 +58,7 @@ __all__ = [
     "Entry",
     "Header",
     "LineChecker",
+    "Person",
     "Record",
     "RecordError",
     "RecordLimits",
@@ -166,7 +168,7 @@ def _collect(fh: IO[bytes], source: str, limits: RecordLimits) -> Record:
     entries: list[Entry] = []
     for n, _, raw, complete in iter_lines(fh, limits, source):
         line = checker.feed(n, raw, complete)
-        if isinstance(line, Step | Rewind):
+        if isinstance(line, Step | Rewind | Person):
             entries.append(line)
     header = checker.finish()
     return Record(header=header, entries=tuple(entries), end=checker.end, source=source,
@@ -209,7 +211,7 @@ class LineChecker:
             if self._sealed and line.h != self._last_h:
                 self._fail(f"end.h is not the chain hash of revision {line.rev}", n)
             self.end = line
-        elif isinstance(line, Step | Rewind):
+        elif isinstance(line, Step | Rewind | Person):
             self._check_chain(line, n)
             self.summary.add(line)
         if line.h is not None:
@@ -275,6 +277,10 @@ class LineChecker:
         if entry.head != head:
             self._fail(f"head is {entry.head}, expected {head} (a step is missing or out of "
                        "order)", n)
+        if isinstance(entry, Person):
+            if entry.rev != head + 1:
+                self._fail(f"rev is {entry.rev}, expected head+1 = {head + 1}", n)
+            return
         if isinstance(entry, Rewind):
             if entry.rev != head + 1 or not 0 <= entry.to <= head:
                 self._fail(f"rewind rev {entry.rev} to {entry.to} does not follow head "

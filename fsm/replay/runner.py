@@ -34,7 +34,17 @@ from claimfsm.engine.migrate import MIGRATE, cross
 from claimfsm.engine.runtime import seed_demo
 from claimfsm.engine.version import UNKNOWN, Versioning, machine_version
 from claimfsm.replay.diff import first_diff
-from claimfsm.replay.record import End, Entry, Header, RecordError, Rewind, Step, Summary
+from claimfsm.replay.people import replay_person
+from claimfsm.replay.record import (
+    End,
+    Entry,
+    Header,
+    Person,
+    RecordError,
+    Rewind,
+    Step,
+    Summary,
+)
 from claimfsm.replay.report import MODES, Divergence, Mode, Outcome, ReplayReport
 from claimfsm.replay.seal import HashChain
 from claimfsm.replay.store import ReplayStore
@@ -206,6 +216,15 @@ def _run(
     for n, entry in record.walk():
         head = store.head(sid)
         clock.set(entry.ts)
+        if isinstance(entry, Person):  # fed at the same revision, as recorded
+            rev, problem = replay_person(driver, head, entry, clock.current)
+            if problem is not None or rev is None:
+                problem = problem or ("act", entry.act, None)
+                divergence = divergence or _div(n, head, None, "COMMIT_MISMATCH", *problem)
+                break
+            if divergence is None:
+                divergence = chain.check(n, head, rev, entry.h, None)
+            continue
         if isinstance(entry, Rewind):
             try:
                 rev = driver.rollback(sid, entry.to, reopen=entry.reopen)

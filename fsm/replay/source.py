@@ -19,6 +19,7 @@ from claimfsm.replay.record import (
     Entry,
     Header,
     LineChecker,
+    Person,
     RecordError,
     RecordLimits,
     RecordTooLarge,
@@ -95,7 +96,7 @@ class RecordFile:
         digest = hashlib.sha256()
         for n, _, raw, complete in self._lines(digest):
             line = checker.feed(n, raw, complete)
-            if isinstance(line, Step | Rewind):
+            if isinstance(line, Step | Rewind | Person):
                 yield n, line
         if digest.digest() != self._digest:
             raise RecordError("the file changed while it was replayed", source=self.source)

@@ -17,6 +17,7 @@ from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.engine.machine import DEFAULT_MACHINE
 from claimfsm.engine.migrate import MIGRATE
 from claimfsm.engine.version import CROSSINGS, started_version
+from claimfsm.replay.people import person_of
 from claimfsm.replay.record import (
     FORMAT_VERSION,
     End,
@@ -53,7 +54,7 @@ __all__ = [
 # Events the driver adds to a step's revision after the tool runtime's own: a replay
 # makes them again, so a record holds only the others.
 _DRIVER_EVENTS = frozenset({"ToolCalls", "LimitExceeded", "Rollback", "RetryScheduled",
-                            "Migrated", "VersionContinued"})
+                            "Migrated", "VersionContinued", "Waiting"})
 
 
 class RecordWriteError(ClaimFsmError):
@@ -265,6 +266,9 @@ def _entry_of(parent: Revision, rev: Revision, bindings: Mapping[str, Binding],
         return _rewind_of(rev, h)
     if rev.skill == MIGRATE and rev.envelope is not None:
         return _migrate_of(parent, rev, h)
+    person = person_of(parent, rev, h)
+    if person is not None:  # an input, an edit, a resume or a timeout: no skill ran
+        return person
     binding = bindings.get(rev.skill or "")
     if binding is None or rev.envelope is None:
         raise RecordError(f"revision {rev.rev}: skill {rev.skill!r} has no binding to "

@@ -124,17 +124,30 @@ def scripted_driver(
                   sleep=lambda s: fixed.advance(timedelta(seconds=s)), on_step=on_step)
 
 
+#: A reviewer's input for each move out of the claim machine's REVIEW.
+REVIEW_INPUTS: Mapping[tuple[str, str], Any] = {
+    ("REVIEW", "DONE"): {"decision": "approve"},
+    ("REVIEW", "RETRIEVAL"): {"decision": "send_back", "queries": ["more"], "reason": "thin"},
+}
+
+
 def drive_path(path: Path, machine: MachineDef = DEFAULT_MACHINE, *,
-               claim: str = "a claim") -> Revision:
-    """Walk ``path`` with scripted ``ok`` envelopes (one per transition) and return the
-    head revision the session ends at."""
+               claim: str = "a claim",
+               inputs: Mapping[tuple[str, str], Any] = REVIEW_INPUTS) -> Revision:
+    """Walk ``path`` with scripted ``ok`` envelopes (one per transition; a move out of a
+    wait state is the input ``inputs[(src, dst)]``) and return the head revision the
+    session ends at."""
     scripts: dict[str, list[Script]] = {}
     for src, dst in path.edges:
-        scripts.setdefault(src, []).append(goto(dst))
+        if src not in machine.waits:
+            scripts.setdefault(src, []).append(goto(dst))
     driver = scripted_driver(machine, scripts)
     sid = driver.start(claim).sid
-    for _ in path.edges:
-        driver.step(sid)
+    for edge in path.edges:
+        if edge[0] in machine.waits:
+            driver.input(sid, inputs[edge], actor="drive_path")
+        else:
+            driver.step(sid)
     return driver.store.head(sid)
 
 

@@ -31,7 +31,8 @@ from claimfsm.ui.report import render_report
 from claimfsm.ui.service import Service
 
 __all__ = [
-    "API_ACTOR", "MAX_BODY", "MAX_RECORD", "api_routes", "bad_input", "query_int", "read_upload",
+    "API_ACTOR", "MAX_BODY", "MAX_RECORD", "api_routes", "bad_input", "query_int", "read_json",
+    "read_upload",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -89,6 +90,9 @@ async def _body(request: Request, model: type[M]) -> M:
         raise bad_input(exc) from None
 
 
+read_json = _body  # the request body as ``model``: JSON only, bounded, 422 naming the field
+
+
 def _int(request: Request, name: str, default: int | None = None) -> int | None:
     raw = request.query_params.get(name)
     if raw is None or raw == "":
@@ -117,12 +121,13 @@ def _rev(request: Request, name: str = "rev") -> int:
 
 
 def query_of(request: Request) -> SummaryQuery:
-    """The sessions listing's query from ``q``, ``fsm``, ``verdict``, ``limit``, ``before``."""
+    """The sessions listing's query from ``q``, ``fsm``, ``verdict``, ``status``, ``limit``,
+    ``before``."""
     p = request.query_params
     try:
         return SummaryQuery(limit=_int(request, "limit", 50), before=_int(request, "before"),
                             q=p.get("q") or None, fsm=p.get("fsm") or None,
-                            verdict=p.get("verdict") or None)
+                            verdict=p.get("verdict") or None, status=p.get("status") or None)
     except ValidationError as exc:
         raise bad_input(exc) from None
 

@@ -13,6 +13,7 @@ from starlette.routing import Route
 
 from claimfsm._base.errors import http_status
 from claimfsm.engine.errors import ClaimFsmError
+from claimfsm.engine.version import session_version
 from claimfsm.state.model import Revision
 from claimfsm.ui.api import JSON, api_routes, query_int, query_of, read_upload
 from claimfsm.ui.html import e, page
@@ -25,7 +26,9 @@ from claimfsm.ui.pages import (
     session_page,
     sessions_page,
 )
+from claimfsm.ui.people_api import people_routes
 from claimfsm.ui.replaying import replay_bytes
+from claimfsm.ui.review_routes import review_routes
 from claimfsm.ui.service import Service
 
 __all__ = ["create_app", "status_of"]
@@ -79,9 +82,14 @@ def create_app(service: Service, *, db_label: str = "") -> Starlette:
         page = service.history_page(sid, start, end - start)
         return head, list(page.items)
 
+    def shown_with_version(request: Request) -> tuple[Revision, list[Revision], str]:
+        head, revs = shown(request)
+        return head, revs, session_version(service.engine.store, head)
+
     async def session(request: Request) -> Response:
-        head, revs = await run_in_threadpool(lambda: shown(request))
-        return HTMLResponse(session_page(service.engine.driver.definition, head, revs))
+        head, revs, version = await run_in_threadpool(lambda: shown_with_version(request))
+        return HTMLResponse(session_page(service.engine.driver.definition, head, revs,
+                                         version))
 
     async def session_panels(request: Request) -> Response:
         head, revs = await run_in_threadpool(lambda: shown(request))
@@ -130,6 +138,8 @@ def create_app(service: Service, *, db_label: str = "") -> Starlette:
         Route("/replay", replay_run, methods=["POST"]),
         Route("/api/v1/openapi.json", spec, methods=["GET"]),
         *api_routes(service),
+        *people_routes(service),
+        *review_routes(service),
     ]
     app = Starlette(routes=routes, exception_handlers=handlers)
 

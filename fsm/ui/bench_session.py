@@ -28,6 +28,7 @@ import orjson
 
 from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.runtime import Engine
+from claimfsm.engine.version import history_version
 from claimfsm.skills.context import FixedClock
 from claimfsm.state.model import Revision, SessionState, trusted
 from claimfsm.state.sqlite.store import SQLiteStore
@@ -91,7 +92,8 @@ def measure(db: Path, sid: str) -> dict[str, Any]:
 
     def whole() -> object:
         revisions = service.history(sid)
-        return session_page(service.engine.driver.definition, revisions[-1], revisions)
+        return session_page(service.engine.driver.definition, revisions[-1], revisions,
+                            history_version(revisions))
 
     try:
         with TestClient(create_app(service)) as client:

@@ -33,7 +33,8 @@ def pretty(value: Any) -> str:
 def page(title: str, body: str, *, script: str = "", nav: bool = True) -> str:
     """A whole HTML document: the stylesheet inlined, no external resource. ``script``
     names a packaged script (``session.js``) to inline at the end of the body."""
-    links = ('<nav><a href="/">Sessions</a><a href="/replay">Replay</a>'
+    links = ('<nav><a href="/">Sessions</a><a href="/review">Review queue</a>'
+             '<a href="/replay">Replay</a>'
              '<a href="/api/v1/openapi.json">API</a></nav>') if nav else ""
     # Each asset starts on the line after its tag, as the pages have always served it.
     js = f"<script>\n{asset(script)}</script>" if script else ""

@@ -3,12 +3,12 @@ bounds checked), so a bad request is a 422 naming its field."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ForkRequest", "ReplayRequest", "RollbackRequest", "RunRequest", "StartRequest",
-           "StepRequest"]
+__all__ = ["EditRequest", "ForkRequest", "InputRequest", "ReplayRequest", "ResumeRequest",
+           "RollbackRequest", "RunRequest", "StartRequest", "StepRequest"]
 
 
 class _Body(BaseModel):
@@ -22,6 +22,9 @@ class StartRequest(_Body):
     retrieval: Literal["lexical", "hybrid"] | None = None
     judge: Literal["lexical", "learned"] | None = None
     stance_model: str | None = None
+    review: Literal["never", "low_confidence", "always"] | None = None
+    pause_before: list[str] | None = None
+    pause_after: list[str] | None = None
 
 
 class StepRequest(_Body):
@@ -54,3 +57,25 @@ class ReplayRequest(_Body):
 
     name: str = Field(min_length=1)
     mode: Literal["strict", "tools", "live"] = "strict"
+
+
+class ResumeRequest(StepRequest):
+    """Continue a paused session and run it on to its next stop; ``actor`` (default
+    ``api``) is recorded in the ``Resumed`` event."""
+
+    actor: str = Field(default="api", min_length=1, max_length=200)
+
+
+class InputRequest(ResumeRequest):
+    """The input a waiting session waits for (REVIEW: ``{"decision": "approve"}``, an
+    override with verdict and reason, or a send-back with queries/doc_ids and reason),
+    committed as one revision; then the session runs on to its next stop."""
+
+    input: Any
+
+
+class EditRequest(ResumeRequest):
+    """Set declared editable fields of a waiting or paused session (``set``: field ->
+    new value, e.g. ``{"evidence.s1": [...]}``), as one revision."""
+
+    set: dict[str, Any] = Field(min_length=1)

@@ -8,8 +8,11 @@ from typing import Any
 
 from claimfsm.state.catalog import SummaryPage
 from claimfsm.ui.models import (
+    EditRequest,
     ForkRequest,
+    InputRequest,
     ReplayRequest,
+    ResumeRequest,
     RollbackRequest,
     RunRequest,
     StartRequest,
@@ -32,9 +35,10 @@ ENDPOINTS: list[tuple[str, str, str, list[dict[str, Any]], Any, int, str]] = [
      [_q("q", "string", "claim text contains (case-insensitive)"),
       _q("fsm", "string", "state is"), _q("verdict", "string", "verdict is (none: no verdict)"),
       _q("version", "string", "machine version is (unknown: older than versions)"),
+      _q("status", "string", "WAITING: only sessions waiting for a person"),
       _q("limit", "integer", "page size, 1-500 (50)"),
       _q("before", "integer", "the previous page's `next`")], None, 200,
-     "`{items: [{seq, sid, claim, fsm, verdict, revisions, updated, version}], next}`"),
+     "`{items: [{seq, sid, claim, fsm, verdict, revisions, updated, version, status}], next}`"),
     ("post", "/api/v1/sessions", "Start a session (revision 0)", [], StartRequest, 201,
      "the revision as `claimfsm start --json`"),
     ("get", "/api/v1/sessions/{sid}", "A session: summary, verdict and head", [_SID], None,
@@ -59,7 +63,16 @@ ENDPOINTS: list[tuple[str, str, str, list[dict[str, Any]], Any, int, str]] = [
     ("post", "/api/v1/sessions/{sid}/step", "Fire one transition", [_SID], StepRequest, 200,
      "as `claimfsm step --json`: `{sid, before, after, skill, committed, rev, envelope}`"),
     ("post", "/api/v1/sessions/{sid}/run", "Step to the end", [_SID], RunRequest, 200,
-     "as `claimfsm verify --json`: `{sid, verdict, rev, fsm, subclaims}`"),
+     "as `claimfsm verify --json`: `{sid, verdict, rev, fsm, subclaims, status, waiting, "
+     "provenance}`"),
+    ("post", "/api/v1/sessions/{sid}/input", "Give a waiting session its input (one "
+     "revision, InputReceived) and run it on", [_SID], InputRequest, 200,
+     "`{input_rev, ...}` and the rest as `claimfsm verify --json`"),
+    ("post", "/api/v1/sessions/{sid}/resume", "Continue a paused session and run it on",
+     [_SID], ResumeRequest, 200, "`{resume_rev, ...}` and the rest as `claimfsm verify --json`"),
+    ("patch", "/api/v1/sessions/{sid}", "Edit declared fields of a waiting or paused session "
+     "(one revision, Edited)", [_SID], EditRequest, 200,
+     "the new head as `claimfsm edit --json`"),
     ("post", "/api/v1/sessions/{sid}/rollback", "Rewind to a revision (a new head)", [_SID],
      RollbackRequest, 200, "the new head as `claimfsm rollback --json`"),
     ("post", "/api/v1/sessions/{sid}/fork", "Fork at a revision into a new session", [_SID],
@@ -85,7 +98,7 @@ ENDPOINTS: list[tuple[str, str, str, list[dict[str, Any]], Any, int, str]] = [
 _ERRORS = {
     "404": "UNKNOWN_SESSION, UNKNOWN_REVISION, NOT_FOUND",
     "409": "REV_CONFLICT (the head moved: `expected_rev`), SESSION_FINISHED, SESSION_FAILED, "
-           "ILLEGAL_TRANSITION",
+           "ILLEGAL_TRANSITION, NOT_WAITING, NOT_EDITABLE",
     "413": "INPUT_TOO_LARGE",
     "415": "UNSUPPORTED_MEDIA_TYPE (a body must be sent as application/json)",
     "422": "BAD_INPUT (the message and `field` name the field), BAD_RECORD, and every "

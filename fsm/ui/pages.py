@@ -9,12 +9,12 @@ from urllib.parse import quote, urlencode
 
 from claimfsm.engine.errors import BadInput
 from claimfsm.engine.machine import MachineDef
-from claimfsm.engine.version import history_version
 from claimfsm.replay.runner import ReplayReport
 from claimfsm.state.catalog import SummaryPage, SummaryQuery
 from claimfsm.state.model import Revision
 from claimfsm.ui.html import e, json_html, page
 from claimfsm.ui.panels import diagram_panel, timeline, verdict_panel
+from claimfsm.ui.review import review_script, review_slot
 
 __all__ = [
     "SESSION_PAGE",
@@ -122,15 +122,18 @@ def panels(definition: MachineDef, head: Revision, shown: Sequence[Revision]) ->
             if len(shown) <= head.rev else f"{len(shown)} revisions")
     return (f'<div class="grid"><div class="card"><h2>State diagram</h2>'
             f"{diagram_panel(definition, shown, head)}</div>"
-            f'<div class="card"><h2>Verdict</h2>{verdict_panel(head)}</div></div>'
+            f'<div class="card"><h2>Verdict</h2>{review_slot(definition, head)}'
+            f"{verdict_panel(head)}</div></div>"
             f'<div class="card"><h2>Timeline <span class="muted">{span}, '
             f'head {head.rev} in <span id="head-fsm">{e(head.fsm)}</span></span></h2>'
             f"{timeline(shown, actions=True, head=head)}{_pager(head.sid, shown, head)}</div>")
 
 
-def session_page(definition: MachineDef, head: Revision, shown: Sequence[Revision]) -> str:
+def session_page(definition: MachineDef, head: Revision, shown: Sequence[Revision],
+                 version: str) -> str:
     """A session: diagram, verdict, one page of the timeline (``shown``), revision detail,
-    diff, and the controls. Its size is the page's, whatever the session's length."""
+    diff, and the controls; ``version`` is the machine version the session runs on. Its
+    size is the page's, whatever the session's length."""
     pick = (f'from <input type="number" name="a" min="0" max="{head.rev}" '
             f'value="{shown[0].rev}" required> to <input type="number" name="b" min="0" '
             f'max="{head.rev}" value="{shown[-1].rev}" required>')
@@ -138,7 +141,7 @@ def session_page(definition: MachineDef, head: Revision, shown: Sequence[Revisio
         f'<div id="session" data-sid="{e(head.sid)}" data-rev="{head.rev}" '
         f'data-fsm="{e(head.fsm)}"><h1>Session <code>{e(head.sid)}</code> '
         f'<span class="badge version" id="version" title="machine version">'
-        f"version {e(history_version(revisions))}</span></h1>"
+        f"version {e(version)}</span></h1>"
         f'<p><b>Claim:</b> {e(head.state.claim)}</p>'
         '<div class="card inline"><button id="step" class="primary">Step</button> '
         '<button id="run">Run to the end</button> '
@@ -154,7 +157,7 @@ def session_page(definition: MachineDef, head: Revision, shown: Sequence[Revisio
         '<div class="card" id="detail"><p class="muted">Select a revision in the timeline '
         "to see its state, envelope and events.</p></div></div></div>"
     )
-    return page(f"Session {head.sid}", body, script="session.js")
+    return page(f"Session {head.sid}", body + review_script(), script="session.js")
 
 
 def document_page(doc: dict[str, Any]) -> str:

@@ -98,9 +98,19 @@ def verdict_panel(head: Revision, *, links: bool = True) -> str:
         err = data["error"]
         out.append(f'<p><span class="badge error">{e(err.get("code"))}</span> '
                    f"{e(err.get('msg'))}</p>")
+    if data.get("waiting"):
+        w = data["waiting"]
+        what = (f"input ({w.get('input')})" if w["kind"] == "input"
+                else f"resume (paused {w.get('when')} {w['state']})")
+        out.append(f'<p id="waiting"><span class="badge WAITING">WAITING</span> for '
+                   f"{e(what)} since {e(w.get('since'))}</p>")
     if verdict:
+        # Who decided: the engine, or a reviewer (docs/review.md).
+        review = (head.state.verdict or {}).get("review") or {}
+        why = f": {review['reason']}" if review.get("reason") else ""
         out.append(f'<p>Verdict: <span class="badge {e(verdict)}" id="verdict-label">'
-                   f"{e(verdict)}</span></p>")
+                   f'{e(verdict)}</span> <span id="provenance">by '
+                   f"{e(data.get('provenance'))}{e(why)}</span></p>")
         reasons = (head.state.verdict or {}).get("reasons", [])
         if reasons:
             out.append("<ul>" + "".join(f"<li>{e(r)}</li>" for r in reasons) + "</ul>")

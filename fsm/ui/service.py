@@ -69,6 +69,10 @@ class Service:
         at = datetime.now(UTC).isoformat(timespec="microseconds")
         return self._locked(lambda: self.engine.store.delete(sid, actor=actor, at=at))
 
+    def locked(self, fn: Callable[[], T]) -> T:
+        """``fn()`` under the service's lock (one writer of the engine at a time)."""
+        return self._locked(fn)
+
     # -- reading --------------------------------------------------------------------
 
     def sessions(self, query: SummaryQuery) -> SummaryPage:

@@ -11,23 +11,27 @@ from typing import Any
 
 import psycopg
 
-from claimfsm.state.catalog import SessionSummary, SummaryPage, SummaryQuery, sql_filters
+from claimfsm.state.catalog import SessionSummary, SummaryPage, SummaryQuery, sql_filters, status
+from claimfsm.state.holds import due_sessions, timer_of
 from claimfsm.state.model import Revision
 from claimfsm.state.postgres.db import listed
 
-__all__ = ["fill_catalog", "list_page"]
+__all__ = ["due_page", "fill_catalog", "list_page"]
 
 _PAGE = (
-    "SELECT s.id, s.sid, s.head, r.fsm, r.ts, c.claim, c.verdict"
+    "SELECT s.id, s.sid, s.head, r.fsm, r.ts, c.claim, c.verdict, t.waiting"
     " FROM st_sessions s JOIN st_revisions r ON r.session = s.id AND r.rev = s.head"
-    " JOIN st_catalog c ON c.id = s.id"
+    " JOIN st_catalog c ON c.id = s.id LEFT JOIN st_timers t ON t.id = s.id"
 )
+_DUE = ("SELECT s.sid FROM st_timers t JOIN st_sessions s ON s.id = t.id"
+        " WHERE t.due IS NOT NULL AND t.due <= %s ORDER BY t.due, t.id LIMIT %s")
 
 
 def fill_catalog(conn: psycopg.Connection[Any], head: Callable[[str], Revision]) -> bool:
     """List the sessions a database from before the catalog has (once); ``False`` when
     it has no catalog table to fill (opened read-only)."""
-    if conn.execute("SELECT to_regclass('st_catalog') IS NULL").fetchone() == (True,):
+    if conn.execute("SELECT to_regclass('st_catalog') IS NULL OR to_regclass('st_timers')"
+                    " IS NULL").fetchone() == (True,):
         return False
     missing = conn.execute(
         "SELECT s.id, s.sid FROM st_sessions s LEFT JOIN st_catalog c ON c.id = s.id"
@@ -44,6 +48,25 @@ def list_page(conn: psycopg.Connection[Any], query: SummaryQuery) -> SummaryPage
     sql = _PAGE + where + " ORDER BY s.id DESC LIMIT %s"
     rows = conn.execute(sql, (*params, query.limit + 1)).fetchall()
     items = [SessionSummary(seq=seq, sid=sid, claim=claim, fsm=fsm, verdict=verdict,
-                            revisions=rev + 1, updated=ts)
-             for seq, sid, rev, fsm, ts, claim, verdict in rows[: query.limit]]
+                            revisions=rev + 1, updated=ts, status=status(fsm, bool(waiting)))
+             for seq, sid, rev, fsm, ts, claim, verdict, waiting in rows[: query.limit]]
     return SummaryPage(items=items, next=items[-1].seq if len(rows) > query.limit else None)
+
+
+def due_page(conn: psycopg.Connection[Any], head: Callable[[str], Revision], now: str,
+             limit: int) -> list[str]:
+    """Sessions due at ``now``, earliest first, from ``st_timers``; a database from
+    before timers is filled first (its sessions' pending retries, read once), and one
+    without the table (opened read-only) is scanned."""
+    if conn.execute("SELECT to_regclass('st_timers') IS NULL").fetchone() == (True,):
+        sids = [sid for (sid,) in conn.execute("SELECT sid FROM st_sessions ORDER BY id")]
+        return due_sessions(sids, head, now, limit)
+    if conn.execute("SELECT 1 FROM st_meta WHERE key = 'timers'").fetchone() is not None:
+        for session, sid in conn.execute("SELECT id, sid FROM st_sessions ORDER BY id"
+                                         ).fetchall():
+            timer = timer_of(head(sid).state)
+            if timer is not None:
+                conn.execute("INSERT INTO st_timers (id, due, waiting) VALUES (%s, %s, %s)"
+                             " ON CONFLICT (id) DO NOTHING", (session, timer[0], int(timer[1])))
+        conn.execute("DELETE FROM st_meta WHERE key = 'timers'")
+    return [sid for (sid,) in conn.execute(_DUE, (now, limit)).fetchall()]

@@ -17,6 +17,7 @@ from psycopg import errors as pg_errors
 
 from claimfsm._base.errors import ErrorCode
 from claimfsm.state.errors import RevConflict, StoreError
+from claimfsm.state.holds import Timer
 from claimfsm.state.model import SessionState, verdict_label
 
 __all__ = [
@@ -26,10 +27,12 @@ __all__ = [
     "COMMIT_LABEL",
     "CREATE",
     "CREATE_BLOBS",
+    "HEADS",
     "PAGE",
     "ROWS",
     "SCHEMA_VERSION",
     "StoreUnavailable",
+    "commit_sql",
     "connect",
     "init_schema",
     "insert_session",
@@ -63,6 +66,11 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS st_tombstones (id bigint PRIMARY KEY, sid text NOT NULL,"
     " deleted_at text NOT NULL, actor text NOT NULL, head integer NOT NULL,"
     " fsm text NOT NULL, hash bytea NOT NULL)",
+    # Sessions that wait for a person or are due (state/holds.py), moved by the commit
+    # that changes them; ``claimfsm tick`` seeks the index on due time.
+    "CREATE TABLE IF NOT EXISTS st_timers (id bigint PRIMARY KEY, due text,"
+    " waiting smallint NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS st_timers_due ON st_timers (due, id) WHERE due IS NOT NULL",
 )
 # Any fixed number: it serialises concurrent schema creation by several workers.
 _SCHEMA_LOCK = 0x636C61696D66736D
@@ -87,6 +95,25 @@ _INSERT = (
 # verdict label by the commit that changes it.
 _LIST = "c AS (INSERT INTO st_catalog (id, claim, verdict) SELECT id, %s, %s FROM s), "
 _LABEL = "v AS (UPDATE st_catalog SET verdict = %s WHERE id = (SELECT id FROM s)), "
+# A session's timer by the commit that changes it: set (due, waiting) or cleared.
+_TIMER_SET = ("t AS (INSERT INTO st_timers (id, due, waiting) SELECT id, %s, %s FROM s"
+              " ON CONFLICT (id) DO UPDATE SET due = excluded.due, waiting = excluded.waiting), ")
+_TIMER_CLEAR = "t AS (DELETE FROM st_timers WHERE id = (SELECT id FROM s)), "
+
+
+def commit_sql(blobs: bool, label: bool, timer: Timer | None, retime: bool
+               ) -> tuple[str, tuple[Any, ...]]:
+    """The commit statement with the parts this commit needs, and the timer's parameters
+    (they follow the label's): head, session, expected, [hashes, zs, datas], [label],
+    [due, waiting], row values."""
+    parts = [_CAS, _BLOBS if blobs else "", _LABEL if label else ""]
+    extra: tuple[Any, ...] = ()
+    if retime:
+        parts.append(_TIMER_SET if timer is not None else _TIMER_CLEAR)
+        extra = (timer[0], int(timer[1])) if timer is not None else ()
+    return "WITH " + "".join(parts).removesuffix(", ") + " " + _INSERT, extra
+
+
 
 #: head, session, expected, row values -> one row (``session``) if the CAS won.
 COMMIT = "WITH " + _CAS.removesuffix(", ") + " " + _INSERT
@@ -108,6 +135,15 @@ PAGE = (
     "SELECT rev, parent_rev, kind, fsm, skill, ts, body, extra, hash FROM st_revisions"
     " WHERE session = %s AND rev <= %s AND rev >= (SELECT max(rev) FROM st_revisions"
     " WHERE session = %s AND rev <= %s AND kind = 0) ORDER BY rev"
+)
+#: sids -> (sid, session, row values) of each session's rows from its last snapshot to
+#: its head, in chain order (several heads read at once: ``claimfsm tick``).
+HEADS = (
+    "SELECT s.sid, s.id, r.rev, r.parent_rev, r.kind, r.fsm, r.skill, r.ts, r.body, r.extra,"
+    " r.hash FROM st_sessions s JOIN st_revisions r ON r.session = s.id"
+    " WHERE s.sid = ANY(%s) AND r.rev <= s.head AND r.rev >= (SELECT max(x.rev)"
+    " FROM st_revisions x WHERE x.session = s.id AND x.rev <= s.head AND x.kind = 0)"
+    " ORDER BY s.id, r.rev"
 )
 #: session, first, last -> rows ``first..last`` in chain order.
 ROWS = (
@@ -178,7 +214,8 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
         with conn.transaction():
             found = conn.execute(
                 "SELECT value, to_regclass('st_catalog') IS NOT NULL"
-                " AND to_regclass('st_tombstones') IS NOT NULL FROM st_meta"
+                " AND to_regclass('st_tombstones') IS NOT NULL"
+                " AND to_regclass('st_timers') IS NOT NULL FROM st_meta"
                 " WHERE key = 'schema'").fetchone()
     except pg_errors.UndefinedTable:
         found = None  # a new database: no st_ tables yet
@@ -190,8 +227,15 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
         return False
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+        had_timers = conn.execute("SELECT to_regclass('st_timers') IS NOT NULL").fetchone()
+        had_sessions = conn.execute("SELECT to_regclass('st_sessions') IS NOT NULL").fetchone()
         for statement in _SCHEMA:
             conn.execute(statement)
+        if had_sessions == (True,) and had_timers == (False,):
+            # Sessions from before timers: the first tick reads their pending retries
+            # once (state/postgres/store.py, due).
+            conn.execute("INSERT INTO st_meta VALUES ('timers', 'fill')"
+                         " ON CONFLICT (key) DO UPDATE SET value = 'fill'")
         conn.execute("INSERT INTO st_meta VALUES ('schema', %s) ON CONFLICT DO NOTHING",
                      (SCHEMA_VERSION,))
         conn.execute("UPDATE st_meta SET value = %s WHERE key = 'schema' AND value = '1'",
@@ -210,7 +254,7 @@ def listed(state: SessionState) -> tuple[str, str | None]:
 
 def insert_session(
     conn: psycopg.Connection[Any], sid: str, head: int, rows: list[tuple[Any, ...]],
-    listed: tuple[str, str | None],
+    listed: tuple[str, str | None], timer: Timer | None = None,
 ) -> int | None:
     """Insert session ``sid`` with its head, ``rows`` (``rev`` then the row values) and its
     catalog row (``listed``: claim, verdict label) in one transaction; its number, or
@@ -226,4 +270,7 @@ def insert_session(
                             [(found[0], *row) for row in rows])
         conn.execute("INSERT INTO st_catalog (id, claim, verdict) VALUES (%s, %s, %s)",
                      (found[0], *listed))
+        if timer is not None:
+            conn.execute("INSERT INTO st_timers (id, due, waiting) VALUES (%s, %s, %s)",
+                         (found[0], timer[0], int(timer[1])))
         return int(found[0])

@@ -8,10 +8,12 @@ same decoder, hash chain and fork re-stamping serve both. See ``docs/scale.md``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
+from claimfsm.state.holds import timer_change, timer_of
 from claimfsm.state.model import Revision, verdict_label
 from claimfsm.state.postgres.core import MAX_REV
 from claimfsm.state.postgres.db import (
@@ -21,7 +23,9 @@ from claimfsm.state.postgres.db import (
     COMMIT_LABEL,
     CREATE,
     CREATE_BLOBS,
+    HEADS,
     PAGE,
+    commit_sql,
     insert_session,
     listed,
     retrying,
@@ -31,11 +35,12 @@ from claimfsm.state.postgres.verify import prune_blobs, verify_rows
 from claimfsm.state.sqlite.db import ChainBroken, CorruptStore
 from claimfsm.state.sqlite.maintenance import restamp_rows
 from claimfsm.state.sqlite.read import checked_page
-from claimfsm.state.sqlite.rows import encode_revision, packed
+from claimfsm.state.sqlite.rows import encode_revision, inflate, packed
 from claimfsm.state.store import ChainCheck, CompactReport, StateStore
 
 if TYPE_CHECKING:
     from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
+    from claimfsm.state.queue import WaitingPage, WaitingQuery
 
 __all__ = ["PostgresStore"]
 
@@ -72,6 +77,10 @@ class PostgresStore(PostgresErase, StateStore):
             rows = self._query(CREATE, (sid, *entry, *row))
         if not rows:
             raise RevConflict(f"session {sid!r} already exists", sid=sid)
+        timer = timer_of(first.state)
+        if timer is not None:  # paused before its first state: listed as waiting
+            self._query("INSERT INTO st_timers (id, due, waiting) VALUES (%s, %s, %s)"
+                        " RETURNING id", (rows[0][0], timer[0], int(timer[1])))
         self._ids[sid] = rows[0][0]
         self._remember(sid, encoded)
         return first
@@ -99,7 +108,14 @@ class PostgresStore(PostgresErase, StateStore):
         head = (revision.rev, session, expected_rev)
         # Most steps keep the verdict object as it was: one identity test per commit.
         old, new = parent.revision.state.verdict, revision.state.verdict
-        if old is not new and verdict_label(old) != verdict_label(new):
+        retime, timer = timer_change(parent.revision.state, revision.state)
+        if retime:  # a wait or a retry starts or ends: the timer moves in the same statement
+            label = verdict_label(new)
+            relabel = old is not new and label != verdict_label(old)
+            sql, times = commit_sql(bool(hashes), relabel, timer, retime)
+            rows = self._query(sql, (*head, *((hashes, zs, datas) if hashes else ()),
+                                     *((label,) if relabel else ()), *times, *row))
+        elif old is not new and verdict_label(old) != verdict_label(new):
             label = verdict_label(new)
             if hashes:
                 rows = self._query(COMMIT_BLOBS_LABEL, (*head, hashes, zs, datas, label, *row))
@@ -174,6 +190,57 @@ class PostgresStore(PostgresErase, StateStore):
             return scan_summaries(self.sessions(), self.head, query)  # from before the catalog
         return self._locked(lambda: list_page(self._conn, query))
 
+    def heads(self, sids: Sequence[str]) -> dict[str, Revision]:
+        """The heads of ``sids`` in one query: each session's rows from its last snapshot
+        to its head, decoded (and cached) as :meth:`head` would."""
+        rows = self._query(HEADS, (list(sids),))
+        grouped: dict[str, list[tuple[Any, ...]]] = {}
+        for sid, session, *row in rows:
+            self._ids[sid] = session
+            grouped.setdefault(sid, []).append(tuple(row))
+        out: dict[str, Revision] = {}
+        for sid, part in grouped.items():
+            decoded = inflate([(*r[:6], bytes(r[6]), bytes(r[7]), bytes(r[8]))
+                               for r in part])
+            out[sid] = self._decode(sid, decoded, every=False)[-1].revision
+        return out
+
+    @contextmanager
+    def batch(self) -> Iterator[object]:
+        """Commits in one transaction: one flush to disk for all of them (``claimfsm
+        tick``). If the transaction fails, every revision it committed is forgotten by
+        the caches too (none of them exists)."""
+        with self._lock:
+            try:
+                with self._conn.transaction():
+                    yield self
+            except BaseException:
+                self._entries.clear()
+                self._known.clear()
+                self._blobs.clear()
+                self._ids.clear()
+                raise
+
+    def due(self, now: str, limit: int = 1000) -> list[str]:
+        """Sessions due at ``now``, from the index on due time (``st_timers``)."""
+        from claimfsm.state.postgres.catalog import due_page  # loads when ticking
+
+        return self._locked(lambda: due_page(self._conn, self.head, now, limit))
+
+    def waiting(self, query: WaitingQuery) -> WaitingPage:
+        """A page of the review queue from ``st_timers`` (state/postgres/queue.py)."""
+        from claimfsm.state.catalog import SummaryQuery
+        from claimfsm.state.postgres.queue import waiting_page  # loads when queued
+        from claimfsm.state.queue import scan_waiting
+
+        if not self._catalog_complete:
+            self.summaries(SummaryQuery(limit=1))  # fills an old database's catalog once
+        timers = self._locked(lambda: self._conn.execute(
+            "SELECT to_regclass('st_timers') IS NOT NULL").fetchone())
+        if not self._catalog_complete or timers != (True,):
+            return scan_waiting(self.sessions(), self.head, query)  # read-only, from before
+        return self._locked(lambda: waiting_page(self._conn, query))
+
     def fork(self, sid: str, at: int, new_sid: str) -> Revision:
         """Copy revisions ``0..at`` to ``new_sid``: rows re-stamped and re-hashed, blobs shared."""
         session, head = self._session(sid)
@@ -184,12 +251,13 @@ class PostgresStore(PostgresErase, StateStore):
         except (ValueError, TypeError) as exc:
             raise ChainBroken(str(exc), sid=sid) from exc
 
-        entry = listed(self.get(sid, at).state)
+        source = self.get(sid, at).state
+        entry, timer = listed(source), timer_of(source)
 
         def insert() -> int | None:
             with self._lock:
                 return insert_session(self._conn, new_sid, at,
-                                      [(r[0], *packed(r)) for r in copies], entry)
+                                      [(r[0], *packed(r)) for r in copies], entry, timer)
 
         target = retrying(insert)
         if target is None:

@@ -31,6 +31,7 @@ from claimfsm.state.catalog import (
     matches,
     scan_summaries,
     sql_filters,
+    status,
     verdict_label,
 )
 from claimfsm.state.model import Revision
@@ -40,9 +41,9 @@ __all__ = ["CatalogReader"]
 _CLAIM = ("INSERT INTO st_catalog (id, claim) VALUES (?, ?)"
           " ON CONFLICT (id) DO UPDATE SET claim = excluded.claim")
 _PAGE = (
-    "SELECT s.id, s.sid, r.k & 4294967295, r.fsm, r.ts, c.claim, c.verdict"
+    "SELECT s.id, s.sid, r.k & 4294967295, r.fsm, r.ts, c.claim, c.verdict, t.waiting"
     f" FROM st_sessions s JOIN st_revisions r ON r.k = {HEAD.replace('?1', '(s.id << 32)')}"
-    " LEFT JOIN st_catalog c ON c.id = s.id"
+    " LEFT JOIN st_catalog c ON c.id = s.id LEFT JOIN st_timers t ON t.id = s.id"
 )
 
 Read = Callable[[Callable[[sqlite3.Connection], Any]], Any]
@@ -72,12 +73,13 @@ class CatalogReader:
 
         def run(c: sqlite3.Connection) -> list[SessionSummary]:
             out: list[SessionSummary] = []
-            for seq, sid, rev, fsm, ts, claim, verdict in c.execute(sql, params):
+            for seq, sid, rev, fsm, ts, claim, verdict, waiting in c.execute(sql, params):
                 if claim is None:
                     claim = self.first(sid).state.claim
                     filled.append((seq, claim))
                 summary = SessionSummary(seq=seq, sid=sid, claim=claim, fsm=fsm,
-                                         verdict=verdict, revisions=rev + 1, updated=ts)
+                                         verdict=verdict, revisions=rev + 1, updated=ts,
+                                         status=status(fsm, bool(waiting)))
                 if matches(query, summary):
                     out.append(summary)
                     if len(out) > query.limit:
@@ -116,8 +118,8 @@ class CatalogReader:
 
 def _state(c: sqlite3.Connection) -> str:
     # "ok", "fill" (sessions from before the catalog) or "absent" (a read-only old file).
-    if c.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='st_catalog'"
-                 ).fetchone() is None:
+    if c.execute("SELECT count(*) FROM sqlite_master WHERE type='table' AND"
+                 " name IN ('st_catalog', 'st_timers')").fetchone() != (2,):
         return "absent"
     row = c.execute("SELECT value FROM st_meta WHERE key = 'catalog'").fetchone()
     return "ok" if row is None else str(row[0])

@@ -60,6 +60,12 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS st_tombstones (id INTEGER PRIMARY KEY, sid TEXT NOT NULL,"
     " deleted_at TEXT NOT NULL, actor TEXT NOT NULL, head INTEGER NOT NULL,"
     " fsm TEXT NOT NULL, hash BLOB NOT NULL)",
+    # Sessions that hold (wait for a person) or are due (a wait deadline, a retry): a row
+    # only while they are, written by the commit that changes it (state/holds.py), so a
+    # session that never waits writes nothing here; ``claimfsm tick`` seeks the index.
+    "CREATE TABLE IF NOT EXISTS st_timers (id INTEGER PRIMARY KEY, due TEXT,"
+    " waiting INTEGER NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS st_timers_due ON st_timers (due, id) WHERE due IS NOT NULL",
 )
 # Version 1 kept each session's head in ``st_sessions.head``, moved by this trigger: a
 # second b-tree page written by every commit (~10 us of a ~100 us step). Version 2 finds
@@ -167,13 +173,19 @@ def init_schema(conn: sqlite3.Connection, budget: float) -> None:
 
     def create(c: sqlite3.Connection) -> None:
         tables = {name for (name,) in c.execute(
-            "SELECT name FROM sqlite_master WHERE name IN ('st_sessions', 'st_catalog')")}
+            "SELECT name FROM sqlite_master WHERE name IN ('st_sessions', 'st_catalog',"
+            " 'st_timers')")}
         for statement in _SCHEMA:
             c.execute(statement)
         if tables == {"st_sessions"} and c.execute("SELECT 1 FROM st_sessions").fetchone():
             # Sessions from before the catalog: their verdicts are read once, by the
             # first listing that may write (state/sqlite/catalog.py).
             c.execute("INSERT OR REPLACE INTO st_meta VALUES ('catalog', 'fill')")
+        if ("st_sessions" in tables and "st_timers" not in tables
+                and c.execute("SELECT 1 FROM st_sessions").fetchone()):
+            # Sessions from before timers: their pending retries are read once, by the
+            # first tick (state/sqlite/timers.py).
+            c.execute("INSERT OR REPLACE INTO st_meta VALUES ('timers', 'fill')")
         c.execute("INSERT OR IGNORE INTO st_meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         found = c.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone()[0]
         while found in _UPGRADES:
@@ -186,11 +198,12 @@ def init_schema(conn: sqlite3.Connection, budget: float) -> None:
     try:
         row = conn.execute(
             "SELECT value, (SELECT count(*) FROM sqlite_master WHERE type='table' AND"
-            " name IN ('st_catalog', 'st_tombstones')) FROM st_meta WHERE key='schema'"
+            " name IN ('st_catalog', 'st_tombstones', 'st_timers')) FROM st_meta"
+            " WHERE key='schema'"
         ).fetchone()
     except sqlite3.OperationalError:
         row = None  # a new file: no st_ tables yet
-    if row == (SCHEMA_VERSION, 2):  # both tables added since version 3 are there
+    if row == (SCHEMA_VERSION, 3):  # the three tables added since version 3 are there
         return
     transaction(conn, create, budget)
 

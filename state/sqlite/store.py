@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
+from claimfsm.state.holds import timer_change, timer_of
 from claimfsm.state.model import Revision, SessionState, trusted, verdict_label
 from claimfsm.state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL
 from claimfsm.state.sqlite.db import HEAD, ChainBroken, CorruptStore
@@ -26,10 +27,12 @@ from claimfsm.state.sqlite.maintenance import (
 )
 from claimfsm.state.sqlite.read import page_rows
 from claimfsm.state.sqlite.rows import Entry, bound, encode_revision
+from claimfsm.state.sqlite.timers import timer_params
 from claimfsm.state.store import ChainCheck, CompactReport, StateStore
 
 if TYPE_CHECKING:
     from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
+    from claimfsm.state.queue import WaitingPage, WaitingQuery
 
 __all__ = ["SQLiteStore"]
 
@@ -87,6 +90,7 @@ class SQLiteStore(SQLiteErase, StateStore):
 
         params = bound(encoded.row)
         label = verdict_label(first.state.verdict)
+        timer = timer_of(first.state)
 
         def insert(c: sqlite3.Connection) -> int:
             session = _new_session(c, sid)
@@ -95,6 +99,8 @@ class SQLiteStore(SQLiteErase, StateStore):
             c.execute(INSERT_ROW, ((session << 32), *params))
             if label is not None:
                 c.execute(LABEL, (session, label))
+            if timer is not None:
+                c.execute(*timer_params(session, timer))
             return session
 
         self._ids[sid] = self._write(insert)
@@ -126,6 +132,8 @@ class SQLiteStore(SQLiteErase, StateStore):
         # verdict object as it was, so this is one identity test per commit.
         old, new = parent.revision.state.verdict, revision.state.verdict
         relabel = old is not new and verdict_label(old) != verdict_label(new)
+        # Timers likewise: a session that never waits or retries writes none.
+        retime, timer = timer_change(parent.revision.state, revision.state)
 
         def conflict(c: sqlite3.Connection) -> RevConflict | UnknownSession:
             (k,) = c.execute(f"SELECT {HEAD}", (session << 32,)).fetchone()
@@ -151,8 +159,10 @@ class SQLiteStore(SQLiteErase, StateStore):
                 raise conflict(c) from None
             if relabel:
                 c.execute(LABEL, (session, verdict_label(new)))
+            if retime:
+                c.execute(*timer_params(session, timer))
 
-        if blobs or relabel or self.durability == "group":
+        if blobs or relabel or retime or self.durability == "group":
             self._write(insert)  # blobs and row in one transaction
         else:
             self._write_one(insert)  # one statement: its own transaction
@@ -218,6 +228,26 @@ class SQLiteStore(SQLiteErase, StateStore):
         page: SummaryPage = self._catalog.page(query)
         return page
 
+    def due(self, now: str, limit: int = 1000) -> list[str]:
+        """Sessions due at ``now``, from the index on due time (state/sqlite/timers.py)."""
+        from claimfsm.state.sqlite.timers import due_page  # loads when ticking
+
+        return due_page(self._read, self._write, self.head, self.sessions,
+                        self._conn is None, now, limit)
+
+    def waiting(self, query: WaitingQuery) -> WaitingPage:
+        """A page of the review queue from ``st_timers`` (state/sqlite/queue.py)."""
+        from claimfsm.state.catalog import SummaryQuery
+        from claimfsm.state.queue import scan_waiting
+        from claimfsm.state.sqlite.queue import has_timers, waiting_page  # loads when queued
+
+        if self._catalog is None or not self._catalog.ready:
+            self.summaries(SummaryQuery(limit=1))  # fills an old file's catalog once
+        if not self._read(has_timers) or not self._catalog or not self._catalog.ready:
+            return scan_waiting(self.sessions(), self.head, query)  # read-only, from before
+        return waiting_page(self._read, None if self._conn is None else self._write,
+                            lambda sid: self.get(sid, 0), query)
+
     def fork(self, sid: str, at: int, new_sid: str) -> Revision:
         """Copy revisions ``0..at`` to ``new_sid``: rows re-stamped and re-hashed, blobs shared."""
         session = self._ids.get(sid)
@@ -239,6 +269,8 @@ class SQLiteStore(SQLiteErase, StateStore):
             c.executemany(INSERT_ROW, [((target << 32) + p[0], *p[1:]) for p in params])
             if label is not None:
                 c.execute(LABEL, (target, label))
+            if timer is not None:
+                c.execute(*timer_params(target, timer))
             return target
 
         # The copy's newest revision is the source's with the sid re-stamped (its rows
@@ -246,6 +278,7 @@ class SQLiteStore(SQLiteErase, StateStore):
         # is usually cached, instead of read back and decoded.
         source = self._entry(sid, at, session).revision
         label = verdict_label(source.state.verdict)
+        timer = timer_of(source.state)
         self._ids[new_sid] = self._write(insert)
         state = trusted(SessionState, {**source.state.__dict__, "sid": new_sid})
         revision = trusted(Revision, {**source.__dict__, "sid": new_sid, "state": state})

@@ -50,7 +50,7 @@ def test_the_front_door_is_the_documented_list() -> None:
     assert set(claimfsm.__all__) == {
         "ClaimFsmError", "Engine", "EngineConfig", "Envelope", "ErrorCode", "MemoryInput",
         "MemoryStore", "PostgresStore", "Profile", "SQLiteStore", "SkillContext", "Workflow",
-        "__version__", "define_machine", "linear", "replay_record", "skill",
+        "__version__", "define_machine", "linear", "replay_record", "skill", "wait",
         # model-backed skills of one's own (docs/models.md)
         "ModelFailure", "ModelUse", "ask_model", "model_tools",
     }

@@ -79,7 +79,9 @@ def test_verify_json_has_the_documented_shape(db: str) -> None:
     assert res.exit_code == 0
     body = as_json(res)
     assert isinstance(body, dict)
-    assert list(body) == ["sid", "verdict", "rev", "fsm", "subclaims"]
+    assert list(body) == ["sid", "verdict", "rev", "fsm", "subclaims", "status", "waiting",
+                          "provenance"]
+    assert body["status"] == "FINISHED" and body["provenance"] == "engine"
     assert body["fsm"] == "DONE" and body["verdict"] == "REFUTES"
     sub = body["subclaims"][0]
     assert list(sub) == ["id", "c", "verdict", "evidence"]

@@ -29,6 +29,9 @@ from claimfsm.testing import scripted_skill
 from tests.support.documented import documented_tool_slice
 
 M = DEFAULT_MACHINE
+# Where a session stops for good in this test: a final state, or REVIEW (a wait state:
+# steps commit nothing there; tests/engine/test_people*.py drive input).
+STOPS = M.finals | frozenset(M.waits)
 # What the driver itself writes on a failed step (and ``runtime``, which by design is never
 # rolled back: spent tool calls are not given back).
 DRIVER_FIELDS = {"fsm", "retry", "error", "entry_rev", "runtime"}
@@ -76,7 +79,7 @@ class DriverMachine(RuleBasedStateMachine):
         return sid
 
     def _fire(self, make: Callable[[dict[str, Any]], Envelope]) -> StepResult:
-        if self.store.head(self.sid).fsm in M.finals:
+        if self.store.head(self.sid).fsm in STOPS:
             self.sid = self._new()
         before = self.store.head(self.sid)
         self.next = make
@@ -95,7 +98,7 @@ class DriverMachine(RuleBasedStateMachine):
           rev=st.sampled_from(["next", "next", "next", "stale", "ahead"]),
           tool=st.booleans(), value=st.integers(0, 9))
     def ok(self, legal: bool, pick: int, rev: str, tool: bool, value: int) -> None:
-        if self.store.head(self.sid).fsm in M.finals:
+        if self.store.head(self.sid).fsm in STOPS:
             self.sid = self._new()
         before = self.store.head(self.sid)
         # Legal moves from here (the RETRIEVAL self-loop included), or any other state.
@@ -123,7 +126,7 @@ class DriverMachine(RuleBasedStateMachine):
         """A legal move that stays put when it can (RETRIEVAL's loop), so sessions build
         up state inside one FSM state for a rollback to undo."""
         head = self.store.head(self.sid)
-        if head.fsm in M.finals:
+        if head.fsm in STOPS:
             return
         targets = M.targets(head.fsm)
         pick = targets.index(head.fsm) if head.fsm in targets else 0
@@ -134,7 +137,7 @@ class DriverMachine(RuleBasedStateMachine):
     def failure(self, s: str, rb: str, code: str) -> None:
         env = Envelope.model_construct(s=s, d=None, e=ErrorInfo(code=code, msg="m"), rb=rb)
         before = self.store.head(self.sid)
-        if before.fsm in M.finals:
+        if before.fsm in STOPS:
             self.sid = self._new()
             before = self.store.head(self.sid)
         result = self._fire(lambda st_: env)

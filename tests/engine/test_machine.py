@@ -27,10 +27,11 @@ def _def(states: tuple[StateSpec, ...], edges: tuple[tuple[str, str], ...], init
 def test_default_machine_is_valid_and_has_the_design_states() -> None:
     assert DEFAULT_MACHINE.problems() == []
     assert DEFAULT_MACHINE.names == ("PARSE_CLAIM", "RETRIEVAL", "EXTRACT", "VERIFY",
-                                     "AGGREGATE", "DONE", "FAILED")
+                                     "AGGREGATE", "REVIEW", "DONE", "FAILED")
     assert DEFAULT_MACHINE.finals == {"DONE", "FAILED"}
+    assert set(DEFAULT_MACHINE.waits) == {"REVIEW"}
     for spec in DEFAULT_MACHINE.states:
-        assert (spec.skill is None) == spec.final
+        assert (spec.skill is None) == (spec.final or spec.wait is not None)
 
 
 @pytest.mark.parametrize(

@@ -66,3 +66,18 @@ def test_a_version_1_database_with_named_snapshots_is_read_and_upgraded(
         assert store.verify_chain("s").ok
     with psycopg.connect(url, autocommit=True) as conn:
         assert conn.execute("SELECT value FROM st_meta WHERE key = 'schema'").fetchone() == ("2",)
+
+
+def test_a_failed_batch_leaves_nothing_and_forgets_what_it_cached(pg_server: PgServer) -> None:
+    from claimfsm.state.contract import make_revision, make_state
+    from claimfsm.state.postgres import PostgresStore
+
+    url = pg_server.new_schema()
+    with PostgresStore(url) as store:
+        store.create(make_revision("s", 0, make_state("s")))
+        with pytest.raises(RuntimeError), store.batch():
+            store.commit(make_revision("s", 1, make_state("s", rounds=1)), expected_rev=0)
+            raise RuntimeError("the tick stopped")
+        assert store.head("s").rev == 0 and len(store.history("s")) == 1
+        store.commit(make_revision("s", 1, make_state("s", rounds=2)), expected_rev=0)
+        assert store.head("s").state.rounds == 2 and store.verify_chain("s").ok

@@ -36,9 +36,10 @@ def test_simple_paths_never_repeat_a_state_and_end_in_a_final_state() -> None:
         assert len(set(p.states)) == len(p.states)
         assert all(edge in M.transitions for edge in p.edges)
     assert len({p.states for p in paths}) == len(paths)
-    # One to DONE (the happy path) and one to FAILED from each of the five working states
-    # along it, the EXTRACT -> RETRIEVAL cycle not being simple.
-    assert sorted(len(p) for p in paths) == [1, 2, 3, 4, 5, 5]
+    # One to DONE (the happy path), one through REVIEW to DONE, and one to FAILED from
+    # each of the five working states along it, the EXTRACT -> RETRIEVAL and REVIEW ->
+    # RETRIEVAL cycles not being simple.
+    assert sorted(len(p) for p in paths) == [1, 2, 3, 4, 5, 5, 6]
 
 
 def test_simple_paths_to_chosen_targets() -> None:

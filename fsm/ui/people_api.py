@@ -1,0 +1,64 @@
+"""The HTTP API for people in the loop (docs/review.md): input to a waiting session,
+resuming a paused one, and editing a holding one. Each is one committed revision with
+compare-and-set on the head (``expected_rev``: a stale page gets ``REV_CONFLICT``, 409);
+input and resume then run the session on to its next stop and answer as ``run`` does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from claimfsm.engine.views import revision_json, verdict_json
+from claimfsm.ui.api import JSON, read_json
+from claimfsm.ui.models import EditRequest, InputRequest, ResumeRequest
+from claimfsm.ui.service import Service
+
+__all__ = ["people_routes"]
+
+T = TypeVar("T")
+
+
+def people_routes(service: Service) -> list[Route]:
+    """``POST .../input``, ``POST .../resume``, ``PATCH /api/v1/sessions/{sid}``."""
+    driver = service.engine.driver
+
+    async def locked(fn: Callable[[], T]) -> T:
+        return await run_in_threadpool(lambda: service.locked(fn))
+
+    async def give_input(request: Request) -> Response:
+        sid, body = str(request.path_params["sid"]), await read_json(request, InputRequest)
+
+        def go() -> dict[str, Any]:
+            rev = driver.input(sid, body.input, expected_rev=body.expected_rev,
+                               actor=body.actor)
+            return {"input_rev": rev.rev, **verdict_json(driver.run(sid))}
+
+        return JSON(await locked(go))
+
+    async def resume(request: Request) -> Response:
+        sid, body = str(request.path_params["sid"]), await read_json(request, ResumeRequest)
+
+        def go() -> dict[str, Any]:
+            rev = driver.resume(sid, expected_rev=body.expected_rev, actor=body.actor)
+            return {"resume_rev": rev.rev, **verdict_json(driver.run(sid))}
+
+        return JSON(await locked(go))
+
+    async def edit(request: Request) -> Response:
+        sid, body = str(request.path_params["sid"]), await read_json(request, EditRequest)
+        rev = await locked(lambda: driver.edit(sid, list(body.set.items()),
+                                               expected_rev=body.expected_rev,
+                                               actor=body.actor))
+        return JSON(revision_json(rev, full=False))
+
+    v1 = "/api/v1/sessions/{sid}"
+    return [
+        Route(f"{v1}/input", give_input, methods=["POST"]),
+        Route(f"{v1}/resume", resume, methods=["POST"]),
+        Route(v1, edit, methods=["PATCH"]),
+    ]

@@ -1,0 +1,55 @@
+"""The review queue's page, ``GET /review`` (:mod:`claimfsm.ui.review`): the query from
+the page's filters, one keyset page from the store's queue read path
+(:meth:`~claimfsm.state.store.StateStore.waiting`), rendered on the server."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from claimfsm.engine.errors import BadInput
+from claimfsm.engine.step import iso
+from claimfsm.state.queue import WaitingPage, WaitingQuery
+from claimfsm.ui.api import bad_input
+from claimfsm.ui.review import age_delta, queue_page
+from claimfsm.ui.service import Service
+
+__all__ = ["queue_query", "review_routes"]
+
+
+def queue_query(request: Request, now: datetime) -> tuple[WaitingQuery, str]:
+    """The queue's query from ``fsm``, ``verdict``, ``age``, ``limit`` and ``after``
+    (``age``, e.g. ``1h``, keeps the sessions whose head is at least that old at
+    ``now``), and the age as given."""
+    p = request.query_params
+    age = p.get("age") or ""
+    until = iso(now - age_delta(age)) if age else None
+    limit = p.get("limit") or "50"
+    if not limit.isdigit():
+        raise BadInput(f"limit: {limit!r} is not a whole number", field="limit")
+    try:
+        query = WaitingQuery(limit=int(limit), after=p.get("after") or None,
+                             fsm=p.get("fsm") or None, verdict=p.get("verdict") or None,
+                             until=until)
+    except ValidationError as exc:
+        raise bad_input(exc) from None
+    return query, age
+
+
+def review_routes(service: Service) -> list[Route]:
+    """``GET /review``: the review queue page."""
+    engine = service.engine
+
+    async def queue(request: Request) -> Response:
+        now = engine.driver.clock.now()
+        query, age = queue_query(request, now)
+        result: WaitingPage = await run_in_threadpool(
+            lambda: service.locked(lambda: engine.store.waiting(query)))
+        return HTMLResponse(queue_page(result, query, age, engine.driver.definition, now))
+
+    return [Route("/review", queue, methods=["GET"])]
