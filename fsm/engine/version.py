@@ -25,7 +25,7 @@ from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.state.model import Revision, SessionState
 
 if TYPE_CHECKING:  # the read-only commands use this module without loading the machine
-    from claimfsm.engine.machine import MachineDef
+    from claimfsm.engine.machine import MachineDef, StateSpec, WaitSpec
     from claimfsm.state.store import StateStore
 
 __all__ = [
@@ -83,22 +83,43 @@ def _skill_id(bindings: Mapping[str, Any], name: str) -> SkillId:
     return str(sk.version), tuple(sk.digests)
 
 
+def _wait_doc(wait: WaitSpec) -> dict[str, Any]:
+    # The input's schema, not its class's identity: a person's input that the new code
+    # would validate differently is a change of behaviour.
+    schema = wait.input_model.model_json_schema()
+    return {"input": wait.input_model.__qualname__,
+            "schema": hashlib.sha256(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
+            .hexdigest()[:16],
+            "moves": list(wait.moves), "timeout_s": wait.timeout_s,
+            "on_timeout": wait.on_timeout}
+
+
+def _state_doc(s: StateSpec) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "name": s.name, "skill": s.skill, "final": s.final,
+        "retry": {"codes": sorted(s.retry.codes), "max_attempts": s.retry.max_attempts,
+                  "backoff_s": s.retry.backoff_s, "factor": s.retry.factor,
+                  "cap_s": s.retry.cap_s}}
+    if s.wait is not None:  # only then: machines without waits keep their versions
+        doc["wait"] = _wait_doc(s.wait)
+    return doc
+
+
 def definition_doc(definition: MachineDef, skills: Mapping[str, SkillId]) -> dict[str, Any]:
-    """What the version digests: the definition and each bound skill's declarations."""
-    return {
+    """What the version digests: the definition (a wait state's input schema, moves and
+    timeout included) and each bound skill's declarations."""
+    doc: dict[str, Any] = {
         "name": definition.name,
         "initial": definition.initial,
         "failure": definition.failure,
-        "states": [{"name": s.name, "skill": s.skill, "final": s.final,
-                    "retry": {"codes": sorted(s.retry.codes),
-                              "max_attempts": s.retry.max_attempts,
-                              "backoff_s": s.retry.backoff_s, "factor": s.retry.factor,
-                              "cap_s": s.retry.cap_s}}
-                   for s in definition.states],
+        "states": [_state_doc(s) for s in definition.states],
         "transitions": sorted([src, dst] for src, dst in definition.transitions),
         "skills": {name: {"version": v, "files": dict(files)}
                    for name, (v, files) in sorted(skills.items())},
     }
+    if definition.editable:
+        doc["editable"] = sorted(definition.editable)
+    return doc
 
 
 @functools.lru_cache(maxsize=64)
