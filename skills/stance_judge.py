@@ -90,7 +90,8 @@ def judge(
     claim: Claim, evidence: list[EvidenceItem], config: StanceConfig = DEFAULT_CONFIG
 ) -> Judgment:
     """Judge one subclaim: a stance per sentence, combined into a verdict."""
-    judged = [(item.id, sentence_stance(claim.c, item.text, config)) for item in evidence]
+    judged = [(item.id, sentence_stance(claim.c, item.text, config, title=item.doc_id))
+              for item in evidence]
     combined = combine_stances(judged, config)
     return Judgment(
         id=claim.id,

@@ -1,0 +1,243 @@
+"""Alignment checks: does the sentence put the claim's things in the same roles?
+
+Key-term overlap says a sentence is *about* the claim; these checks say whether it
+states the same fact. Each returns a :class:`Check` whose ``name`` is one of
+:data:`CHECKS`; a check either **blocks** support (the sentence cannot be SUPPORTS, it
+is NOT_ENOUGH_INFO) or **refutes** (the sentence states the opposite). The judge shows a
+check as one reason, ``"<name>: <detail>"`` (``role swapped: 'Armstrong' is not who
+'stayed' (the sentence has 'Michael Collins')``, ``number not confirmed: 1850``), and
+AGGREGATE repeats the deciding one for the claim (docs/judge.md, "Alignment checks").
+
+- **role swapped** (:func:`role_check`): a predicate of the claim recurs in the sentence
+  (same verb, or both of the cause/harm family :data:`~claimfsm.skills.stance.roles.INFLUENCE`)
+  with the claim's agent on the patient side and its patient on the agent side
+  (refutes when the verb is the same, else blocks), or with the claim's patient but
+  another agent while the claim's agent stands elsewhere in the sentence (blocks). A
+  sentence where some occurrence keeps both roles passes.
+- **quantifier not confirmed** / **quantifier differs** (:func:`quantifier_check`): a claim
+  saying all, every, always, never, only, first or last needs the sentence to say it too;
+  the opposite (all / none, always / never, first / last) refutes, a weaker one (some,
+  most, often, one of) blocks.
+- **entity not mentioned** (:func:`entity_check`): a name of the claim (an entity span of
+  :func:`claimfsm.skills.analysis.terms.analyse`) no word of which the sentence mentions.
+- **argument not mentioned** (:func:`argument_check`): one side of the claim's first
+  predicate (who acts, or on what) has none of its key words in the sentence.
+- **number not confirmed** is decided by :func:`claimfsm.skills.stance.numbers.compare_numbers`
+  (the judge blocks support on any unconfirmed number; see there for tolerance and units).
+
+Every check is a pass over the tokens of the two texts (frames are found per clause),
+so the cost stays linear in their length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from claimfsm.skills.analysis.terms import analyse
+from claimfsm.skills.analysis.text import STOPWORDS
+from claimfsm.skills.stance.features import Analysis, Token, close
+from claimfsm.skills.stance.lexicon import is_month, term
+from claimfsm.skills.stance.roles import Frame, frames
+
+__all__ = [
+    "CHECKS",
+    "Check",
+    "align",
+    "argument_check",
+    "entity_check",
+    "quantifier_check",
+    "role_check",
+]
+
+CHECKS: tuple[str, ...] = (
+    "role swapped", "number not confirmed", "quantifier not confirmed",
+    "quantifier differs", "entity not mentioned", "argument not mentioned",
+)
+"""The names of the alignment checks, as they start a reason (a stable vocabulary)."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One failed check: its name (of :data:`CHECKS`), what it found, and whether the
+    sentence refutes the claim (else it only blocks support)."""
+
+    name: str
+    detail: str
+    refutes: bool = False
+
+    @property
+    def reason(self) -> str:
+        """``"<name>: <detail>"``, the form reasons carry."""
+        return f"{self.name}: {self.detail}"
+
+
+def _hits(terms: Sequence[str], side: Sequence[Token]) -> list[str]:
+    return [t for t in terms if any(close(t, tok.term) for tok in side)]
+
+
+def _terms(side: Sequence[Token], key: frozenset[str]) -> list[str]:
+    return list(dict.fromkeys(t.term for t in side if t.term in key))
+
+
+def _words(side: Sequence[Token], terms: Sequence[str]) -> str:
+    return " ".join(t.word for t in side if t.term in terms)
+
+
+def _same(cf: Frame, sf: Frame) -> bool:
+    return close(cf.pred, sf.pred) or (cf.influence and sf.influence)
+
+
+def _frame_check(cf: Frame, sfs: Sequence[Frame], key: frozenset[str],
+                 sentence_terms: frozenset[str]) -> Check | None:
+    agent, patient = _terms(cf.agent, key), _terms(cf.patient, key)
+    if not agent or not patient:
+        return None
+    swapped: Check | None = None
+    moved: Check | None = None
+    for sf in (f for f in sfs if _same(cf, f)):
+        a_a, a_p = _hits(agent, sf.agent), _hits(agent, sf.patient)
+        p_p, p_a = _hits(patient, sf.patient), _hits(patient, sf.agent)
+        if a_a and (p_p or not p_a):
+            return None  # some occurrence keeps the claim's roles
+        if a_p and p_a and not p_p and swapped is None:
+            explicit = close(cf.pred, sf.pred)
+            swapped = Check("role swapped",
+                            f"claim '{_words(cf.agent, agent)} {cf.word} "
+                            f"{_words(cf.patient, patient)}', sentence '"
+                            f"{_words(sf.agent, p_a)} {sf.word} {_words(sf.patient, a_p)}'",
+                            refutes=explicit)
+        elif p_p and not a_a and sf.agent and moved is None and any(
+                any(close(a, s) for s in sentence_terms) for a in agent):
+            others = " ".join(t.word for t in sf.agent if not any(close(t.term, a)
+                                                                   for a in agent))
+            moved = Check("role swapped", f"'{_words(cf.agent, agent)}' is not who "
+                          f"'{sf.word}' (the sentence has '{others}')")
+    return swapped or moved
+
+
+def role_check(claim: Analysis, sent: Analysis, key: frozenset[str]) -> Check | None:
+    """``role swapped`` for the first claim predicate whose roles the sentence swaps
+    (``key``: the claim's key terms, the only words that count on either side)."""
+    sfs = frames(sent)
+    if not sfs:
+        return None
+    sentence_terms = sent.terms
+    for cf in frames(claim):
+        found = _frame_check(cf, sfs, key, sentence_terms)
+        if found is not None:
+            return found
+    return None
+
+
+# Each claim quantifier: the words that confirm it, and those that state the opposite.
+_SAME: dict[str, frozenset[str]] = {
+    "all": frozenset({"all", "every", "each", "entire", "whole", "always"}),
+    "every": frozenset({"all", "every", "each", "always"}),
+    "always": frozenset({"always", "every", "all", "invariably"}),
+    "never": frozenset({"never", "not", "no", "none", "nothing", "nobody", "cannot"}),
+    "only": frozenset({"only", "sole", "solely", "alone", "exclusively"}),
+    "first": frozenset({"first", "earliest"}),
+    "last": frozenset({"last", "final", "latest"}),
+}
+_OPPOSITE: dict[str, frozenset[str]] = {
+    "all": frozenset({"none", "no"}),
+    "every": frozenset({"none", "no"}),
+    "always": frozenset({"never"}),
+    "never": frozenset({"always"}),
+    "first": frozenset({"last", "second", "third", "later"}),
+    "last": frozenset({"first"}),
+}
+_WEAKER: frozenset[str] = frozenset(
+    {"some", "most", "many", "few", "several", "often", "sometimes", "usually", "partly",
+     "mostly", "also", "among", "rarely", "occasionally"})
+
+
+def quantifier_check(claim: Analysis, sent: Analysis) -> Check | None:
+    """``quantifier differs`` / ``quantifier not confirmed`` for the claim's first
+    quantifier the sentence does not repeat (see the module doc)."""
+    said = {t.low for t in sent.tokens} | {"not" for t in sent.tokens if t.low.endswith("n't")}
+    for tok in claim.tokens:
+        same = _SAME.get(tok.low)
+        if same is None or same & said:
+            continue
+        opposite = _OPPOSITE.get(tok.low, frozenset()) & said
+        if opposite:
+            return Check("quantifier differs", f"claim '{tok.word}' vs sentence "
+                         f"'{min(opposite)}'", refutes=True)
+        weaker = _WEAKER & said
+        if weaker:
+            return Check("quantifier differs", f"claim '{tok.word}' vs sentence "
+                         f"'{min(weaker)}'")
+        return Check("quantifier not confirmed", f"'{tok.word}'")
+    return None
+
+
+# Names a text may give in another form: an entity is mentioned by any of these words.
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "co2": ("carbon", "dioxide"), "ch4": ("methane",), "u.s": ("united", "states", "america"),
+    "us": ("united", "states", "america"), "usa": ("united", "states", "america"),
+    "uk": ("united", "kingdom", "britain", "british"), "earth": ("planet", "world", "global"),
+}
+# Words that report who said something: the speaker of a claim is not part of its fact.
+_REPORTING = frozenset({"say", "says", "said", "claim", "claims", "claimed", "argue",
+                        "argues", "argued", "wrote", "writes", "told"})
+_CALENDAR = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+                       "sunday"})
+
+
+@lru_cache(maxsize=4096)
+def _entities(claim: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    toks = analyse(claim).toks
+    out = []
+    for start, end in analyse(claim).spans:
+        words = [t.text.removesuffix("'s") for t in toks[start:end]]
+        words = [w for w in words if w.lower() not in STOPWORDS and len(w) > 1]
+        speaker = (end < len(toks) and toks[end].lower in _REPORTING) or (
+            start > 1 and toks[start - 2].lower == "according")
+        if not words or speaker or all(is_month(w) or w.lower() in _CALENDAR for w in words):
+            continue
+        parts = tuple(term(x) for w in words for x in (w, *_ALIASES.get(w.lower(), ())))
+        if parts:
+            out.append((" ".join(words), parts))
+    return tuple(out)
+
+
+def entity_check(claim: str, sent: Analysis,
+                 context: frozenset[str] = frozenset()) -> Check | None:
+    """``entity not mentioned`` for the claim's first name no word of which the sentence
+    (or its document's title, the terms ``context``) has (``"Neil Armstrong"`` is
+    mentioned by ``"Armstrong"``)."""
+    have = sent.terms | context
+    for text, parts in _entities(claim):
+        if not any(any(close(p, s) for s in have) for p in parts):
+            return Check("entity not mentioned", f"'{text}'")
+    return None
+
+
+def argument_check(claim: Analysis, sent: Analysis, key: frozenset[str],
+                   context: frozenset[str] = frozenset()) -> Check | None:
+    """``argument not mentioned`` when the sentence has no key word of one side (agent
+    or patient) of the claim's first predicate: "Polar bears cause the loss of sea ice"
+    is not about a sentence on sea ice alone. ``context``: as for :func:`entity_check`."""
+    have = sent.terms | context
+    for cf in frames(claim)[:1]:
+        for side in (cf.agent, cf.patient):
+            wanted = _terms(side, key)
+            if wanted and not any(any(close(w, s) for s in have) for w in wanted):
+                return Check("argument not mentioned", f"'{_words(side, wanted)}' "
+                             f"('{cf.word}')")
+    return None
+
+
+def align(claim: str, ca: Analysis, sa: Analysis, key: frozenset[str],
+          context: frozenset[str] = frozenset()) -> tuple[Check, ...]:
+    """Every failed alignment check of the sentence ``sa`` against the claim (``ca``, and
+    its text for the entity spans), refuting ones first. ``context``: the terms of the
+    sentence's document title, which name what the sentence is about ("It was completed
+    in 1889" in the article "Eiffel Tower")."""
+    found = [c for c in (role_check(ca, sa, key), quantifier_check(ca, sa),
+                         entity_check(claim, sa, context), argument_check(ca, sa, key, context))
+             if c is not None]
+    return tuple(sorted(found, key=lambda c: not c.refutes))
