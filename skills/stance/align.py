@@ -19,9 +19,16 @@ AGGREGATE repeats the deciding one for the claim (docs/judge.md, "Alignment chec
   the opposite (all / none, always / never, first / last) refutes, a weaker one (some,
   most, often, one of) blocks.
 - **entity not mentioned** (:func:`entity_check`): a name of the claim (an entity span of
-  :func:`claimfsm.skills.analysis.terms.analyse`) no word of which the sentence mentions.
+  :func:`claimfsm.skills.analysis.terms.analyse`, or an alias: ``CO2`` / carbon dioxide)
+  no word of which any sentence a SUPPORTS verdict rests on mentions, nor their
+  documents' titles; the speaker of a claim ("Dr Soon says ...") and dates are not
+  entities of its fact. VERIFY applies it to the supporting sentences together.
+- **cause not confirmed** / **role swapped** (:mod:`claimfsm.skills.stance.causal`): a claim
+  that X causes Y (causes, leads to, drives, because, due to, is what ...) needs a
+  sentence stating that link the same way round.
 - **argument not mentioned** (:func:`argument_check`): one side of the claim's first
-  predicate (who acts, or on what) has none of its key words in the sentence.
+  predicate (who acts, or on what) has none of its key words in the supporting
+  sentences together, nor in their documents' titles.
 - **number not confirmed** is decided by :func:`claimfsm.skills.stance.numbers.compare_numbers`
   (the judge blocks support on any unconfirmed number; see there for tolerance and units).
 
@@ -37,7 +44,8 @@ from functools import lru_cache
 
 from claimfsm.skills.analysis.terms import analyse
 from claimfsm.skills.analysis.text import STOPWORDS
-from claimfsm.skills.stance.features import Analysis, Token, close
+from claimfsm.skills.stance.causal import causal_check
+from claimfsm.skills.stance.features import Analysis, Token, analyze, claim_terms, close
 from claimfsm.skills.stance.lexicon import is_month, term
 from claimfsm.skills.stance.roles import Frame, frames
 
@@ -47,6 +55,7 @@ __all__ = [
     "align",
     "argument_check",
     "entity_check",
+    "together",
     "quantifier_check",
     "role_check",
 ]
@@ -54,6 +63,7 @@ __all__ = [
 CHECKS: tuple[str, ...] = (
     "role swapped", "number not confirmed", "quantifier not confirmed",
     "quantifier differs", "entity not mentioned", "argument not mentioned",
+    "cause not confirmed",
 )
 """The names of the alignment checks, as they start a reason (a stable vocabulary)."""
 
@@ -99,7 +109,7 @@ def _frame_check(cf: Frame, sfs: Sequence[Frame], key: frozenset[str],
     for sf in (f for f in sfs if _same(cf, f)):
         a_a, a_p = _hits(agent, sf.agent), _hits(agent, sf.patient)
         p_p, p_a = _hits(patient, sf.patient), _hits(patient, sf.agent)
-        if a_a and (p_p or not p_a):
+        if a_a and p_p:
             return None  # some occurrence keeps the claim's roles
         if a_p and p_a and not p_p and swapped is None:
             explicit = close(cf.pred, sf.pred)
@@ -108,6 +118,12 @@ def _frame_check(cf: Frame, sfs: Sequence[Frame], key: frozenset[str],
                             f"{_words(cf.patient, patient)}', sentence '"
                             f"{_words(sf.agent, p_a)} {sf.word} {_words(sf.patient, a_p)}'",
                             refutes=explicit)
+        elif a_a and not p_p and sf.patient and moved is None and any(
+                any(close(q, s) for s in sentence_terms) for q in patient):
+            others = " ".join(t.word for t in sf.patient if not any(close(t.term, q)
+                                                                     for q in patient))
+            moved = Check("role swapped", f"'{_words(cf.patient, patient)}' is not what "
+                          f"'{sf.word}' takes (the sentence has '{others}')")
         elif p_p and not a_a and sf.agent and moved is None and any(
                 any(close(a, s) for s in sentence_terms) for a in agent):
             others = " ".join(t.word for t in sf.agent if not any(close(t.term, a)
@@ -149,6 +165,7 @@ _OPPOSITE: dict[str, frozenset[str]] = {
     "first": frozenset({"last", "second", "third", "later"}),
     "last": frozenset({"first"}),
 }
+_IDIOM_BEFORE = frozenset({"in", "at", "above", "after", "for"})
 _WEAKER: frozenset[str] = frozenset(
     {"some", "most", "many", "few", "several", "often", "sometimes", "usually", "partly",
      "mostly", "also", "among", "rarely", "occasionally"})
@@ -158,7 +175,9 @@ def quantifier_check(claim: Analysis, sent: Analysis) -> Check | None:
     """``quantifier differs`` / ``quantifier not confirmed`` for the claim's first
     quantifier the sentence does not repeat (see the module doc)."""
     said = {t.low for t in sent.tokens} | {"not" for t in sent.tokens if t.low.endswith("n't")}
-    for tok in claim.tokens:
+    for n, tok in enumerate(claim.tokens):
+        if n and claim.tokens[n - 1].low in _IDIOM_BEFORE and tok.low == "all":
+            continue  # "in all", "at all", "above all": no claim about every member
         same = _SAME.get(tok.low)
         if same is None or same & said:
             continue
@@ -179,6 +198,7 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "co2": ("carbon", "dioxide"), "ch4": ("methane",), "u.s": ("united", "states", "america"),
     "us": ("united", "states", "america"), "usa": ("united", "states", "america"),
     "uk": ("united", "kingdom", "britain", "british"), "earth": ("planet", "world", "global"),
+    "moon": ("lunar",), "sun": ("solar",),
 }
 # Words that report who said something: the speaker of a claim is not part of its fact.
 _REPORTING = frozenset({"say", "says", "said", "claim", "claims", "claimed", "argue",
@@ -225,7 +245,8 @@ def argument_check(claim: Analysis, sent: Analysis, key: frozenset[str],
     for cf in frames(claim)[:1]:
         for side in (cf.agent, cf.patient):
             wanted = _terms(side, key)
-            if wanted and not any(any(close(w, s) for s in have) for w in wanted):
+            if wanted and not any(any(close(p, s) for s in have for p in (w, *w.split()))
+                                  for w in wanted):
                 return Check("argument not mentioned", f"'{_words(side, wanted)}' "
                              f"('{cf.word}')")
     return None
@@ -234,10 +255,34 @@ def argument_check(claim: Analysis, sent: Analysis, key: frozenset[str],
 def align(claim: str, ca: Analysis, sa: Analysis, key: frozenset[str],
           context: frozenset[str] = frozenset()) -> tuple[Check, ...]:
     """Every failed alignment check of the sentence ``sa`` against the claim (``ca``, and
-    its text for the entity spans), refuting ones first. ``context``: the terms of the
-    sentence's document title, which name what the sentence is about ("It was completed
-    in 1889" in the article "Eiffel Tower")."""
+    its text), refuting ones first. ``context``: the terms of the sentence's document
+    title, which name what the sentence is about ("It was completed in 1889" in the
+    article "Eiffel Tower"). The entity check is not among them: it reads every sentence
+    a verdict cites together, and so does the argument check (:func:`together`)."""
+    del context  # names are checked over a verdict's sentences together (together())
+    causal = causal_check(ca, sa, key)
     found = [c for c in (role_check(ca, sa, key), quantifier_check(ca, sa),
-                         entity_check(claim, sa, context), argument_check(ca, sa, key, context))
-             if c is not None]
+                         Check(*causal) if causal else None) if c is not None]
     return tuple(sorted(found, key=lambda c: not c.refutes))
+
+
+def together(claim: str, texts: Sequence[tuple[str, frozenset[str]]]) -> Check | None:
+    """The entity and argument checks over several sentences at once: ``texts`` holds
+    each supporting sentence with its title terms; every entity and both sides of the
+    claim's first predicate must be named somewhere among them. A sentence opening with
+    a pronoun ("Their work relied on ...") may name the claim's subject that way: the
+    names before the claim's first predicate then need no mention."""
+    found = [analyze(text) for text, _ in texts]
+    terms = frozenset().union(*(a.terms | title for a, (_, title) in zip(found, texts,
+                                                                        strict=True)))
+    ca = analyze(claim)
+    first = frames(ca)[:1]
+    if first and any(a.tokens and a.tokens[0].low in _PRONOUNS for a in found):
+        terms |= frozenset(t.term for t in first[0].agent)
+    empty = Analysis(tokens=(), numbers=())
+    key = frozenset(t.term for t in claim_terms(ca))
+    return entity_check(claim, empty, terms) or argument_check(ca, empty, key, terms)
+
+
+_PRONOUNS = frozenset({"it", "its", "they", "their", "he", "his", "she", "her", "this",
+                       "these", "those"})

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from claimfsm.skills.stance.align import align
+from claimfsm.skills.stance.align import align, argument_check, entity_check
 from claimfsm.skills.stance.config import CALIBRATED_CONFIG
 from claimfsm.skills.stance.features import (
     analyze,
@@ -125,6 +125,10 @@ def lexical_features(claim: str, sentence: str) -> list[float]:
     # The alignment checks of the lexical judge (skills/stance/align.py), one flag each.
     checks = align(claim, ca, sa, frozenset(t.term for t in terms))
     names = {c.name for c in checks}
+    if entity_check(claim, sa) is not None:
+        names.add("entity not mentioned")
+    if argument_check(ca, sa, frozenset(t.term for t in terms)) is not None:
+        names.add("argument not mentioned")
     row += [
         float("role swapped" in names),
         float(any(c.name == "role swapped" and c.refutes for c in checks)),

@@ -5,7 +5,8 @@ linear in the text:
 
 - a **predicate** is a verb form the analysis recognises (an irregular past such as
   ``won``, a regular past such as ``landed`` not after a determiner), or a word of
-  :data:`INFLUENCE` (``cause``, ``drives``, ``threatens``, ``leads to`` ...) in any form;
+  :data:`INFLUENCE` (``cause``, ``drives``, ``threatens``, ``leads to`` ...) or
+  :data:`RELATIONS` (``orbits``, ``absorb``, ``flows`` ...) in any form;
   copulas (``is``, ``was``) and symmetric verbs (``met``, ``married``) carry no roles;
 - its **agent** is the key words before it in its clause (the subject side), its
   **patient** the key words after it, up to the next predicate (the object side);
@@ -25,7 +26,7 @@ from claimfsm.skills.analysis.text import STOPWORDS
 from claimfsm.skills.stance.features import Analysis, Token
 from claimfsm.skills.stance.lexicon import term
 
-__all__ = ["COPULAS", "INFLUENCE", "Frame", "frames"]
+__all__ = ["COPULAS", "INFLUENCE", "RELATIONS", "Frame", "frames"]
 
 INFLUENCE: frozenset[str] = frozenset(term(w) for w in """
 cause causes caused causing lead leads led result results resulted drive drives drove
@@ -38,6 +39,16 @@ generated due because responsible
 """One family of directed relations: "X causes Y" and "Y threatens X" put the same two
 things in opposite roles, whatever the verb."""
 
+RELATIONS: frozenset[str] = frozenset(term(w) for w in """
+orbit orbits circle circles absorb absorbs release releases emit emits flow flows empty
+empties lie lies depend depends contain contains surround surrounds exceed exceeds
+consume consumes turn turns convert converts feed feeds eat eats hunt hunts replace
+replaces precede precedes follow follows host hosts include includes cover covers reach
+reaches enter enters leave leaves orbiting flowing absorbing releasing emitting
+""".split())
+"""Present-tense relation verbs the past-form rules miss ("the Earth orbits the Sun",
+"plants absorb carbon dioxide"): plain vocabulary, any form."""
+
 COPULAS: frozenset[str] = frozenset("""
 is are was were be been being am become became becomes remain remains remained seem
 seems seemed has have had do does did will would can could shall should may might must
@@ -48,6 +59,8 @@ _SYMMETRIC: frozenset[str] = frozenset(term(w) for w in """
 met meet meets married marry marries collided collide collides bordered border borders
 joined join joins resembled resemble resembles equals equal
 """.split())
+_MODIFIERS = frozenset({"last", "first", "final", "most", "least", "newly", "well", "best",
+                        "recently", "widely", "commonly"})
 _REVERSING = {term("due"): "to", term("because"): "of", term("result"): "from"}
 _PASSIVE_MARK = "by"
 
@@ -72,6 +85,8 @@ def _is_predicate(toks: tuple[Token, ...], i: int) -> bool:
         return False
     if tok.word[0].isupper() and i > 0 and toks[i - 1].clause == tok.clause:
         return False  # a name inside the sentence, not a verb
+    if tok.term in RELATIONS and not (i > 0 and toks[i - 1].low in ("the", "a", "an")):
+        return True
     if tok.term in INFLUENCE:
         nxt = toks[i + 1].low if i + 1 < len(toks) else ""
         if tok.term in _REVERSING:
@@ -79,6 +94,8 @@ def _is_predicate(toks: tuple[Token, ...], i: int) -> bool:
                                                    and nxt == "in")
         return not (i > 0 and toks[i - 1].low in ("the", "a", "an", "this", "that"))
     prev = toks[i - 1].low if i > 0 and toks[i - 1].clause == tok.clause else None
+    if prev in _MODIFIERS:
+        return False  # "the last crewed landing": a past form used as an adjective
     return (tok.low in IRREGULAR_VERBS or is_regular_past(tok.low)) and \
         is_finite_verb(tok.low, prev)
 
