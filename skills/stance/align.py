@@ -46,7 +46,7 @@ from claimfsm.skills.analysis.terms import analyse
 from claimfsm.skills.analysis.text import STOPWORDS
 from claimfsm.skills.stance.causal import causal_check
 from claimfsm.skills.stance.features import Analysis, Token, analyze, claim_terms, close
-from claimfsm.skills.stance.lexicon import is_month, term
+from claimfsm.skills.stance.lexicon import EXCLUSIVE, ORDINALS, is_month, term
 from claimfsm.skills.stance.roles import Frame, frames
 
 __all__ = [
@@ -190,6 +190,28 @@ def quantifier_check(claim: Analysis, sent: Analysis) -> Check | None:
             return Check("quantifier differs", f"claim '{tok.word}' vs sentence "
                          f"'{min(weaker)}'")
         return Check("quantifier not confirmed", f"'{tok.word}'")
+    return _exclusive_check(claim, sent, said)
+
+
+_PLURAL = frozenset({"several", "many", "among", "some", "multiple"})
+_EXCLUSIVE_WORDS = frozenset({"only", "sole"})
+
+
+def _exclusive_check(claim: Analysis, sent: Analysis, said: set[str]) -> Check | None:
+    # The sentence makes something unique that the claim makes one of many ("the only
+    # natural satellite" / "one of several"), or ranks it below where the claim puts it
+    # ("the second highest" / "the highest").
+    claimed = {t.low for t in claim.tokens}
+    plural = _PLURAL & claimed
+    if plural and _EXCLUSIVE_WORDS & said and not _EXCLUSIVE_WORDS & claimed:
+        return Check("quantifier differs", f"claim '{min(plural)}' vs sentence "
+                     f"'{min(_EXCLUSIVE_WORDS & said)}'", refutes=True)
+    toks = sent.tokens
+    for n, tok in enumerate(toks):
+        if n and toks[n - 1].low in ORDINALS and tok.term in EXCLUSIVE:
+            if tok.term in claim.terms and not ORDINALS & claimed:
+                return Check("quantifier differs", f"claim '{tok.word}' vs sentence "
+                             f"'{toks[n - 1].word} {tok.word}'", refutes=True)
     return None
 
 
@@ -203,22 +225,36 @@ _ALIASES: dict[str, tuple[str, ...]] = {
 # Words that report who said something: the speaker of a claim is not part of its fact.
 _REPORTING = frozenset({"say", "says", "said", "claim", "claims", "claimed", "argue",
                         "argues", "argued", "wrote", "writes", "told"})
+_GENERIC_HEADS = frozenset({
+    "sea", "ocean", "river", "lake", "crater", "mount", "mountain", "island", "islands",
+    "city", "state", "states", "space", "agency", "university", "telescope", "station",
+    "union", "territory", "protocol", "war", "world", "national", "international",
+    "north", "south", "east", "west", "the", "dr", "mr", "mrs", "ms", "prof",
+})
 _CALENDAR = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
                        "sunday"})
 
 
 @lru_cache(maxsize=4096)
-def _entities(claim: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _entities(claim: str) -> tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]:
     toks = analyse(claim).toks
     out = []
     for start, end in analyse(claim).spans:
-        words = [t.text.removesuffix("'s") for t in toks[start:end]]
+        # A capital at the claim's start may be an ordinary word ("Aboard Vostok 1").
+        first = start + 1 if start == 0 and end - start > 1 else start
+        words = [t.text.removesuffix("'s") for t in toks[first:end]]
         words = [w for w in words if w.lower() not in STOPWORDS and len(w) > 1]
         speaker = (end < len(toks) and toks[end].lower in _REPORTING) or (
             start > 1 and toks[start - 2].lower == "according")
         if not words or speaker or all(is_month(w) or w.lower() in _CALENDAR for w in words):
             continue
-        parts = tuple(term(x) for w in words for x in (w, *_ALIASES.get(w.lower(), ())))
+        distinct = [w for w in words if w.lower() not in _GENERIC_HEADS]
+        # Every distinctive word must be named ("Red Sea" is not "Dead Sea"), each by
+        # itself or an alias; generic heads (Sea, Crater) alone do not tell names apart,
+        # and a name of generic words only needs one of them.
+        forms = [(w, *_ALIASES.get(w.lower(), ())) for w in (distinct or words)]
+        parts = (tuple(tuple(term(x) for x in f) for f in forms) if distinct
+                 else (tuple(term(x) for f in forms for x in f),))
         if parts:
             out.append((" ".join(words), parts))
     return tuple(out)
@@ -230,8 +266,9 @@ def entity_check(claim: str, sent: Analysis,
     (or its document's title, the terms ``context``) has (``"Neil Armstrong"`` is
     mentioned by ``"Armstrong"``)."""
     have = sent.terms | context
+    have |= frozenset(w for t in have if " " in t for w in t.split())  # "vostok 1"
     for text, parts in _entities(claim):
-        if not any(any(close(p, s) for s in have) for p in parts):
+        if not all(any(close(p, s) for s in have for p in forms) for forms in parts):
             return Check("entity not mentioned", f"'{text}'")
     return None
 
@@ -278,7 +315,8 @@ def together(claim: str, texts: Sequence[tuple[str, frozenset[str]]]) -> Check |
     ca = analyze(claim)
     first = frames(ca)[:1]
     if first and any(a.tokens and a.tokens[0].low in _PRONOUNS for a in found):
-        terms |= frozenset(t.term for t in first[0].agent)
+        at = next((n for n, t in enumerate(ca.tokens) if t.word == first[0].word), 0)
+        terms |= frozenset(t.term for t in ca.tokens[:at])
     empty = Analysis(tokens=(), numbers=())
     key = frozenset(t.term for t in claim_terms(ca))
     return entity_check(claim, empty, terms) or argument_check(ca, empty, key, terms)
