@@ -14,12 +14,13 @@ group and no five folds could be balanced. So links are joined strongest first (
 duplicates, then pairs sharing more sentences) and a link that would grow a group past
 ``len(claims) / (2 * k)`` is left out; :func:`cross_links` counts what is left out (on
 dev with k = 5: see docs/eval.md). Whole groups are dealt to folds, largest first, each
-to the currently smallest fold (ties: the lowest fold), so folds stay balanced and the
-assignment is deterministic.
+to the fold holding most of its links, else the smallest, so folds stay balanced; a
+fixed seed orders groups of one size, so the assignment is deterministic.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 from claimfsm.eval.data import Dataset
@@ -103,14 +104,24 @@ def cross_links(data: Dataset, fold: Sequence[int]) -> tuple[int, int]:
 
 
 def split_groups(
-    groups: Sequence[int], k: int, pairs: Sequence[tuple[float, int, int]] = ()
+    groups: Sequence[int], k: int, pairs: Sequence[tuple[float, int, int]] = (),
+    order: Sequence[int] | None = None,
 ) -> list[int]:
-    """Each claim's fold in ``0..k-1``: whole groups, largest first, each to the fold it
+    """Each claim's fold in ``0..k-1``: whole groups, largest first (groups of one size
+    in ``order``, a permutation of the claims, default a fixed shuffle, so the file
+    order, which may follow the labels, does not decide the folds), each to the fold it
     has the most ``pairs`` links to among the folds with room (``ceil(n / k)``), else to
-    the smallest fold (ties: the lowest)."""
+    the smallest fold (ties: the lowest). Claims without links in the order of a
+    permutation get the folds of the plain K-fold split by that permutation."""
     members: dict[int, list[int]] = {}
     for i, g in enumerate(groups):
         members.setdefault(g, []).append(i)
+    if order is None:
+        shuffled = list(range(len(groups)))
+        random.Random(13).shuffle(shuffled)
+        order = shuffled
+    at = {claim: n for n, claim in enumerate(order)}
+    rank = {g: min(at[i] for i in m) for g, m in members.items()}
     near: dict[int, list[int]] = {}
     for _, i, j in pairs:
         near.setdefault(groups[i], []).append(j)
@@ -118,7 +129,7 @@ def split_groups(
     room = -(-len(groups) // k)
     sizes = [0] * k
     fold = [-1] * len(groups)
-    for g in sorted(members, key=lambda g: (-len(members[g]), g)):
+    for g in sorted(members, key=lambda g: (-len(members[g]), rank[g])):
         pull = [0] * k
         for j in near.get(g, ()):
             if fold[j] >= 0:
@@ -131,6 +142,7 @@ def split_groups(
     return fold
 
 
-def grouped_folds(data: Dataset, k: int) -> list[int]:
-    """Each claim's fold, groups kept whole (see the module doc)."""
-    return split_groups(claim_groups(data, k), k, links(data))
+def grouped_folds(data: Dataset, k: int, order: Sequence[int] | None = None) -> list[int]:
+    """Each claim's fold, groups kept whole (see the module doc); ``order`` as for
+    :func:`split_groups`."""
+    return split_groups(claim_groups(data, k), k, links(data), order)

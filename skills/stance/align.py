@@ -26,8 +26,8 @@ AGGREGATE repeats the deciding one for the claim (docs/judge.md, "Alignment chec
 - **cause not confirmed** / **role swapped** (:mod:`claimfsm.skills.stance.causal`): a claim
   that X causes Y (causes, leads to, drives, because, due to, is what ...) needs a
   sentence stating that link the same way round.
-- **argument not mentioned** (:func:`argument_check`): one side of the claim's first
-  predicate (who acts, or on what) has none of its key words in the supporting
+- **argument not mentioned** (:func:`argument_check`): the agent of the claim's first
+  predicate (who or what acts) has none of its key words in the supporting
   sentences together, nor in their documents' titles.
 - **number not confirmed** is decided by :func:`claimfsm.skills.stance.numbers.compare_numbers`
   (the judge blocks support on any unconfirmed number; see there for tolerance and units).
@@ -55,9 +55,9 @@ __all__ = [
     "align",
     "argument_check",
     "entity_check",
-    "together",
     "quantifier_check",
     "role_check",
+    "together",
 ]
 
 CHECKS: tuple[str, ...] = (
@@ -207,6 +207,9 @@ def _exclusive_check(claim: Analysis, sent: Analysis, said: set[str]) -> Check |
         return Check("quantifier differs", f"claim '{min(plural)}' vs sentence "
                      f"'{min(_EXCLUSIVE_WORDS & said)}'", refutes=True)
     toks = sent.tokens
+    names = [t.term for t in claim.tokens[1:] if t.word[:1].isupper()]
+    if not all(any(close(n, s) for s in sent.terms) for n in names):
+        return None  # a rank of something else ("K2 is the second highest")
     for n, tok in enumerate(toks):
         if n and toks[n - 1].low in ORDINALS and tok.term in EXCLUSIVE:
             if tok.term in claim.terms and not ORDINALS & claimed:
@@ -275,12 +278,12 @@ def entity_check(claim: str, sent: Analysis,
 
 def argument_check(claim: Analysis, sent: Analysis, key: frozenset[str],
                    context: frozenset[str] = frozenset()) -> Check | None:
-    """``argument not mentioned`` when the sentence has no key word of one side (agent
-    or patient) of the claim's first predicate: "Polar bears cause the loss of sea ice"
+    """``argument not mentioned`` when the sentence has no key word of the agent side
+    (who or what acts) of the claim's first predicate: "Polar bears cause the loss of sea ice"
     is not about a sentence on sea ice alone. ``context``: as for :func:`entity_check`."""
     have = sent.terms | context
     for cf in frames(claim)[:1]:
-        for side in (cf.agent, cf.patient):
+        for side in (cf.agent,):
             wanted = _terms(side, key)
             if wanted and not any(any(close(p, s) for s in have for p in (w, *w.split()))
                                   for w in wanted):

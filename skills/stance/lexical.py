@@ -202,9 +202,7 @@ def sentence_stance(
     blocks = [c.reason for c in checks if not c.refutes]
     if nums.unconfirmed:
         factor *= config.unconfirmed_number_factor
-        # A fact with a number is confirmed only with the number: "Canberra became the
-        # capital in 1850" is not supported by a sentence that says when it did not.
-        blocks.insert(0, "number not confirmed: " + ", ".join(nums.unconfirmed))
+        reasons.append("number not confirmed: " + ", ".join(nums.unconfirmed))
     elif nums.agree:
         support += config.number_agree_bonus
         reasons.append("numbers agree: " + ", ".join(nums.agree))
@@ -215,7 +213,9 @@ def sentence_stance(
     change = unstated_change(ca, sa)
     if change is not None:
         return verdict("NOT_ENOUGH_INFO", 1 - score, *reasons, f"change not stated: '{change}'")
-    if score >= config.support_min and blocks:
+    if score >= config.support_min and (blocks or nums.unconfirmed):
+        # A fact with a number is confirmed only with the number: "Canberra became the
+        # capital in 1850" is not supported by a sentence that never says 1850.
         return verdict("NOT_ENOUGH_INFO", 1 - score, *reasons, *blocks)
     if score >= config.support_min:
         return verdict("SUPPORTS", score, *reasons)

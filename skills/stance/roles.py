@@ -6,7 +6,8 @@ linear in the text:
 - a **predicate** is a verb form the analysis recognises (an irregular past such as
   ``won``, a regular past such as ``landed`` not after a determiner), or a word of
   :data:`INFLUENCE` (``cause``, ``drives``, ``threatens``, ``leads to`` ...) or
-  :data:`RELATIONS` (``orbits``, ``absorb``, ``flows`` ...) in any form;
+  :data:`RELATIONS` (``orbits``, ``absorb``, ``flows`` ...) in any form, or a
+  comparative before ``than`` (``larger than``);
   copulas (``is``, ``was``) and symmetric verbs (``met``, ``married``) carry no roles;
 - its **agent** is the key words before it in its clause (the subject side), its
   **patient** the key words after it, up to the next predicate (the object side);
@@ -59,6 +60,9 @@ _SYMMETRIC: frozenset[str] = frozenset(term(w) for w in """
 met meet meets married marry marries collided collide collides bordered border borders
 joined join joins resembled resemble resembles equals equal
 """.split())
+# After these a relation word is a noun ("in orbit", "the flow"), not a verb.
+_NOUN_BEFORE = frozenset({"the", "a", "an", "in", "into", "on", "of", "to", "for", "at",
+                          "its", "their", "his", "her", "from", "by", "with"})
 _MODIFIERS = frozenset({"last", "first", "final", "most", "least", "newly", "well", "best",
                         "recently", "widely", "commonly"})
 _REVERSING = {term("due"): "to", term("because"): "of", term("result"): "from"}
@@ -85,8 +89,10 @@ def _is_predicate(toks: tuple[Token, ...], i: int) -> bool:
         return False
     if tok.word[0].isupper() and i > 0 and toks[i - 1].clause == tok.clause:
         return False  # a name inside the sentence, not a verb
-    if tok.term in RELATIONS and not (i > 0 and toks[i - 1].low in ("the", "a", "an")):
+    if tok.term in RELATIONS and not (i > 0 and toks[i - 1].low in _NOUN_BEFORE):
         return True
+    if i + 1 < len(toks) and toks[i + 1].low == "than" and tok.clause == toks[i + 1].clause:
+        return True  # a comparison: "X is larger than Y" relates X to Y one way only
     if tok.term in INFLUENCE:
         nxt = toks[i + 1].low if i + 1 < len(toks) else ""
         if tok.term in _REVERSING:

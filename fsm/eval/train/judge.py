@@ -155,13 +155,16 @@ def check_learnable(data: Dataset, folds: int = 5, seed: int = 13) -> None:
     :func:`~claimfsm.eval.train.checks.learnable`), without fitting anything: for a
     caller with costly work to do before training (retrieving the training evidence)."""
     pairs = collect_pairs(data)
-    learnable(pairs.y, _folds(data, folds)[pairs.group], folds)
+    learnable(pairs.y, _folds(data, folds, seed)[pairs.group], folds)
 
 
-def _folds(data: Dataset, k: int) -> IntArray:
+def _folds(data: Dataset, k: int, seed: int) -> IntArray:
     # Grouped: near-duplicate claims and claims sharing evidence sentences share a fold,
     # so no held-out claim is scored by a model that saw its twin (claimfsm.eval.groups).
-    return np.asarray(grouped_folds(data, k), dtype=np.int64)
+    # Groups of one size are dealt in the order of the fixed-seed permutation the plain
+    # K-fold split used, so claims with no link keep their folds.
+    order = np.random.default_rng(seed).permutation(len(data.claims)).tolist()
+    return np.asarray(grouped_folds(data, k, order), dtype=np.int64)
 
 
 def _oof(
@@ -236,7 +239,7 @@ def train(
     feat = featurizer or Featurizer()
     pairs = collect_pairs(data)
     n = len(pairs.claim_labels)
-    fold_of = _folds(data, folds)
+    fold_of = _folds(data, folds, seed)
     pf = fold_of[pairs.group]
     learnable(pairs.y, pf, folds)
     x = feat.matrix(list(zip(pairs.claims, pairs.sentences, strict=True)))
