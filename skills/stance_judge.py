@@ -22,10 +22,10 @@ from claimfsm.skills.context import SkillContext
 from claimfsm.skills.envelope import Envelope
 from claimfsm.skills.evidence_extract import Claim, EvidenceItem
 from claimfsm.skills.limits import MAX_EVIDENCE_PER_CLAIM, MAX_SUBCLAIMS
-from claimfsm.skills.stance.align import together
 from claimfsm.skills.stance.combine import CHECK_PREFIX, Combined, combine_stances
 from claimfsm.skills.stance.config import DEFAULT_CONFIG, THRESHOLDS, StanceConfig, Thresholds
 from claimfsm.skills.stance.lexical import Label, Stance, sentence_stance, title_terms
+from claimfsm.skills.stance.names import together
 
 if TYPE_CHECKING:
     from claimfsm.skills.stance.model import Featurizer, StanceModel

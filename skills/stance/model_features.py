@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from claimfsm.skills.stance.align import align, argument_check, entity_check
+from claimfsm.skills.stance.align import align
 from claimfsm.skills.stance.config import CALIBRATED_CONFIG
 from claimfsm.skills.stance.features import (
     analyze,
@@ -28,6 +28,7 @@ from claimfsm.skills.stance.features import (
 )
 from claimfsm.skills.stance.lexical import sentence_stance
 from claimfsm.skills.stance.lexicon import POST_NEGATIONS, PRE_NEGATIONS
+from claimfsm.skills.stance.names import argument_check, entity_check
 from claimfsm.skills.stance.numbers import compare_numbers
 
 __all__ = ["LEXICAL_FEATURES", "lexical_features"]

@@ -5,18 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from claimfsm.skills.stance.align import (
-    CHECKS,
-    argument_check,
-    entity_check,
-    quantifier_check,
-    role_check,
-    together,
-)
+from claimfsm.skills.stance.align import CHECKS, quantifier_check, role_check
 from claimfsm.skills.stance.causal import causal_check
 from claimfsm.skills.stance.config import CALIBRATED_CONFIG
 from claimfsm.skills.stance.features import analyze, claim_terms
 from claimfsm.skills.stance.lexical import sentence_stance, title_terms
+from claimfsm.skills.stance.names import argument_check, entity_check, together
 from claimfsm.skills.stance.roles import frames
 
 APOLLO = ("Neil Armstrong and Buzz Aldrin walked on the surface while Michael Collins "
@@ -138,3 +132,27 @@ def test_every_check_name_is_documented() -> None:
 
     doc = (Path(__file__).parents[2] / "docs" / "judge.md").read_text()
     assert CHECKS and all(f"`{name}`" in doc for name in CHECKS)
+
+
+def test_the_issues_table_on_the_demo_store() -> None:
+    # The three claims issue 29 found SUPPORTS on `make demo`'s store, through the engine
+    # with the default profile: none is SUPPORTS, and each verdict names its check.
+    from datetime import UTC, datetime
+
+    from claimfsm import Engine, EngineConfig
+    from claimfsm.skills.context import FixedClock
+    from claimfsm.skills.verdict_aggregate import Verdict, warnings
+
+    expected = {
+        "Canberra became the capital of Australia in 1850.": "number not confirmed",
+        "Neil Armstrong stayed in orbit while Michael Collins walked on the Moon.":
+            "role swapped",
+        "Polar bears cause the loss of sea ice.": "role swapped",
+    }
+    config = EngineConfig(clock=FixedClock(datetime(2026, 1, 1, tzinfo=UTC)))
+    with Engine.open(None, config=config) as engine:
+        for claim, check in expected.items():
+            head = engine.driver.run(engine.driver.start(claim).sid)
+            verdict = Verdict.model_validate(head.state.verdict)
+            assert verdict.label != "SUPPORTS", claim
+            assert check in [w[1] for w in warnings(verdict)], verdict.reasons
