@@ -12,7 +12,8 @@ than the other way round. Otherwise the check fails:
   icy roads because it lowers the freezing point";
 - ``cause not confirmed``: the sentence states no causal link between them.
 
-One pass over each text's tokens (the sides are the words before and after the cue).
+One pass over each text's tokens: the sides are the words before and after the cue, at
+most :data:`~claimfsm.skills.stance.roles.WINDOW` tokens each way.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 
 from claimfsm.skills.stance.features import Analysis, Token, close
 from claimfsm.skills.stance.lexicon import term
+from claimfsm.skills.stance.roles import WINDOW
 
 __all__ = ["causal_check", "causal_sides"]
 
@@ -60,8 +62,8 @@ def causal_sides(text: Analysis) -> list[tuple[frozenset[str], frozenset[str]]]:
         way = _cue(toks, i)
         if way is None:
             continue
-        before = frozenset(t.term for t in toks[:i])
-        after = frozenset(t.term for t in toks[i + 1:])
+        before = frozenset(t.term for t in toks[max(0, i - WINDOW):i])
+        after = frozenset(t.term for t in toks[i + 1:i + 1 + WINDOW])
         out.append((before, after) if way == "forward" else (after, before))
     return out
 

@@ -10,7 +10,8 @@ linear in the text:
   comparative before ``than`` (``larger than``);
   copulas (``is``, ``was``) and symmetric verbs (``met``, ``married``) carry no roles;
 - its **agent** is the key words before it in its clause (the subject side), its
-  **patient** the key words after it, up to the next predicate (the object side);
+  **patient** the key words after it, up to the next predicate (the object side), at
+  most :data:`WINDOW` tokens each way;
 - a **passive** predicate (``X was caused by Y``, ``X, driven by Y``) or a reversing
   connective (``X due to Y``, ``X because of Y``, ``X results from Y``) swaps the sides:
   the words after ``by`` / ``to`` / ``of`` / ``from`` are the agent.
@@ -27,7 +28,7 @@ from claimfsm.skills.analysis.text import STOPWORDS
 from claimfsm.skills.stance.features import Analysis, Token
 from claimfsm.skills.stance.lexicon import term
 
-__all__ = ["COPULAS", "INFLUENCE", "RELATIONS", "Frame", "frames"]
+__all__ = ["COPULAS", "INFLUENCE", "RELATIONS", "WINDOW", "Frame", "frames"]
 
 INFLUENCE: frozenset[str] = frozenset(term(w) for w in """
 cause causes caused causing lead leads led result results resulted drive drives drove
@@ -63,6 +64,9 @@ joined join joins resembled resemble resembles equals equal
 # After these a relation word is a noun ("in orbit", "the flow"), not a verb.
 _NOUN_BEFORE = frozenset({"the", "a", "an", "in", "into", "on", "of", "to", "for", "at",
                           "its", "their", "his", "her", "from", "by", "with"})
+WINDOW = 40
+"""Tokens looked at on each side of a predicate: bounds the work per predicate, so a
+text's frames cost time linear in its length even for one endless clause."""
 _MODIFIERS = frozenset({"last", "first", "final", "most", "least", "newly", "well", "best",
                         "recently", "widely", "commonly"})
 _REVERSING = {term("due"): "to", term("because"): "of", term("result"): "from"}
@@ -123,10 +127,10 @@ def frames(text: Analysis) -> tuple[Frame, ...]:
         nxt = next((q for q in preds[n + 1:] if toks[q].clause == clause), len(toks))
         # Scan outward from the predicate only while in its clause: linear per frame.
         lo = p
-        while lo > 0 and toks[lo - 1].clause == clause:
+        while lo > max(0, p - WINDOW) and toks[lo - 1].clause == clause:
             lo -= 1
         hi = p + 1
-        while hi < nxt and toks[hi].clause == clause:
+        while hi < min(nxt, p + 1 + WINDOW) and toks[hi].clause == clause:
             hi += 1
         before = [toks[i] for i in range(lo, p) if i not in is_pred and _key(toks[i])]
         after = [toks[i] for i in range(p + 1, hi) if i not in is_pred and _key(toks[i])]
