@@ -72,8 +72,10 @@ class Check:
         return f"{self.name}: {self.detail}"
 
 
-def _hits(terms: Sequence[str], side: Sequence[Token]) -> list[str]:
-    return [t for t in terms if any(close(t, tok.term) for tok in side)]
+def _hits(terms: Sequence[str], side: frozenset[str]) -> list[str]:
+    # Exact terms by set lookup; only a term long enough to have close variants
+    # ("australia" / "australian") is compared word by word.
+    return [t for t in terms if t in side or (len(t) >= 5 and any(close(t, s) for s in side))]
 
 
 def _terms(side: Sequence[Token], key: frozenset[str]) -> list[str]:
@@ -96,8 +98,8 @@ def _frame_check(cf: Frame, sfs: Sequence[Frame], key: frozenset[str],
     swapped: Check | None = None
     moved: Check | None = None
     for sf in (f for f in sfs if _same(cf, f)):
-        a_a, a_p = _hits(agent, sf.agent), _hits(agent, sf.patient)
-        p_p, p_a = _hits(patient, sf.patient), _hits(patient, sf.agent)
+        a_a, a_p = _hits(agent, sf.agent_terms), _hits(agent, sf.patient_terms)
+        p_p, p_a = _hits(patient, sf.patient_terms), _hits(patient, sf.agent_terms)
         if a_a and p_p:
             return None  # some occurrence keeps the claim's roles
         if a_p and p_a and not p_p and swapped is None:

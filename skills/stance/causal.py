@@ -19,6 +19,7 @@ most :data:`~claimfsm.skills.stance.roles.WINDOW` tokens each way.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from claimfsm.skills.stance.features import Analysis, Token, close
 from claimfsm.skills.stance.lexicon import term
@@ -54,7 +55,8 @@ def _cue(toks: Sequence[Token], i: int) -> str | None:
     return "forward"
 
 
-def causal_sides(text: Analysis) -> list[tuple[frozenset[str], frozenset[str]]]:
+@lru_cache(maxsize=1024)
+def causal_sides(text: Analysis) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
     """``(cause terms, effect terms)`` around each causal cue of ``text``."""
     toks = text.tokens
     out = []
@@ -65,11 +67,12 @@ def causal_sides(text: Analysis) -> list[tuple[frozenset[str], frozenset[str]]]:
         before = frozenset(t.term for t in toks[max(0, i - WINDOW):i])
         after = frozenset(t.term for t in toks[i + 1:i + 1 + WINDOW])
         out.append((before, after) if way == "forward" else (after, before))
-    return out
+    return tuple(out)
 
 
 def _hits(terms: frozenset[str], side: frozenset[str]) -> int:
-    return sum(1 for t in terms if any(close(t, s) for s in side))
+    return sum(1 for t in terms
+               if t in side or (len(t) >= 5 and any(close(t, s) for s in side)))
 
 
 def causal_check(claim: Analysis, sent: Analysis,

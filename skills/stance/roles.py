@@ -22,6 +22,7 @@ linear in the text:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from claimfsm.skills.analysis.lexicon import IRREGULAR_VERBS, is_finite_verb, is_regular_past
 from claimfsm.skills.analysis.text import STOPWORDS
@@ -85,6 +86,10 @@ class Frame:
     """Whether it belongs to :data:`INFLUENCE` (then any member matches it)."""
     agent: tuple[Token, ...]
     patient: tuple[Token, ...]
+    agent_terms: frozenset[str] = frozenset()
+    """The agent side's terms (for set lookups)."""
+    patient_terms: frozenset[str] = frozenset()
+    """The patient side's terms."""
 
 
 def _is_predicate(toks: tuple[Token, ...], i: int) -> bool:
@@ -115,6 +120,7 @@ def _key(tok: Token) -> bool:
         c.isalpha() for c in tok.low)
 
 
+@lru_cache(maxsize=1024)
 def frames(text: Analysis) -> tuple[Frame, ...]:
     """Every role-carrying predicate of ``text`` with its two sides (see the module doc)."""
     toks = text.tokens
@@ -144,5 +150,7 @@ def frames(text: Analysis) -> tuple[Frame, ...]:
         else:
             agent, patient = before, after
         out.append(Frame(pred=tok.term, word=tok.word, influence=tok.term in INFLUENCE,
-                         agent=tuple(agent), patient=tuple(patient)))
+                         agent=tuple(agent), patient=tuple(patient),
+                         agent_terms=frozenset(t.term for t in agent),
+                         patient_terms=frozenset(t.term for t in patient)))
     return tuple(out)
