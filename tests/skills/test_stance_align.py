@@ -152,7 +152,7 @@ def test_the_issues_table_on_the_demo_store() -> None:
     config = EngineConfig(clock=FixedClock(datetime(2026, 1, 1, tzinfo=UTC)))
     with Engine.open(None, config=config) as engine:
         for claim, check in expected.items():
-            head = engine.driver.run(engine.driver.start(claim).sid)
+            head = engine.driver.run(engine.start(claim).sid)
             verdict = Verdict.model_validate(head.state.verdict)
             assert verdict.label != "SUPPORTS", claim
             assert check in [w[1] for w in warnings(verdict)], verdict.reasons
