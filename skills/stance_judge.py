@@ -22,9 +22,10 @@ from claimfsm.skills.context import SkillContext
 from claimfsm.skills.envelope import Envelope
 from claimfsm.skills.evidence_extract import Claim, EvidenceItem
 from claimfsm.skills.limits import MAX_EVIDENCE_PER_CLAIM, MAX_SUBCLAIMS
-from claimfsm.skills.stance.combine import combine_stances
+from claimfsm.skills.stance.combine import CHECK_PREFIX, Combined, combine_stances
 from claimfsm.skills.stance.config import DEFAULT_CONFIG, THRESHOLDS, StanceConfig, Thresholds
-from claimfsm.skills.stance.lexical import Label, sentence_stance
+from claimfsm.skills.stance.lexical import Label, Stance, sentence_stance, title_terms
+from claimfsm.skills.stance.names import together
 from claimfsm.skills.versions import SKILL_VERSIONS
 
 if TYPE_CHECKING:
@@ -87,12 +88,33 @@ class Output(BaseIO):
     judgments: list[Judgment]
 
 
+def _named_together(claim: str, evidence: list[EvidenceItem],
+                    judged: list[tuple[str, Stance]], combined: Combined) -> Combined:
+    """SUPPORTS only when the supporting sentences (and their documents' titles) together
+    name every entity of the claim and both sides of its predicate
+    (:func:`claimfsm.skills.stance.align.together`); else NOT_ENOUGH_INFO, naming the check."""
+    if combined.verdict != "SUPPORTS":
+        return combined
+    backing = [(item.text, title_terms(item.doc_id))
+               for item, (_, st) in zip(evidence, judged, strict=True) if st.label == "SUPPORTS"]
+    missing = together(claim, backing)
+    if missing is None:
+        return combined
+    eid = combined.cites[0] if combined.cites else "-"
+    return Combined(verdict="NOT_ENOUGH_INFO", confidence=round(1 - combined.confidence, 4),
+                    cites=combined.cites,
+                    reasons=(*combined.reasons[:1], "the supporting sentences do not name "
+                             "everything the claim is about",
+                             f"{CHECK_PREFIX}{eid}: {missing.reason}"))
+
+
 def judge(
     claim: Claim, evidence: list[EvidenceItem], config: StanceConfig = DEFAULT_CONFIG
 ) -> Judgment:
     """Judge one subclaim: a stance per sentence, combined into a verdict."""
-    judged = [(item.id, sentence_stance(claim.c, item.text, config)) for item in evidence]
-    combined = combine_stances(judged, config)
+    judged = [(item.id, sentence_stance(claim.c, item.text, config, title=item.doc_id))
+              for item in evidence]
+    combined = _named_together(claim.c, evidence, judged, combine_stances(judged, config))
     return Judgment(
         id=claim.id,
         verdict=combined.verdict,

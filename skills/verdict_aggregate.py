@@ -29,12 +29,28 @@ from claimfsm.skills.context import SkillContext
 from claimfsm.skills.envelope import Envelope
 from claimfsm.skills.evidence_extract import Claim, EvidenceItem
 from claimfsm.skills.limits import MAX_CLAIM_CHARS, MAX_LIST, MAX_SUBCLAIMS
-from claimfsm.skills.stance.combine import is_disputed
+from claimfsm.skills.stance.combine import CHECK_PREFIX, is_disputed
 from claimfsm.skills.stance.config import DEFAULT_CONFIG, THRESHOLDS, StanceConfig, Thresholds
 from claimfsm.skills.stance_judge import Judgment, Learned, load_learned
 from claimfsm.skills.versions import SKILL_VERSIONS
 
-__all__ = ["SKILL", "Input", "Output", "Verdict", "VerdictLabel", "aggregate", "handler"]
+__all__ = [
+    "SKILL",
+    "WARNING_PREFIX",
+    "Input",
+    "Output",
+    "Verdict",
+    "VerdictLabel",
+    "aggregate",
+    "handler",
+    "warnings",
+]
+
+WARNING_PREFIX = "warning: "
+"""A verdict reason ``"warning: <subclaim id>: <check>: <detail> [<evidence id>]"`` names
+the alignment check that kept a subclaim from SUPPORTS (or made it REFUTES), e.g.
+``warning: s1: number not confirmed: 1850 [canberra#0]``; the checks are
+:data:`claimfsm.skills.stance.align.CHECKS` (docs/judge.md)."""
 
 NEXT = "DONE"
 VerdictLabel = Literal["SUPPORTS", "REFUTES", "NOT_ENOUGH_INFO", "DISPUTED"]
@@ -106,6 +122,29 @@ def _detail(j: Judgment) -> str:
     return ": " + (j.reasons[1] if len(j.reasons) > 1 else j.reasons[0])
 
 
+def _warnings(j: Judgment) -> list[str]:
+    out = []
+    for r in j.reasons:
+        if r.startswith(CHECK_PREFIX):
+            eid, _, check = r[len(CHECK_PREFIX):].partition(": ")
+            out.append(f"{WARNING_PREFIX}{j.id}: {check} [{eid}]")
+    return out
+
+
+def warnings(verdict: Verdict) -> list[tuple[str, str, str, str]]:
+    """``(subclaim id, check, detail, evidence id)`` for each warning reason of
+    ``verdict`` (for a display that shows them apart from the other reasons)."""
+    out = []
+    for r in verdict.reasons:
+        if not r.startswith(WARNING_PREFIX) or not r.endswith("]"):
+            continue
+        sid, _, rest = r[len(WARNING_PREFIX):].partition(": ")
+        body, _, eid = rest[:-1].rpartition(" [")
+        check, _, detail = body.partition(": ")
+        out.append((sid, check, detail, eid))
+    return out
+
+
 def aggregate(
     claims: list[Claim], judgments: list[Judgment], config: StanceConfig = DEFAULT_CONFIG,
     *, learned: bool = False,
@@ -121,6 +160,8 @@ def aggregate(
     ]
     label, why = _label_learned(filled) if learned else _label(filled, config)
     reasons = [why] + [f"{j.id}: {j.verdict} ({j.confidence:.2f}){_detail(j)}" for j in filled]
+    if label != "SUPPORTS" and not learned:
+        reasons += [w for j in filled for w in _warnings(j)]
     cites = list(dict.fromkeys(c for j in filled for c in j.cites))
     return Verdict(label=label, reasons=reasons, cites=cites)
 

@@ -26,8 +26,8 @@ SKILL_VERSIONS: dict[str, str] = {
     "tool_request_compose": "1",
     "retrieve": "1",
     "evidence_extract": "1",
-    "stance_judge": "1",
-    "verdict_aggregate": "1",
+    "stance_judge": "2",
+    "verdict_aggregate": "2",
 }
 
 #: Built-in skill -> files (relative to the ``claimfsm.skills`` package) it reads.

@@ -29,6 +29,10 @@ def _classes(title: str, c: ClassScores) -> list[str]:
     lines = [f"{title}: accuracy {c.accuracy:.3f}  macro-F1 {c.macro_f1:.3f}",
              "  F1      " + "  ".join(f"{_SHORT.get(k, k)} {v:.3f}"
                                       for k, v in c.per_class.items()),
+             "  P       " + "  ".join(f"{_SHORT.get(k, k)} {v:.3f}"
+                                      for k, v in c.precision.items()),
+             "  R       " + "  ".join(f"{_SHORT.get(k, k)} {v:.3f}"
+                                      for k, v in c.recall.items()),
              "  gold \\ predicted  " + " ".join(f"{_SHORT.get(k, k):>5}" for k in CLAIM_LABELS)]
     for gold, row in c.confusion.items():
         cells = " ".join(f"{row.get(k, 0):>5}" for k in CLAIM_LABELS)
@@ -50,6 +54,8 @@ def render(rep: EvalReport) -> list[str]:
         *_classes("verdict (retrieved evidence)", rep.verdict),
         *_classes("verdict (gold evidence given)", rep.verdict_gold),
         f"strict: {rep.strict:.3f}",
+        "alignment checks that kept a verdict from SUPPORTS (claims): "
+        + (", ".join(f"{k} {v}" for k, v in rep.checks.items()) or "none"),
     ]
 
 

@@ -24,7 +24,7 @@ def render(rep: object) -> list[str]:
     lines = [
         f"trained on {rep.claims} claims, {rep.pairs} (claim, sentence) pairs, "
         f"{rep.features} features" + (f" (embedder {rep.embedder})" if rep.embedder else ""),
-        f"{rep.folds}-fold cross-validation by claim (held-out claims only):",
+        f"{rep.folds}-fold cross-validation by claim, grouped (held-out claims only):",
         f"  stance:  accuracy {s.accuracy:.3f}  macro-F1 {s.macro_f1:.3f}",
         f"  verdict (annotated evidence): accuracy {v.accuracy:.3f}  macro-F1 "
         f"{v.macro_f1:.3f}  ({per})",
@@ -48,6 +48,10 @@ def render(rep: object) -> list[str]:
     if rep.head is not None:
         lines.append(f"verdict head: l2 {rep.head[0]:g}, prior exponent {rep.head[1]:g}"
                      + (f", embedder {rep.head_embedder}" if rep.head_embedder else ""))
+    if rep.alignment:
+        lines.append("alignment features, weight for SUPPORTS / REFUTES / NOT_ENOUGH_INFO: "
+                     + "; ".join(f"{k[6:]} " + " / ".join(f"{w:+.2f}" for w in v)
+                                 for k, v in rep.alignment.items()))
     if rep.cv_rerank is not None:
         b, a = rep.cv_rerank
         lines.append(f"evidence reranker (CV, held-out claims): recall@5 {b.recall_at_5:.3f} -> "

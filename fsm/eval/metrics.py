@@ -25,11 +25,16 @@ PLACES = 4
 
 
 class ClassScores(Frozen):
-    """Accuracy, macro-F1 over every label, per-label F1, and ``confusion[gold][pred]``."""
+    """Accuracy, macro-F1 over every label, per-label F1, precision and recall, and
+    ``confusion[gold][pred]``."""
 
     accuracy: float
     macro_f1: float
     per_class: dict[str, float]
+    precision: dict[str, float]
+    """Per label: the share of its predictions that are right (0 when never predicted)."""
+    recall: dict[str, float]
+    """Per label: the share of its gold claims predicted as it (0 when it never occurs)."""
     confusion: dict[str, dict[str, int]]
 
 
@@ -67,14 +72,19 @@ def classification(pairs: Iterable[tuple[str, str]], labels: Sequence[str]) -> C
         total += 1
         right += gold == pred
     per_class: dict[str, float] = {}
+    precision: dict[str, float] = {}
+    recall: dict[str, float] = {}
     for lab in labels:
         tp = confusion.get(lab, {}).get(lab, 0)
         fn = sum(confusion.get(lab, {}).values()) - tp
         fp = sum(row.get(lab, 0) for g, row in confusion.items() if g != lab)
         per_class[lab] = _round(_f1(tp, fp, fn))
+        precision[lab] = _round(tp / (tp + fp) if tp + fp else 0.0)
+        recall[lab] = _round(tp / (tp + fn) if tp + fn else 0.0)
     macro = sum(per_class.values()) / len(labels) if labels else 0.0
     return ClassScores(accuracy=_round(right / total if total else 0.0), macro_f1=_round(macro),
-                       per_class=per_class, confusion=confusion)
+                       per_class=per_class, confusion=confusion, precision=precision,
+                       recall=recall)
 
 
 def doc_of(sentence_id: str) -> str:

@@ -43,9 +43,11 @@ from claimfsm.eval.metrics import (
 from claimfsm.skills.context import FixedClock, SkillContext
 from claimfsm.skills.embed import Embedder
 from claimfsm.skills.parse_claim import subclaims
+from claimfsm.skills.stance.align import CHECKS
 from claimfsm.skills.stance_judge import SKILL as VERIFY
 from claimfsm.skills.tools.ingest import IngestReport, ProgressCallback, ingest_corpus
 from claimfsm.skills.verdict_aggregate import SKILL as AGGREGATE
+from claimfsm.skills.verdict_aggregate import Verdict, warnings
 
 __all__ = [
     "EVAL_CONFIG",
@@ -83,6 +85,8 @@ class ClaimRun(Frozen):
     cites: tuple[str, ...]
     """Document ids of the verdict's citations, in the verdict's order."""
     error: str | None = None
+    checks: tuple[str, ...] = ()
+    """The alignment checks the verdict's warnings name (one per warning)."""
 
 
 class GoldRun(Frozen):
@@ -104,15 +108,19 @@ class EvalReport(Frozen):
     verdict_gold: ClassScores
     strict: float
     claims_per_s: float
+    checks: dict[str, int]
     failed: int = 0
     seconds: float = 0.0
+    """How many claims' verdicts carry a warning of each alignment check (a claim counts
+    once per check), over :data:`claimfsm.skills.stance.align.CHECKS`."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` document: exactly the keys the issue names."""
 
         def cls(c: ClassScores) -> dict[str, Any]:
             return {"accuracy": c.accuracy, "macro_f1": c.macro_f1,
-                    "per_class": dict(c.per_class), "confusion": c.confusion}
+                    "per_class": dict(c.per_class), "precision": dict(c.precision),
+                    "recall": dict(c.recall), "confusion": c.confusion}
 
         r = self.retrieval
         return {
@@ -124,6 +132,7 @@ class EvalReport(Frozen):
             "verdict_gold": cls(self.verdict_gold),
             "strict": self.strict,
             "claims_per_s": self.claims_per_s,
+            "checks": dict(self.checks),
         }
 
 
@@ -166,6 +175,8 @@ def run_claim(
         ranked=ranked_documents(st.evidence),
         cites=tuple(doc_of(c) for c in verdict.get("cites", [])),
         error=error or (None if finished else f"stopped in {head.fsm}"),
+        checks=tuple(dict.fromkeys(check for _, check, _, _ in warnings(Verdict.model_validate(
+            verdict)))) if finished else (),
     )
 
 
@@ -233,6 +244,7 @@ def score(
         claims_per_s=round(n / seconds, 2) if seconds > 0 else 0.0,
         failed=sum(1 for _, r, _ in pairs if not r.finished),
         seconds=round(seconds, 3),
+        checks={name: sum(1 for _, r, _ in pairs if name in r.checks) for name in CHECKS},
     )
 
 

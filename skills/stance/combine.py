@@ -12,10 +12,15 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from claimfsm.skills.stance.align import CHECKS
 from claimfsm.skills.stance.config import DEFAULT_CONFIG, StanceConfig
 from claimfsm.skills.stance.lexical import Label, Stance
 
-__all__ = ["Combined", "combine_stances", "is_disputed"]
+__all__ = ["CHECK_PREFIX", "Combined", "combine_stances", "deciding_check", "is_disputed"]
+
+CHECK_PREFIX = "check "
+"""A judgment reason ``"check <evidence id>: <check>: <detail>"`` names the alignment
+check (:data:`claimfsm.skills.stance.align.CHECKS`) that decided the subclaim."""
 
 
 def _clip(x: float) -> float:
@@ -54,6 +59,24 @@ def _noisy_or(scores: Iterable[float]) -> float:
     return 1.0 - miss
 
 
+def _check_of(st: Stance) -> str | None:
+    return next((r for r in st.reasons if r.split(":", 1)[0] in CHECKS), None)
+
+
+def deciding_check(judged: Sequence[tuple[str, Stance]], label: Label) -> str | None:
+    """The ``check ...`` reason for a verdict: for REFUTES the first check of its best
+    refuting sentence; for NOT_ENOUGH_INFO the check that stopped the sentence closest to
+    support (the lowest NOT_ENOUGH_INFO score)."""
+    if label == "SUPPORTS":
+        return None
+    pool = [(st.score if label == "REFUTES" else -st.score, -n, eid, st)
+            for n, (eid, st) in enumerate(judged) if st.label == label and _check_of(st)]
+    if not pool:
+        return None
+    *_, eid, st = max(pool)
+    return f"{CHECK_PREFIX}{eid}: {_check_of(st)}"
+
+
 def combine_stances(
     judged: Sequence[tuple[str, Stance]], config: StanceConfig = DEFAULT_CONFIG
 ) -> Combined:
@@ -86,12 +109,15 @@ def combine_stances(
             conf = _clip(_noisy_or(st.score for _, st in top)
                          - config.opposition_discount * other)
             why = tuple(f"{eid}: " + "; ".join(st.reasons) for eid, st in top)
+            check = deciding_check(top, label)
             return Combined(verdict=label, confidence=round(conf, places),
-                            cites=tuple(eid for eid, _ in top), reasons=(counts, *why))
+                            cites=tuple(eid for eid, _ in top),
+                            reasons=(counts, *why, *([check] if check else [])))
     cites = tuple(eid for eid, _ in (sup[:1] + ref[:1]))
     if sup and ref:
         note = "evidence goes both ways" + (" (disputed)" if torn else "")
     else:
         note = "no sentence clearly supports or refutes"
+    check = deciding_check(judged, "NOT_ENOUGH_INFO")
     return Combined(verdict="NOT_ENOUGH_INFO", confidence=round(1 - max(best_s, best_r), places),
-                    cites=cites, reasons=(counts, note))
+                    cites=cites, reasons=(counts, note, *([check] if check else [])))

@@ -63,6 +63,10 @@ class StanceConfig(BaseModel):
     entity_mismatch_weight: float = Field(
         0.35, ge=0, le=1, description="A different name in an exclusive relation "
         "(capital, largest, first, born ...).")
+    alignment_weight: float = Field(
+        0.35, ge=0, le=1, description="A refuting alignment check "
+        "(:mod:`claimfsm.skills.stance.align`): a role swapped with the same verb, an "
+        "opposite quantifier (all / none, first / last).")
     number_rel_tol: float = Field(
         0.02, ge=0, le=1, description="Relative tolerance for non-year numbers to agree.")
 

@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from claimfsm.skills.stance.align import Check, align
 from claimfsm.skills.stance.config import DEFAULT_CONFIG, StanceConfig
 from claimfsm.skills.stance.features import (
     Analysis,
@@ -42,6 +43,7 @@ __all__ = [
     "Stance",
     "relevance",
     "sentence_stance",
+    "title_terms",
 ]
 
 Label = Literal["SUPPORTS", "REFUTES", "NOT_ENOUGH_INFO"]
@@ -78,6 +80,13 @@ def relevance(claim: str, sentence: str, config: StanceConfig = DEFAULT_CONFIG) 
                  config.places)
 
 
+def title_terms(doc_id: str) -> frozenset[str]:
+    """The terms of a document id read as a title: ``"Arctic sea ice:12"`` or
+    ``"apollo-11"`` -> the terms of its words (the sentence index left out)."""
+    head = doc_id.split("#", 1)[0].rsplit(":", 1)[0]
+    return analyze(head.replace("-", " ").replace("_", " ")).terms if head else frozenset()
+
+
 def _clip(x: float) -> float:
     return max(0.0, min(1.0, x))
 
@@ -102,10 +111,14 @@ def _denials(
 def _contradictions(
     sa: Analysis, terms: Sequence[ClaimTerm], cov: Coverage, nums: NumberCheck,
     negs: tuple[Denied, Denied], opposite: tuple[str, str] | None, dir_clash: bool,
-    config: StanceConfig,
+    checks: tuple[Check, ...], config: StanceConfig,
 ) -> tuple[float, list[str]]:
     """The summed weight of every refuting signal, and a reason for each."""
     weight, reasons = 0.0, []
+    for check in checks:
+        if check.refutes:
+            weight += config.alignment_weight
+            reasons.append(check.reason)
     if nums.clash:
         weight += config.number_clash_weight
         reasons.append("numbers clash: " + ", ".join(f"{c} vs {s}" for c, s in nums.clash))
@@ -132,9 +145,11 @@ def _contradictions(
 
 
 def sentence_stance(
-    claim: str, sentence: str, config: StanceConfig = DEFAULT_CONFIG
+    claim: str, sentence: str, config: StanceConfig = DEFAULT_CONFIG, *, title: str = ""
 ) -> Stance:
-    """Judge one sentence against one claim; deterministic, with short reasons."""
+    """Judge one sentence against one claim; deterministic, with short reasons.
+    ``title``: the sentence's document title (or id), which names what the sentence is
+    about for the entity and argument checks only."""
     ca, sa = analyze(claim), analyze(sentence)
     terms = claim_terms(ca)
     cov = coverage(terms, sa)
@@ -163,8 +178,9 @@ def sentence_stance(
             c for c, _ in nums.clash))
         opposite = dir_clash = None
     c_neg, c_any, s_neg = _denials(ca, sa, terms, cov, config)
+    checks = align(claim, ca, sa, frozenset(t.term for t in terms), title_terms(title))
     refute, why = _contradictions(sa, terms, cov, nums, (c_neg, s_neg), opposite,
-                                  dir_clash is not None, config)
+                                  dir_clash is not None, checks, config)
     reasons = [matched, *why]
     hedged = hedge(sa) if hedge(ca) is None else None
     factor = config.hedge_factor if hedged else 1.0
@@ -183,6 +199,7 @@ def sentence_stance(
         return verdict("NOT_ENOUGH_INFO", 1 - rel, *reasons,
                        f"claim denies '{c_any[1]}', which the sentence does not mention")
     support = rel
+    blocks = [c.reason for c in checks if not c.refutes]
     if nums.unconfirmed:
         factor *= config.unconfirmed_number_factor
         reasons.append("number not confirmed: " + ", ".join(nums.unconfirmed))
@@ -196,6 +213,10 @@ def sentence_stance(
     change = unstated_change(ca, sa)
     if change is not None:
         return verdict("NOT_ENOUGH_INFO", 1 - score, *reasons, f"change not stated: '{change}'")
+    if score >= config.support_min and (blocks or nums.unconfirmed):
+        # A fact with a number is confirmed only with the number: "Canberra became the
+        # capital in 1850" is not supported by a sentence that never says 1850.
+        return verdict("NOT_ENOUGH_INFO", 1 - score, *reasons, *blocks)
     if score >= config.support_min:
         return verdict("SUPPORTS", score, *reasons)
     return verdict("NOT_ENOUGH_INFO", 1 - score, *reasons, "support too weak")

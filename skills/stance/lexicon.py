@@ -74,7 +74,10 @@ biggest:smallest longest:shortest highest:lowest tallest:shortest oldest:younges
 older:younger hottest:coldest hotter:colder hot:cold wet:dry wetter:drier safe:dangerous
 legal:illegal possible:impossible accept:reject support:oppose agree:disagree
 above:below positive:negative benefit:harm beneficial:harmful stable:unstable
-maximum:minimum inner:outer visible:invisible
+maximum:minimum inner:outer visible:invisible raise:lower raises:lowers advance:retreat
+advancing:retreating rare:common rarer:frequent rare:frequent shallow:deep
+shallowest:deepest southward:northward worse:better worsen:improve same:different
+regular:irregular round:irregular
 """
 
 

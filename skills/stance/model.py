@@ -268,6 +268,11 @@ def load_model(path: str | Path) -> StanceModel:
                 or arrays["mean"].shape != (len(feats),)
                 or arrays["scale"].shape != (len(feats),)):
             raise ModelError("BAD_MODEL", f"stance_model: {p}: weights do not match features")
+        if feats[: len(LEXICAL_FEATURES)] != LEXICAL_FEATURES:
+            # A file from before the feature set changed (the alignment features): its
+            # weights would be read against the wrong columns.
+            raise ModelError("BAD_MODEL", f"stance_model: {p}: trained on another feature "
+                             "set; retrain it with claimfsm train")
         model = StanceModel(features=feats, support_t=float(head["support_t"]),
                             refute_t=float(head["refute_t"]), embedder=head.get("embedder"),
                             top=int(head.get("top", 5)), meta=dict(head.get("meta") or {}),

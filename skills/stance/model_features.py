@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from claimfsm.skills.stance.align import align
 from claimfsm.skills.stance.config import CALIBRATED_CONFIG
 from claimfsm.skills.stance.features import (
     analyze,
@@ -27,6 +28,7 @@ from claimfsm.skills.stance.features import (
 )
 from claimfsm.skills.stance.lexical import sentence_stance
 from claimfsm.skills.stance.lexicon import POST_NEGATIONS, PRE_NEGATIONS
+from claimfsm.skills.stance.names import argument_check, entity_check
 from claimfsm.skills.stance.numbers import compare_numbers
 
 __all__ = ["LEXICAL_FEATURES", "lexical_features"]
@@ -57,6 +59,8 @@ LEXICAL_FEATURES: tuple[str, ...] = (
     "rel_x_clash", "rel_x_negation_flip", "rel_x_contrarian",
     "lexical_supports", "lexical_refutes", "lexical_nei",
     "claim_length", "sentence_length",
+    "align_role_swapped", "align_role_refutes", "align_quantifier", "align_entity_missing",
+    "align_argument_missing", "align_blocks", "align_refutes",
 )
 """Names of :func:`lexical_features`, in order."""
 
@@ -118,5 +122,20 @@ def lexical_features(claim: str, sentence: str) -> list[float]:
         lex.score if lex.label == "REFUTES" else 0.0,
         lex.score if lex.label == "NOT_ENOUGH_INFO" else 0.0,
         math.log1p(len(ca.tokens)), math.log1p(len(sa.tokens)),
+    ]
+    # The alignment checks of the lexical judge (skills/stance/align.py), one flag each.
+    checks = align(claim, ca, sa, frozenset(t.term for t in terms))
+    names = {c.name for c in checks}
+    if entity_check(claim, sa) is not None:
+        names.add("entity not mentioned")
+    if argument_check(ca, sa, frozenset(t.term for t in terms)) is not None:
+        names.add("argument not mentioned")
+    row += [
+        float("role swapped" in names),
+        float(any(c.name == "role swapped" and c.refutes for c in checks)),
+        float(bool(names & {"quantifier differs", "quantifier not confirmed"})),
+        float("entity not mentioned" in names), float("argument not mentioned" in names),
+        float(sum(1 for c in checks if not c.refutes) + bool(nums.unconfirmed)),
+        float(any(c.refutes for c in checks)),
     ]
     return row

@@ -16,16 +16,27 @@ from dataclasses import dataclass
 from claimfsm.skills.analysis.text import STOPWORDS, words
 from claimfsm.skills.stance.lexicon import is_month, is_name, term
 
-__all__ = ["NUMBER_WORDS", "Num", "NumberCheck", "compare_numbers", "find_numbers"]
+__all__ = ["NUMBER_WORDS", "UNITS", "Num", "NumberCheck", "compare_numbers", "find_numbers"]
 
 _NUM = re.compile(
     r"(?<![A-Za-z0-9.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(s\b)?(\s*(?:%|percent\b|per cent\b))?"
 )
 NUMBER_WORDS: dict[str, int] = {
     "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "dozen": 12,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "hundred": 100, "dozen": 12,
 }
 """Number words read as numbers ("one" is left out: it is mostly a pronoun)."""
+
+
+UNITS: frozenset[str] = frozenset(term(w) for w in """
+second seconds minute minutes hour hours day days week weeks month months year years
+degree degrees celsius fahrenheit kelvin metre metres meter meters kilometre kilometres
+kilometer kilometers km mile miles foot feet inch inches kilogram kilograms kg gram grams
+tonne tonnes ton tons pound pounds litre litres liter liters percent ppm
+""".split())
+"""Units of measure: two numbers counting different units never confirm each other."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +127,9 @@ def _agrees(c: Num, s: Num, tol: float) -> bool:
         return c.value <= s.value < c.value + 10
     if {c.kind, s.kind} & {"year", "decade"}:
         return c.kind == s.kind and c.value == s.value
+    cu, su = c.context & UNITS, s.context & UNITS
+    if cu and su and not cu & su:
+        return False  # "360 days" is not confirmed by "360 degrees"
     return abs(c.value - s.value) <= tol * max(abs(c.value), abs(s.value))
 
 

@@ -54,7 +54,8 @@ _CLAIM_ONLY = ("claim_terms", "claim_has_number", "claim_negation", "claim_hedge
 # Pair features worth their maximum over the evidence, and their mean over the top three.
 _PAIR_MAX = ("relevance", "predicate_coverage", "jaccard", "rel_x_clash",
              "rel_x_negation_flip", "lexical_supports", "lexical_refutes",
-             "sentence_correction", "numbers_clash", "direction_clash", "antonym_clash")
+             "sentence_correction", "numbers_clash", "direction_clash", "antonym_clash",
+             "align_blocks", "align_refutes")
 
 EVIDENCE_FEATURES: tuple[str, ...] = (
     "n_sentences",

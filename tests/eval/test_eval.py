@@ -28,6 +28,7 @@ from claimfsm.eval.run import (
     ranked_documents,
     run_claim,
 )
+from claimfsm.skills.stance.align import CHECKS
 from claimfsm.skills.tools.ingest import ingest_corpus
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -74,15 +75,25 @@ def test_json_report_has_exactly_the_issue_keys() -> None:
     assert res.exit_code == 0, res.output
     body = orjson.loads(res.output)
     assert list(body) == ["claims", "retrieval", "stance", "verdict", "verdict_gold", "strict",
-                          "claims_per_s"]
+                          "claims_per_s", "checks"]
     assert body["claims"] == 6
     assert list(body["retrieval"]) == ["recall@5", "recall@10", "recall@20", "hit@5"]
     assert list(body["stance"]) == ["accuracy", "macro_f1"]
     for key in ("verdict", "verdict_gold"):
-        assert list(body[key]) == ["accuracy", "macro_f1", "per_class", "confusion"]
+        assert list(body[key]) == ["accuracy", "macro_f1", "per_class", "precision", "recall",
+                                   "confusion"]
         assert list(body[key]["per_class"]) == ["SUPPORTS", "REFUTES", "NOT_ENOUGH_INFO",
                                                 "DISPUTED"]
-        assert sum(sum(row.values()) for row in body[key]["confusion"].values()) == 6
+        conf = body[key]["confusion"]
+        assert sum(sum(row.values()) for row in conf.values()) == 6
+        for lab in body[key]["per_class"]:
+            # Precision and recall follow from the confusion matrix, per class.
+            tp = conf[lab][lab]
+            predicted = sum(row[lab] for row in conf.values())
+            gold = sum(conf[lab].values())
+            assert body[key]["precision"][lab] == round(tp / predicted if predicted else 0, 4)
+            assert body[key]["recall"][lab] == round(tp / gold if gold else 0, 4)
+    assert set(body["checks"]) == set(CHECKS)
     assert 0.0 <= body["strict"] <= body["verdict"]["accuracy"]
     assert body["claims_per_s"] > 0
 

@@ -26,6 +26,7 @@ from claimfsm.eval.train.judge import (  # noqa: E402
 )
 from claimfsm.eval.train.retrieved import DEPTH, TOPS, retrieve_for_training  # noqa: E402
 from claimfsm.skills.stance.model import load_model  # noqa: E402
+from claimfsm.skills.stance.model_features import LEXICAL_FEATURES  # noqa: E402
 from tests.support.stance_data import write_corpus, write_dataset  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -86,10 +87,15 @@ def test_cli_train_json_and_text(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     assert doc["claims"] == 16 and doc["folds"] == 4 and doc["embedder"] is None
-    assert set(doc["cv_verdict"]) == {"accuracy", "macro_f1", "per_class", "confusion"}
+    assert set(doc["cv_verdict"]) == {"accuracy", "macro_f1", "per_class", "precision",
+                                      "recall", "confusion"}
     assert out.is_file()
     text = cli(str(ds), "--out", str(out), "--folds", "3")
-    assert text.exit_code == 0 and "3-fold cross-validation by claim" in text.output
+    assert text.exit_code == 0 and "3-fold cross-validation by claim, grouped" in text.output
+    # the alignment features are in the model, and the report gives their weights
+    assert set(doc["alignment"]) == {n for n in LEXICAL_FEATURES if n.startswith("align_")}
+    assert all(len(w) == 3 for w in doc["alignment"].values())
+    assert "alignment features, weight for SUPPORTS" in text.output
 
 
 def test_thresholds_on_the_engines_retrieved_evidence(tmp_path: Path) -> None:

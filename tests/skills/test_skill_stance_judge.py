@@ -118,13 +118,20 @@ def test_card_example_is_what_the_skill_answers() -> None:
 
 
 def test_profile_picks_the_calibrated_thresholds() -> None:
-    claims = [{"id": "s1", "c": "Arctic sea ice has declined sharply since 1979."}]
-    evidence = {"s1": [_ev("x#0", "Arctic sea ice extent has declined in every decade.")]}
+    claims = [{"id": "s1", "c": "The Arctic sea ice cover has declined sharply since 1979."}]
+    evidence = {"s1": [_ev("x#0", "Arctic ice extent has declined since 1979.")]}
     default = _run(claims=claims, evidence=evidence).data["judgments"][0]
     calibrated = _run(claims=claims, evidence=evidence,
                       profile="calibrated").data["judgments"][0]
     assert default["verdict"] == "NOT_ENOUGH_INFO"
     assert calibrated["verdict"] == "SUPPORTS" and calibrated["cites"] == ["x#0"]
+    # without the year, no threshold set supports it: the number is not confirmed
+    bare = {"s1": [_ev("x#0", "Arctic ice extent has declined.")]}
+    for profile in ("default", "calibrated"):
+        j = _run(claims=claims, evidence=bare, profile=profile).data["judgments"][0]
+        assert j["verdict"] == "NOT_ENOUGH_INFO"
+    j = _run(claims=claims, evidence=bare, profile="calibrated").data["judgments"][0]
+    assert "check x#0: number not confirmed: 1979" in j["reasons"]
 
 
 def test_unknown_profile_is_bad_input_naming_the_field() -> None:

@@ -176,3 +176,22 @@ def test_profile_picks_the_dispute_thresholds() -> None:
                             "st": ST}, SkillContext())
     assert default.data["verdict"]["label"] == N
     assert calibrated.data["verdict"]["label"] == "DISPUTED"
+
+
+def test_a_blocked_subclaim_names_its_check_as_a_warning() -> None:
+    from claimfsm.skills.evidence_extract import Claim, EvidenceItem
+    from claimfsm.skills.stance.config import THRESHOLDS
+    from claimfsm.skills.stance_judge import judge
+    from claimfsm.skills.verdict_aggregate import Verdict, aggregate, warnings
+
+    claim = Claim(id="s1", c="Canberra became the capital of Australia in 1850.")
+    ev = [EvidenceItem(id="australia#1", doc_id="australia", source="wiki", score=1.0,
+                       text="Canberra is the capital of Australia.")]
+    j = judge(claim, ev, THRESHOLDS["calibrated"])
+    assert j.verdict == "NOT_ENOUGH_INFO"
+    v = aggregate([claim], [j], THRESHOLDS["calibrated"])
+    assert v.label == "NOT_ENOUGH_INFO"
+    assert "warning: s1: number not confirmed: 1850 [australia#1]" in v.reasons
+    assert warnings(v) == [("s1", "number not confirmed", "1850", "australia#1")]
+    # a supported claim carries none, and only warning lines parse
+    assert warnings(Verdict(label="SUPPORTS", reasons=["s1: SUPPORTS"], cites=[])) == []

@@ -326,10 +326,13 @@ def test_profiles_name_the_default_and_the_calibrated_config() -> None:
 
 def test_calibrated_partial_match_supports_where_the_default_abstains() -> None:
     claim = "Arctic sea ice has declined sharply since 1979."
-    sentence = "Arctic sea ice extent has declined in every decade."
+    sentence = "Arctic sea ice extent has declined in every decade"
     assert sentence_stance(claim, sentence).label == "NOT_ENOUGH_INFO"
+    # the partial match would support, but the year is not confirmed (issue 29)
     s = sentence_stance(claim, sentence, CAL)
-    assert s.label == "SUPPORTS" and _has(s, "number not confirmed: 1979")
+    assert s.label == "NOT_ENOUGH_INFO" and _has(s, "number not confirmed: 1979")
+    s = sentence_stance(claim, sentence + " since 1979", CAL)
+    assert s.label == "SUPPORTS" and _has(s, "numbers agree: 1979")
 
 
 def test_calibrated_refutation_wins_ties_and_needs_a_strong_signal() -> None:

@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from claimfsm.eval.data import CLAIM_LABELS, EVIDENCE_LABELS, Dataset
+from claimfsm.eval.groups import grouped_folds
 from claimfsm.eval.metrics import classification
 from claimfsm.eval.train.checks import finite, learnable
 from claimfsm.eval.train.head import HeadSpec, head_data, head_fold
@@ -39,6 +40,7 @@ from claimfsm.eval.train.softmax import Fit, fit_softmax
 from claimfsm.eval.train.verdict import choose_head, fit_head, head_matrix
 from claimfsm.skills.stance.lexical import LABELS
 from claimfsm.skills.stance.model import Featurizer, StanceModel
+from claimfsm.skills.stance.model_features import LEXICAL_FEATURES
 
 __all__ = [
     "GRID_REFUTE",
@@ -153,14 +155,16 @@ def check_learnable(data: Dataset, folds: int = 5, seed: int = 13) -> None:
     :func:`~claimfsm.eval.train.checks.learnable`), without fitting anything: for a
     caller with costly work to do before training (retrieving the training evidence)."""
     pairs = collect_pairs(data)
-    learnable(pairs.y, _folds(len(pairs.claim_labels), folds, seed)[pairs.group], folds)
+    learnable(pairs.y, _folds(data, folds, seed)[pairs.group], folds)
 
 
-def _folds(n: int, k: int, seed: int) -> IntArray:
-    order = np.random.default_rng(seed).permutation(n)
-    fold = np.empty(n, dtype=np.int64)
-    fold[order] = np.arange(n) % k
-    return fold
+def _folds(data: Dataset, k: int, seed: int) -> IntArray:
+    # Grouped: near-duplicate claims and claims sharing evidence sentences share a fold,
+    # so no held-out claim is scored by a model that saw its twin (claimfsm.eval.groups).
+    # Groups of one size are dealt in the order of the fixed-seed permutation the plain
+    # K-fold split used, so claims with no link keep their folds.
+    order = np.random.default_rng(seed).permutation(len(data.claims)).tolist()
+    return np.asarray(grouped_folds(data, k, order), dtype=np.int64)
 
 
 def _oof(
@@ -215,6 +219,14 @@ def _verdicts(
                     claim_verdicts(p, local, len(claims), c.st, c.rt), strict=True))
 
 
+def _alignment_weights(model: StanceModel) -> dict[str, list[float]]:
+    # The written model's weight of each alignment feature per stance class (standardised
+    # features, so the sizes compare): what the learned judge made of the checks.
+    idx = {name: i for i, name in enumerate(model.features)}
+    return {name: [round(float(w), 3) for w in model.weights[:, idx[name]]]
+            for name in LEXICAL_FEATURES if name.startswith("align_") and name in idx}
+
+
 def train(
     data: Dataset, out: str | Path, *, folds: int = 5, featurizer: Featurizer | None = None,
     embedder: str | None = None, seed: int = 13, l2: float = 1e-3, iters: int = 400,
@@ -227,7 +239,7 @@ def train(
     feat = featurizer or Featurizer()
     pairs = collect_pairs(data)
     n = len(pairs.claim_labels)
-    fold_of = _folds(n, folds, seed)
+    fold_of = _folds(data, folds, seed)
     pf = fold_of[pairs.group]
     learnable(pairs.y, pf, folds)
     x = feat.matrix(list(zip(pairs.claims, pairs.sentences, strict=True)))
@@ -328,4 +340,5 @@ def train(
                        head_embedder=None if vhead is None else vhead.embedder,
                        support_t=final_choice.st, refute_t=final_choice.rt,
                        top=final_choice.top, out=str(out),
+                       alignment=_alignment_weights(written),
                        cv_rerank=None if reranked is None else (reranked.before, reranked.after))

@@ -46,6 +46,9 @@ class TrainReport(BaseModel):
     head_embedder: str | None = None
     cv_rerank: tuple[RetrievalScores, RetrievalScores] | None = None
     """Retrieval before and after the evidence reranker (held-out claims), when trained."""
+    alignment: dict[str, list[float]] = {}
+    """Each alignment feature's weight in the written stance model, per stance class
+    (SUPPORTS, REFUTES, NOT_ENOUGH_INFO; standardised features)."""
     support_t: float
     refute_t: float
     top: int
