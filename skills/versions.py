@@ -30,8 +30,13 @@ SKILL_VERSIONS: dict[str, str] = {
     "verdict_aggregate": "2",
 }
 
-#: Built-in skill -> files (relative to the ``claimfsm.skills`` package) it reads.
-SKILL_FILES: dict[str, tuple[str, ...]] = {}
+#: Built-in skill -> files (relative to the ``claimfsm.skills`` package) it reads: the
+#: prompts its model-backed form sends (``--planner model``, ``--judge model``), so an
+#: edited prompt changes the machine's version even though no code changed.
+SKILL_FILES: dict[str, tuple[str, ...]] = {
+    "parse_claim": ("prompts/planner.v1.md",),
+    "stance_judge": ("prompts/judge.v1.md",),
+}
 
 
 def content_digest(data: bytes) -> str:
