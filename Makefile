@@ -19,7 +19,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,ray,ui]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,ray,ui,otel]'
 	touch $(STAMP)
 
 demo: install

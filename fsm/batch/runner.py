@@ -9,7 +9,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -18,6 +18,10 @@ from claimfsm.batch.cluster import check_workers, ray_available, run_on_ray
 from claimfsm.batch.worker import ClaimRunner, close_idle, threads_for, verify_chunk
 from claimfsm.engine.profile import Profile
 from claimfsm.state.open import Location, locate
+
+if TYPE_CHECKING:
+    from claimfsm.observe.observer import ObserveSpec
+    from claimfsm.observe.tally import Tally
 
 __all__ = ["BatchSummary", "chunked", "run_batch"]
 
@@ -85,6 +89,8 @@ def run_batch(
     profile: Profile | None = None,
     on_result: Callable[[dict[str, Any]], None] | None = None,
     on_progress: Callable[[int, int, float], None] | None = None,
+    observe: ObserveSpec | None = None,
+    tally: Tally | None = None,
 ) -> BatchSummary:
     """Verify ``claims`` on ``db`` (parsed here unless it is a location already, then
     handed on as that location): on Ray when ``workers`` is ``None`` (every CPU Ray
@@ -94,7 +100,8 @@ def run_batch(
     it finishes; ``on_progress(finished, total, seconds)`` after each. New sessions
     verify with ``profile`` (default: lexical retrieval and judge), the same object in
     this process and a pickled copy on Ray; a resumed one keeps the profile it started
-    with.
+    with. ``observe`` says what every engine watches (:mod:`claimfsm.observe`); the
+    counts it asks for (``tally=True``) are merged into ``tally`` as the claims finish.
 
     The store and the evidence index are opened here first (creating and seeding them
     once), so workers only ever open what exists. ``claims`` are walked once and never
@@ -111,6 +118,9 @@ def run_batch(
 
     def take(line: dict[str, Any]) -> None:
         nonlocal finished
+        counted = line.pop("_tally", None)
+        if counted is not None and tally is not None:
+            tally.merge(counted)
         finished += 1
         counts[line["status"]] += 1
         if line.get("verdict"):
@@ -124,7 +134,7 @@ def run_batch(
         check_workers(workers, address)
     where = locate(db)
     threads = threads_for(where)
-    local = ClaimRunner(where, profile)
+    local = ClaimRunner(where, profile, observe)
     try:
         if not use_ray and threads == 1:
             for item in claims:
@@ -135,7 +145,7 @@ def run_batch(
         try:
             for group in _groups(claims, 4 * threads):
                 part = [(c.id, c.claim) for c in group]
-                for line in verify_chunk(where, part, profile, threads):
+                for line in verify_chunk(where, part, profile, threads, observe):
                     take(line)
         finally:
             close_idle(where)
@@ -152,7 +162,7 @@ def run_batch(
 
         for lines in run_on_ray(where, lambda n: chunked(claims, n), workers=workers,
                                 address=address, on_error=_failed_chunk, on_ready=ready,
-                                profile=profile):
+                                profile=profile, observe=observe):
             for line in lines:
                 take(line)
     seconds = time.perf_counter() - began

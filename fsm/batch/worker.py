@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from claimfsm.batch.claims import BatchClaim
 from claimfsm.engine.config import EngineConfig
@@ -23,6 +23,9 @@ from claimfsm.engine.profile import Profile
 from claimfsm.engine.runtime import Engine
 from claimfsm.state.errors import RevConflict, StoreError, UnknownSession
 from claimfsm.state.open import Location, locate
+
+if TYPE_CHECKING:
+    from claimfsm.observe.observer import ObserveSpec
 
 __all__ = [
     "SERVER_THREADS", "ClaimRunner", "close_idle", "threads_for", "verify_chunk", "warm",
@@ -38,12 +41,16 @@ _RELOADS = 100
 
 class ClaimRunner:
     """An engine opened once (per worker process) and the last step's outcome; new
-    sessions verify with ``profile`` (default: lexical retrieval and judge)."""
+    sessions verify with ``profile`` (default: lexical retrieval and judge); ``observe``
+    says what to watch (traces, counts for ``/metrics``: :mod:`claimfsm.observe`)."""
 
-    def __init__(self, db: str | Location | None, profile: Profile | None = None) -> None:
+    def __init__(self, db: str | Location | None, profile: Profile | None = None,
+                 observe: ObserveSpec | None = None) -> None:
         self.last_code: str | None = None
         config = EngineConfig(on_step=self._seen, profile=profile or Profile.default())
         self.engine = Engine.open(db, config=config)
+        self.observer = observe.observer() if observe is not None else None
+        self.engine.driver.observer = self.observer
 
     def _seen(self, result: StepResult) -> None:
         error = result.envelope.e
@@ -84,30 +91,35 @@ class ClaimRunner:
             out["error"] = head.state.error
         elif status == "failed" and self.last_code:
             out["error"] = {"code": self.last_code, "msg": "the last step did not commit"}
+        if self.observer is not None and self.observer.tally is not None:
+            out["_tally"] = self.observer.tally.drain()  # run_batch takes it off the line
         return out
 
 
-#: Idle runners per ``(location, profile)``: one per thread that has run a claim in this
-#: process. Both are frozen values, so they key the table as they are.
-_IDLE: dict[tuple[Location, Profile], list[ClaimRunner]] = {}
+#: Idle runners per ``(location, profile, observe)``: one per thread that has run a claim
+#: in this process. All are frozen values, so they key the table as they are.
+_IDLE: dict[tuple[Location, Profile, ObserveSpec | None], list[ClaimRunner]] = {}
 _LOCK = threading.Lock()
 
 
-def _key(db: Location, profile: Profile | None) -> tuple[Location, Profile]:
-    return db, profile or Profile.default()
+def _key(db: Location, profile: Profile | None,
+         observe: ObserveSpec | None = None) -> tuple[Location, Profile, ObserveSpec | None]:
+    return db, profile or Profile.default(), observe
 
 
-def _take(db: Location, profile: Profile | None) -> ClaimRunner:
+def _take(db: Location, profile: Profile | None,
+          observe: ObserveSpec | None = None) -> ClaimRunner:
     with _LOCK:
-        idle = _IDLE.setdefault(_key(db, profile), [])
+        idle = _IDLE.setdefault(_key(db, profile, observe), [])
         if idle:
             return idle.pop()
-    return ClaimRunner(db, profile)
+    return ClaimRunner(db, profile, observe)
 
 
-def _give(db: Location, profile: Profile | None, runner: ClaimRunner) -> None:
+def _give(db: Location, profile: Profile | None, runner: ClaimRunner,
+          observe: ObserveSpec | None = None) -> None:
     with _LOCK:
-        _IDLE.setdefault(_key(db, profile), []).append(runner)
+        _IDLE.setdefault(_key(db, profile, observe), []).append(runner)
 
 
 def close_idle(db: str | Location) -> None:
@@ -127,20 +139,22 @@ def threads_for(db: str | Location) -> int:
     return SERVER_THREADS if locate(db).url else 1
 
 
-def warm(db: str | Location, profile: Profile | None, threads: int) -> int:
+def warm(db: str | Location, profile: Profile | None, threads: int,
+         observe: ObserveSpec | None = None) -> int:
     """Open ``threads`` engines for ``db`` in this process ahead of the first chunk;
     returns the pid."""
     import os
 
     where = locate(db)
-    runners = [_take(where, profile) for _ in range(threads)]
+    runners = [_take(where, profile, observe) for _ in range(threads)]
     for runner in runners:
-        _give(where, profile, runner)
+        _give(where, profile, runner, observe)
     return os.getpid()
 
 
-def _one(db: Location, profile: Profile | None, item: BatchClaim) -> dict[str, Any]:
-    runner = _take(db, profile)
+def _one(db: Location, profile: Profile | None, item: BatchClaim,
+         observe: ObserveSpec | None = None) -> dict[str, Any]:
+    runner = _take(db, profile, observe)
     try:
         line = runner.run(item)
     except StoreError as exc:
@@ -148,21 +162,22 @@ def _one(db: Location, profile: Profile | None, item: BatchClaim) -> dict[str, A
         return {"id": item.id, "sid": item.sid, "verdict": None, "rev": None, "fsm": None,
                 "status": "error", "error": {"code": exc.code, "msg": exc.msg}}
     except ClaimFsmError as exc:  # a claim the engine refuses (read_claims checks first)
-        _give(db, profile, runner)
+        _give(db, profile, runner, observe)
         return {"id": item.id, "sid": item.sid, "verdict": None, "rev": None, "fsm": None,
                 "status": "error", "error": {"code": exc.code, "msg": exc.msg}}
-    _give(db, profile, runner)
+    _give(db, profile, runner, observe)
     return line
 
 
 def verify_chunk(
     db: str | Location, items: Sequence[tuple[str | int, str]],
-    profile: Profile | None = None, threads: int = 1,
+    profile: Profile | None = None, threads: int = 1, observe: ObserveSpec | None = None,
 ) -> list[dict[str, Any]]:
     """Run each ``(id, claim)`` of ``items`` on ``db`` (the body of a Ray task: the
     :class:`~claimfsm.state.open.Location` and the :class:`~claimfsm.engine.profile.Profile`
     travel to it pickled, as they are) with the verification ``profile``, ``threads``
-    claims at a time, each thread with an engine (and connection) of its own.
+    claims at a time, each thread with an engine (and connection) of its own;
+    ``observe`` (traces, counts) as :class:`~claimfsm.observe.observer.ObserveSpec` says.
 
     Engines are opened once per process and kept, so a worker pays for its connections
     and evidence index once, not per task. A store error for one claim becomes that
@@ -170,7 +185,13 @@ def verify_chunk(
     """
     where = locate(db)
     claims = [BatchClaim(id=claim_id, claim=text) for claim_id, text in items]
-    if threads <= 1 or len(claims) <= 1:
-        return [_one(where, profile, item) for item in claims]
-    with ThreadPoolExecutor(min(threads, len(claims))) as pool:
-        return list(pool.map(lambda item: _one(where, profile, item), claims))
+    try:
+        if threads <= 1 or len(claims) <= 1:
+            return [_one(where, profile, item, observe) for item in claims]
+        with ThreadPoolExecutor(min(threads, len(claims))) as pool:
+            return list(pool.map(lambda item: _one(where, profile, item, observe), claims))
+    finally:
+        if observe is not None and observe.otel:  # a Ray worker may be killed, unflushed
+            from claimfsm.observe.observer import process_tracing
+
+            process_tracing(observe.endpoint).flush()

@@ -20,6 +20,7 @@ from claimfsm.cli.common import (
     record_option,
 )
 from claimfsm.cli.limits import limit_options, limits_config
+from claimfsm.cli.observing import otel_option, traced
 from claimfsm.engine.views import (
     revision_json,
     revision_line,
@@ -42,9 +43,10 @@ __all__ = ["fork", "rollback", "start", "step", "verify"]
 @record_option
 @limit_options
 @profile_options
+@otel_option
 def verify(claim: str, db: str, as_json: bool, durability: Durability, record: str | None,
            deadline: float | None, max_tool_calls: int | None,
-           profile: dict[str, Any]) -> None:
+           profile: dict[str, Any], otel: bool) -> None:
     """Run a session for CLAIM to the end and print the verdict with its evidence.
 
     Exit 0 when the session reached DONE, 1 when it ended elsewhere (FAILED, or a step
@@ -60,7 +62,8 @@ def verify(claim: str, db: str, as_json: bool, durability: Durability, record: s
                          before_create=replay.start_record(rec, eng))
         if not as_json:
             click.echo(revision_line(head))
-        head = eng.driver.run(head.sid)
+        with traced(eng, otel, as_json):
+            head = eng.driver.run(head.sid)
         if as_json:
             emit(verdict_json(head))
         else:
@@ -103,14 +106,17 @@ def start(claim: str, db: str, as_json: bool, durability: Durability, record: st
 @json_option
 @durability_option
 @record_option
-def step(sid: str, db: str, as_json: bool, durability: Durability, record: str | None) -> None:
+@otel_option
+def step(sid: str, db: str, as_json: bool, durability: Durability, record: str | None,
+         otel: bool) -> None:
     """Fire one transition of session SID (exit 1 if the step failed)."""
     with engine(db, as_json, durability=durability, create=False) as eng:
         if record is not None:
             from claimfsm.cli import replay
 
             eng.driver.on_step = replay.recorder_for_session(record, eng, sid, as_json)
-        result = eng.driver.step(sid)
+        with traced(eng, otel, as_json):
+            result = eng.driver.step(sid)
         if as_json:
             emit(step_json(result))
         else:

@@ -35,6 +35,7 @@ from claimfsm.engine.limits import (
     seconds_left,
 )
 from claimfsm.engine.machine import DEFAULT_MACHINE, Machine, MachineDef
+from claimfsm.engine.observer import StepObserver
 from claimfsm.engine.step import StepResult, ToolSession, ToolsFactory, iso
 from claimfsm.skills.context import Clock, SeqIds, SkillContext, SystemClock, ToolCall
 from claimfsm.skills.envelope import Envelope
@@ -60,6 +61,7 @@ class Driver:
         new_sid: Callable[[], str] | None = None,
         sleep: Callable[[float], None] | None = None,
         on_step: Callable[[StepResult], None] | None = None,
+        observer: StepObserver | None = None,
     ) -> None:
         self.store = store
         self.definition = machine
@@ -78,6 +80,8 @@ class Driver:
         self.new_sid = new_sid or (lambda: uuid.uuid4().hex[:12])
         self.sleep = sleep or time.sleep
         self.on_step = on_step
+        #: Traces, metrics and logs of each step (:mod:`claimfsm.observe`), or None.
+        self.observer = observer
 
     # -- sessions -------------------------------------------------------------------------
 
@@ -170,6 +174,12 @@ class Driver:
         return self._step(self.store.head(sid))
 
     def _step(self, head: Revision) -> StepResult:
+        observer = self.observer
+        if observer is not None:
+            return observer.step(head, self._fire)
+        return self._fire(head)
+
+    def _fire(self, head: Revision) -> StepResult:
         sid, state, fsm = head.sid, head.state, head.fsm
         bound = self._bound.get(fsm)
         if bound is None:
