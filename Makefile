@@ -87,6 +87,11 @@ bench-batch: install
 bench-prune: install
 	$(BIN)/python -m tests.support.pg $(BIN)/claimfsm bench prune --json bench-prune.json
 
+# Step cost with traces, metrics and logs off and on (docs/operations.md).
+.PHONY: bench-observe
+bench-observe: install
+	$(BIN)/claimfsm bench observe --json bench-observe.json
+
 # claimfsm ui on 100,000 sessions: page times over HTTP, a 100-revision session in Chromium.
 bench-ui: install
 	$(BIN)/claimfsm bench ui --json bench-ui.json

@@ -204,7 +204,9 @@ def run_on_ray(
     threads = threads_for(db)
     try:
         warmer = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(warm)
-        ray.get([warmer.remote(db, profile, threads, observe) for _ in range(count)])
+        # Ray's stubs type a remote function by its first parameters only.
+        ray.get([warmer.remote(db, profile, threads, observe)  # type: ignore[call-arg]
+                 for _ in range(count)])
         if reaper is not None:  # Ray's processes (and the agents its raylet started)
             reaper.watch(descendants(children(os.getpid()) - before - {reaper.pid or 0}))
         if on_ready is not None:

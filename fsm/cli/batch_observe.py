@@ -57,8 +57,8 @@ class BatchWatch:
             except OSError as exc:
                 fail("PORT_IN_USE", f"--metrics-port {metrics_port}: cannot listen on "
                      f"127.0.0.1:{metrics_port} ({exc.strerror or exc})", as_json=as_json)
-            click.echo(f"claimfsm batch: metrics at http://127.0.0.1:{server.server_port}"
-                       "/metrics", err=True)
+            bound = getattr(server, "server_port", metrics_port)
+            click.echo(f"claimfsm batch: metrics at http://127.0.0.1:{bound}/metrics", err=True)
         return cls(tracing, tally, server, log_format is not None)
 
     @contextmanager

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from claimfsm._base.observe import TOOL_HOOK
+from claimfsm._base.observe import TOOL_HOOK, ToolHook
 from claimfsm.engine.step import StepResult
 from claimfsm.observe.logs import LOGGER, log_event
 from claimfsm.observe.tally import Tally
@@ -101,7 +101,7 @@ class Observer:
         except Exception:  # no span, the step still runs
             return None
 
-    def _hook(self, span: Span | None) -> Callable[[dict[str, Any], float], None] | None:
+    def _hook(self, span: Span | None) -> ToolHook | None:
         tally, tracing = self.tally, self.tracing
         if tally is None and (tracing is None or span is None):
             return None

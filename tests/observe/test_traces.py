@@ -22,7 +22,6 @@ from tests.support.components import need_module
 
 need_module("opentelemetry.sdk", "otel")
 
-from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
     InMemorySpanExporter,
 )
