@@ -96,15 +96,16 @@ class ClaimRunner:
         return out
 
 
-#: Idle runners per ``(location, profile, observe)``: one per thread that has run a claim
-#: in this process. All are frozen values, so they key the table as they are.
-_IDLE: dict[tuple[Location, Profile, ObserveSpec | None], list[ClaimRunner]] = {}
+#: Idle runners per ``(location, profile)`` (and ``observe`` when set): one per thread that
+#: has run a claim in this process. All are frozen values, so they key the table as they are.
+_IDLE: dict[tuple[Any, ...], list[ClaimRunner]] = {}
 _LOCK = threading.Lock()
 
 
 def _key(db: Location, profile: Profile | None,
-         observe: ObserveSpec | None = None) -> tuple[Location, Profile, ObserveSpec | None]:
-    return db, profile or Profile.default(), observe
+         observe: ObserveSpec | None = None) -> tuple[Any, ...]:
+    prof = profile or Profile.default()
+    return (db, prof) if observe is None else (db, prof, observe)
 
 
 def _take(db: Location, profile: Profile | None,

@@ -117,7 +117,7 @@ def run_bench(rounds: int = 5, sessions: int = 20,
             for case, make in cases.items():
                 handler = None
                 if case == "all":
-                    from claimfsm.observe.logs import LOGGER, setup_logging
+                    from claimfsm.observe.logs import setup_logging, stop_logging
 
                     handler = setup_logging("json", logs)
                 try:
@@ -125,7 +125,7 @@ def run_bench(rounds: int = 5, sessions: int = 20,
                     seconds, steps = _round(engine.driver, engine, claims, make)
                 finally:
                     if handler is not None:
-                        LOGGER.removeHandler(handler)
+                        stop_logging(handler)
                         logs.seek(0)
                         logs.truncate()
                 per_step[case].append(seconds / steps * 1e6)

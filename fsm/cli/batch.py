@@ -127,14 +127,14 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
 
     from claimfsm.cli.batch_observe import BatchWatch
 
-    watch = BatchWatch.open(locate(db), otel=otel, metrics_port=metrics_port,
-                            log_format=log_format, as_json=as_json)
+    watch: BatchWatch | None = None
     term = _Term()
 
     def write(line: dict[str, Any]) -> None:
         if sink is not None:
             sink.write(line)
-        watch.claim(line)
+        if watch is not None:
+            watch.claim(line)
         term.check()
 
     progress = _Progress(sys.stderr.isatty() and not as_json)
@@ -145,8 +145,11 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
     previous = signal.signal(signal.SIGTERM, term) if main else None
     try:
         # Parsed once, here: the location (and the profile) travel to every worker as is.
+        location = locate(db)
+        watch = BatchWatch.open(location, otel=otel, metrics_port=metrics_port,
+                                log_format=log_format, as_json=as_json)
         with watch.running(len(claims)) as observe:
-            summary = run_batch(claims, locate(db), workers=workers, address=address,
+            summary = run_batch(claims, location, workers=workers, address=address,
                                 profile=prof, on_result=write, on_progress=progress,
                                 observe=observe, tally=watch.tally)
         complete = True
@@ -165,7 +168,8 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
     finally:
         if main:
             signal.signal(signal.SIGTERM, previous)
-        watch.close()
+        if watch is not None:
+            watch.close()
         claims.close()
         if sink is not None:
             try:

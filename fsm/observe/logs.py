@@ -16,13 +16,18 @@ from typing import IO, Any, Literal
 
 import orjson
 
-__all__ = ["LOGGER", "LogFormat", "log_event", "setup_logging"]
+__all__ = ["LOGGER", "LogFormat", "log_event", "setup_logging", "stop_logging"]
 
 LogFormat = Literal["json", "text"]
 #: The logger every event goes to; nothing is written until :func:`setup_logging`.
 LOGGER = logging.getLogger("claimfsm.events")
 LOGGER.propagate = False
 LOGGER.addHandler(logging.NullHandler())
+# Off whatever the root logger's level (Ray and others configure it): only
+# setup_logging turns events on.
+_OFF = logging.CRITICAL + 1
+LOGGER.setLevel(_OFF)
+_MINE: list[logging.Handler] = []  # the handlers setup_logging added
 _SECRET = re.compile(r"key|token|secret|password|authori[sz]ation|cookie", re.IGNORECASE)
 _FIELDS = "claimfsm_fields"
 
@@ -54,13 +59,23 @@ class TextFormatter(logging.Formatter):
 
 
 def setup_logging(fmt: LogFormat, stream: IO[str] | None = None) -> logging.Handler:
-    """Write events to ``stream`` (stderr) in ``fmt``; returns the handler (tests remove
-    it with ``LOGGER.removeHandler``)."""
+    """Write events to ``stream`` (stderr) in ``fmt``; returns the handler
+    (:func:`stop_logging` takes it off)."""
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     LOGGER.addHandler(handler)
+    _MINE.append(handler)
     LOGGER.setLevel(logging.INFO)
     return handler
+
+
+def stop_logging(handler: logging.Handler) -> None:
+    """Take ``handler`` off; with none left, events are off again."""
+    LOGGER.removeHandler(handler)
+    if handler in _MINE:
+        _MINE.remove(handler)
+    if not _MINE:
+        LOGGER.setLevel(_OFF)
 
 
 def log_event(event: str, level: int = logging.INFO, **fields: Any) -> None:

@@ -39,7 +39,8 @@ def test_threaded_chunks_get_the_profile_and_the_location(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[Any, Any]] = []
 
-    def chunk(db: Any, items: Sequence[Any], profile: Any, threads: int) -> list[Any]:
+    def chunk(db: Any, items: Sequence[Any], profile: Any, threads: int,
+              observe: Any = None) -> list[Any]:
         calls.append((db, profile))
         return []
 

@@ -4,6 +4,7 @@ themselves are measurements for docs/operations.md, never asserted)."""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -23,6 +24,7 @@ def test_every_case_is_measured_and_the_driver_is_left_unobserved() -> None:
     assert all(row["us_per_step"] > 0 for row in report["hook"].values())
     assert report["hook"]["off"]["overhead_us"] == 0
     assert LOGGER.handlers == handlers  # the JSON log of the "all" case was taken off
+    assert not LOGGER.isEnabledFor(logging.INFO)
     table = format_table(report)
     assert all(case in table for case in CASES)
 

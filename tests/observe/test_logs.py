@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from claimfsm.engine.runtime import Engine
-from claimfsm.observe.logs import LOGGER, log_event, setup_logging
+from claimfsm.observe.logs import LOGGER, log_event, setup_logging, stop_logging
 from claimfsm.observe.observer import Observer
 
 
@@ -23,8 +23,8 @@ def stream() -> Iterator[tuple[io.StringIO, str]]:
     yield out, "json"
     for handler in LOGGER.handlers:
         if handler not in handlers:
-            LOGGER.removeHandler(handler)
-    LOGGER.setLevel(logging.NOTSET)
+            stop_logging(handler)
+    assert not LOGGER.isEnabledFor(logging.INFO), (LOGGER.handlers, LOGGER.level)
 
 
 def test_every_step_is_one_json_line_with_sid_rev_and_code(
@@ -62,6 +62,6 @@ def test_text_lines_and_secrets(stream: tuple[io.StringIO, str]) -> None:
 def test_nothing_is_written_before_logging_is_set_up(
     stream: tuple[io.StringIO, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert not LOGGER.isEnabledFor(logging.INFO)
+    assert not LOGGER.isEnabledFor(logging.INFO), (LOGGER.handlers, LOGGER.level)
     log_event("step", sid="s", rev=1, code=None)
     assert capsys.readouterr().err == ""

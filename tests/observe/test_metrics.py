@@ -116,7 +116,7 @@ def test_batch_metrics_port_serves_the_counts_and_json_logs(
 ) -> None:
     from claimfsm.cli import batch_observe
     from claimfsm.cli.main import main
-    from claimfsm.observe.logs import LOGGER
+    from claimfsm.observe.logs import LOGGER, stop_logging
 
     scraped: list[str] = []
     close = batch_observe.BatchWatch.close
@@ -139,7 +139,7 @@ def test_batch_metrics_port_serves_the_counts_and_json_logs(
     finally:
         for handler in LOGGER.handlers:
             if handler not in handlers:
-                LOGGER.removeHandler(handler)
+                stop_logging(handler)
     assert res.exit_code == 0, res.output
     assert "metrics at http://127.0.0.1:" in res.stderr
     check_against_store(scraped[0], db)
