@@ -19,7 +19,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,ray,ui]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,ray,ui,otel]'
 	touch $(STAMP)
 
 demo: install
@@ -96,6 +96,11 @@ bench-batch: install
 .PHONY: bench-prune
 bench-prune: install
 	$(BIN)/python -m tests.support.pg $(BIN)/claimfsm bench prune --json bench-prune.json
+
+# Step cost with traces, metrics and logs off and on (docs/operations.md).
+.PHONY: bench-observe
+bench-observe: install
+	$(BIN)/claimfsm bench observe --json bench-observe.json
 
 # claimfsm ui on 100,000 sessions: page times over HTTP, a 100-revision session in Chromium.
 bench-ui: install

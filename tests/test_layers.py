@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {"fsm": "claimfsm", "skills": "claimfsm.skills", "state": "claimfsm.state",
            "fixtures": "claimfsm.fixtures"}
 PACKAGES = ("fsm", "skills", "state")
-FSM_TOOLS = ("cli", "replay", "testing", "eval", "bench", "batch", "ui")
+FSM_TOOLS = ("cli", "replay", "testing", "eval", "bench", "batch", "ui", "observe")
 BASE = {"base"}
 SKILLS = {"skills", "skills.analysis"}
 
@@ -35,11 +35,13 @@ ALLOWED: dict[str, set[str]] = {
     "eval": BASE | SKILLS | {"engine", "state"},
     # The benchmark's workflow is docs/api.md's example verbatim, written as a user writes
     # it: through the front door.
-    "bench": BASE | SKILLS | {"engine", "replay", "testing", "state", "front"},
-    "batch": BASE | SKILLS | {"engine", "state"},
-    "ui": BASE | SKILLS | {"engine", "replay", "state"},
+    "bench": BASE | SKILLS | {"engine", "replay", "testing", "state", "front", "observe"},
+    # Traces, metrics and logs of a running engine: used by the tools that run one.
+    "observe": BASE | SKILLS | {"engine", "state"},
+    "batch": BASE | SKILLS | {"engine", "state", "observe"},
+    "ui": BASE | SKILLS | {"engine", "replay", "state", "observe"},
     "cli": BASE | SKILLS | {"engine", "replay", "testing", "eval", "bench", "batch", "ui",
-                            "state"},
+                            "state", "observe"},
     "front": BASE | SKILLS | {"engine", "replay", "state"},
     "fixtures": set(),
 }

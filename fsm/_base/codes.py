@@ -224,6 +224,11 @@ class ErrorCode(StrEnum):
     UI_UNAVAILABLE = "UI_UNAVAILABLE", _STOP, None, "the 'ui' extra is not installed"
     UI_FAILED = "UI_FAILED", _STOP, None, "the UI server stopped with an error"
     REPORT_WRITE_FAILED = "REPORT_WRITE_FAILED", _STOP, None, "the --html report cannot be written"
+    # Traces and metrics (docs/operations.md).
+    OTEL_UNAVAILABLE = ("OTEL_UNAVAILABLE", _STOP, None,
+                        "--otel needs the 'otel' extra (OpenTelemetry), which is not installed")
+    METRICS_UNAVAILABLE = ("METRICS_UNAVAILABLE", _STOP, None,
+                           "--metrics-port needs prometheus-client (the 'ui' extra)")
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED", None, 405, "an HTTP method the route does not take"
     UNSUPPORTED_MEDIA_TYPE = ("UNSUPPORTED_MEDIA_TYPE", None, 415,
                               "a request body not sent as application/json")

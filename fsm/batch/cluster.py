@@ -22,6 +22,7 @@ from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 if TYPE_CHECKING:
     from claimfsm.engine.profile import Profile
     from claimfsm.engine.version import OnVersion
+    from claimfsm.observe.observer import ObserveSpec
     from claimfsm.state.open import Location
 
 __all__ = ["RAY_RETRIES", "RayUnavailable", "TooManyWorkers", "check_workers",
@@ -158,6 +159,7 @@ def run_on_ray(
     workers: int | None,
     address: str | None,
     profile: Profile | None = None,
+    observe: ObserveSpec | None = None,
     on_error: Callable[[Sequence[BatchClaim], BaseException], list[dict[str, Any]]] = (
         lambda chunk, exc: []),
     on_ready: Callable[[int], None] | None = None,
@@ -167,7 +169,7 @@ def run_on_ray(
 
     ``chunks(workers)`` cuts the claims for the number of workers used (``workers``, or
     every CPU Ray reports when it is ``None``); they are taken as the window needs them,
-    never all at once. ``db`` and ``profile`` go to every task as they are (frozen
+    never all at once. ``db``, ``profile`` and ``observe`` go to every task as they are (frozen
     values; Ray pickles them). First every worker opens its engine (``on_ready(workers)``
     is called once they have), so the clock of a batch can leave out Ray's start-up and
     the workers' imports.
@@ -203,9 +205,10 @@ def run_on_ray(
     task = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(verify_chunk)
     threads = threads_for(db)
     try:
-        # Ray's stubs type a function with a defaulted last parameter by its shorter form.
-        warming = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(warm)
-        ray.get([warming.remote(db, profile, threads, on_version)  # type: ignore[call-arg]
+        warmer = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(warm)
+        # Ray's stubs type a remote function by its first parameters only.
+        ray.get([warmer.remote(db, profile, threads, on_version,  # type: ignore[call-arg]
+                               observe)
                  for _ in range(count)])
         if reaper is not None:  # Ray's processes (and the agents its raylet started)
             reaper.watch(descendants(children(os.getpid()) - before - {reaper.pid or 0}))
@@ -216,7 +219,7 @@ def run_on_ray(
         while True:
             while len(pending) < 2 * count and (chunk := next(todo, None)) is not None:
                 ref = task.remote(db, [(c.id, c.claim) for c in chunk], profile, threads,
-                                  on_version)
+                                  on_version, observe)
                 pending[ref] = chunk
             if not pending:
                 break

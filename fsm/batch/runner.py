@@ -9,7 +9,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -20,6 +20,10 @@ from claimfsm.engine.profile import Profile
 from claimfsm.engine.tick import Ticker
 from claimfsm.engine.version import OnVersion
 from claimfsm.state.open import Location, locate
+
+if TYPE_CHECKING:
+    from claimfsm.observe.observer import ObserveSpec
+    from claimfsm.observe.tally import Tally
 
 __all__ = ["BatchSummary", "chunked", "run_batch"]
 
@@ -91,6 +95,8 @@ def run_batch(
     on_result: Callable[[dict[str, Any]], None] | None = None,
     on_progress: Callable[[int, int, float], None] | None = None,
     on_version: OnVersion = "refuse",
+    observe: ObserveSpec | None = None,
+    tally: Tally | None = None,
 ) -> BatchSummary:
     """Verify ``claims`` on ``db`` (parsed here unless it is a location already, then
     handed on as that location): on Ray when ``workers`` is ``None`` (every CPU Ray
@@ -101,7 +107,9 @@ def run_batch(
     verify with ``profile`` (default: lexical retrieval and judge), the same object in
     this process and a pickled copy on Ray; a resumed one keeps the profile it started
     with. ``on_version="continue"`` continues sessions started on another version of the
-    machine (otherwise each is a ``VERSION_MISMATCH`` error line).
+    machine (otherwise each is a ``VERSION_MISMATCH`` error line). ``observe`` says what
+    every engine watches (:mod:`claimfsm.observe`); the counts it asks for
+    (``tally=True``) are merged into ``tally`` as the claims finish.
 
     The store and the evidence index are opened here first (creating and seeding them
     once), so workers only ever open what exists. ``claims`` are walked once and never
@@ -118,6 +126,9 @@ def run_batch(
 
     def take(line: dict[str, Any]) -> None:
         nonlocal finished
+        counted = line.pop("_tally", None)
+        if counted is not None and tally is not None:
+            tally.merge(counted)
         finished += 1
         counts[line["status"]] += 1
         if line.get("verdict"):
@@ -136,7 +147,7 @@ def run_batch(
     ticking = ClaimRunner(where, profile, on_version)
     ticker = Ticker(ticking.engine.driver).start()
     try:
-        local = ClaimRunner(where, profile, on_version)
+        local = ClaimRunner(where, profile, on_version, observe)
         try:
             if not use_ray and threads == 1:
                 for item in claims:
@@ -147,7 +158,8 @@ def run_batch(
             try:
                 for group in _groups(claims, 4 * threads):
                     part = [(c.id, c.claim) for c in group]
-                    for line in verify_chunk(where, part, profile, threads, on_version):
+                    for line in verify_chunk(where, part, profile, threads, on_version,
+                                                observe):
                         take(line)
             finally:
                 close_idle(where)
@@ -164,7 +176,8 @@ def run_batch(
 
             for lines in run_on_ray(where, lambda n: chunked(claims, n), workers=workers,
                                     address=address, on_error=_failed_chunk, on_ready=ready,
-                                    profile=profile, on_version=on_version):
+                                    profile=profile, on_version=on_version,
+                                    observe=observe):
                 for line in lines:
                     take(line)
     finally:

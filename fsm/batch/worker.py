@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from claimfsm.batch.claims import BatchClaim
 from claimfsm.engine.config import EngineConfig
@@ -25,6 +25,9 @@ from claimfsm.engine.version import OnVersion, VersionMismatch
 from claimfsm.state.errors import RevConflict, StoreError, UnknownSession
 from claimfsm.state.holds import hold_of
 from claimfsm.state.open import Location, locate
+
+if TYPE_CHECKING:
+    from claimfsm.observe.observer import ObserveSpec
 
 __all__ = [
     "SERVER_THREADS", "ClaimRunner", "close_idle", "threads_for", "verify_chunk", "warm",
@@ -40,14 +43,18 @@ _RELOADS = 100
 
 class ClaimRunner:
     """An engine opened once (per worker process) and the last step's outcome; new
-    sessions verify with ``profile`` (default: lexical retrieval and judge)."""
+    sessions verify with ``profile`` (default: lexical retrieval and judge); ``observe``
+    says what to watch (traces, counts for ``/metrics``: :mod:`claimfsm.observe`)."""
 
     def __init__(self, db: str | Location | None, profile: Profile | None = None,
-                 on_version: OnVersion = "refuse") -> None:
+                 on_version: OnVersion = "refuse",
+                 observe: ObserveSpec | None = None) -> None:
         self.last_code: str | None = None
         config = EngineConfig(on_step=self._seen, profile=profile or Profile.default(),
                               on_version=on_version)
         self.engine = Engine.open(db, config=config)
+        self.observer = observe.observer() if observe is not None else None
+        self.engine.driver.observer = self.observer
 
     def _seen(self, result: StepResult) -> None:
         error = result.envelope.e
@@ -95,32 +102,39 @@ class ClaimRunner:
             out["error"] = head.state.error
         elif status == "failed" and self.last_code:
             out["error"] = {"code": self.last_code, "msg": "the last step did not commit"}
+        if self.observer is not None and self.observer.tally is not None:
+            out["_tally"] = self.observer.tally.drain()  # run_batch takes it off the line
         return out
 
 
-#: Idle runners per ``(location, profile)``: one per thread that has run a claim in this
-#: process. Both are frozen values, so they key the table as they are.
-_IDLE: dict[tuple[Location, Profile, OnVersion], list[ClaimRunner]] = {}
+#: Idle runners per ``(location, profile, on_version)`` (and ``observe`` when set): one
+#: per thread that has run a claim in this process. All are frozen values, so they key the
+#: table as they are.
+_IDLE: dict[tuple[Any, ...], list[ClaimRunner]] = {}
 _LOCK = threading.Lock()
 
 
 def _key(db: Location, profile: Profile | None,
-         on_version: OnVersion = "refuse") -> tuple[Location, Profile, OnVersion]:
-    return db, profile or Profile.default(), on_version
+         on_version: OnVersion = "refuse",
+         observe: ObserveSpec | None = None) -> tuple[Any, ...]:
+    key = (db, profile or Profile.default(), on_version)
+    return key if observe is None else (*key, observe)
 
 
-def _take(db: Location, profile: Profile | None, on_version: OnVersion = "refuse") -> ClaimRunner:
+def _take(db: Location, profile: Profile | None, on_version: OnVersion = "refuse",
+          observe: ObserveSpec | None = None) -> ClaimRunner:
     with _LOCK:
-        idle = _IDLE.setdefault(_key(db, profile, on_version), [])
+        idle = _IDLE.setdefault(_key(db, profile, on_version, observe), [])
         if idle:
             return idle.pop()
-    return ClaimRunner(db, profile, on_version)
+    return ClaimRunner(db, profile, on_version, observe)
 
 
-def _give(db: Location, profile: Profile | None, runner: ClaimRunner) -> None:
+def _give(db: Location, profile: Profile | None, runner: ClaimRunner,
+          observe: ObserveSpec | None = None) -> None:
     on_version = runner.engine.driver.versioning.on_version
     with _LOCK:
-        _IDLE.setdefault(_key(db, profile, on_version), []).append(runner)
+        _IDLE.setdefault(_key(db, profile, on_version, observe), []).append(runner)
 
 
 def close_idle(db: str | Location) -> None:
@@ -141,21 +155,22 @@ def threads_for(db: str | Location) -> int:
 
 
 def warm(db: str | Location, profile: Profile | None, threads: int,
-         on_version: OnVersion = "refuse") -> int:
+         on_version: OnVersion = "refuse", observe: ObserveSpec | None = None) -> int:
     """Open ``threads`` engines for ``db`` in this process ahead of the first chunk;
     returns the pid."""
     import os
 
     where = locate(db)
-    runners = [_take(where, profile, on_version) for _ in range(threads)]
+    runners = [_take(where, profile, on_version, observe) for _ in range(threads)]
     for runner in runners:
-        _give(where, profile, runner)
+        _give(where, profile, runner, observe)
     return os.getpid()
 
 
 def _one(db: Location, profile: Profile | None, item: BatchClaim,
-         on_version: OnVersion = "refuse") -> dict[str, Any]:
-    runner = _take(db, profile, on_version)
+         on_version: OnVersion = "refuse",
+         observe: ObserveSpec | None = None) -> dict[str, Any]:
+    runner = _take(db, profile, on_version, observe)
     try:
         line = runner.run(item)
     except StoreError as exc:
@@ -163,21 +178,23 @@ def _one(db: Location, profile: Profile | None, item: BatchClaim,
         return {"id": item.id, "sid": item.sid, "verdict": None, "rev": None, "fsm": None,
                 "status": "error", "error": {"code": exc.code, "msg": exc.msg}}
     except ClaimFsmError as exc:  # a claim the engine refuses (read_claims checks first)
-        _give(db, profile, runner)
+        _give(db, profile, runner, observe)
         return {"id": item.id, "sid": item.sid, "verdict": None, "rev": None, "fsm": None,
                 "status": "error", "error": {"code": exc.code, "msg": exc.msg}}
-    _give(db, profile, runner)
+    _give(db, profile, runner, observe)
     return line
 
 
 def verify_chunk(
     db: str | Location, items: Sequence[tuple[str | int, str]],
     profile: Profile | None = None, threads: int = 1, on_version: OnVersion = "refuse",
+    observe: ObserveSpec | None = None,
 ) -> list[dict[str, Any]]:
     """Run each ``(id, claim)`` of ``items`` on ``db`` (the body of a Ray task: the
     :class:`~claimfsm.state.open.Location` and the :class:`~claimfsm.engine.profile.Profile`
     travel to it pickled, as they are) with the verification ``profile``, ``threads``
-    claims at a time, each thread with an engine (and connection) of its own.
+    claims at a time, each thread with an engine (and connection) of its own;
+    ``observe`` (traces, counts) as :class:`~claimfsm.observe.observer.ObserveSpec` says.
 
     Engines are opened once per process and kept, so a worker pays for its connections
     and evidence index once, not per task. A store error for one claim becomes that
@@ -185,7 +202,14 @@ def verify_chunk(
     """
     where = locate(db)
     claims = [BatchClaim(id=claim_id, claim=text) for claim_id, text in items]
-    if threads <= 1 or len(claims) <= 1:
-        return [_one(where, profile, item, on_version) for item in claims]
-    with ThreadPoolExecutor(min(threads, len(claims))) as pool:
-        return list(pool.map(lambda item: _one(where, profile, item, on_version), claims))
+    try:
+        if threads <= 1 or len(claims) <= 1:
+            return [_one(where, profile, item, on_version, observe) for item in claims]
+        with ThreadPoolExecutor(min(threads, len(claims))) as pool:
+            return list(pool.map(lambda item: _one(where, profile, item, on_version, observe),
+                                 claims))
+    finally:
+        if observe is not None and observe.otel:  # a Ray worker may be killed, unflushed
+            from claimfsm.observe.observer import process_tracing
+
+            process_tracing(observe.endpoint).flush()

@@ -21,6 +21,7 @@ from claimfsm.cli.common import (
     profile_from,
     profile_options,
 )
+from claimfsm.cli.observing import log_format_option, otel_option
 from claimfsm.cli.people import people_options
 
 __all__ = ["batch"]
@@ -83,8 +84,15 @@ class _Progress:
 @profile_options
 @on_version_option
 @people_options
+@otel_option
+@click.option("--metrics-port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
+              help="Serve Prometheus metrics at http://127.0.0.1:PORT/metrics while the "
+              "batch runs (steps, commits, conflicts, tool calls, errors, latencies, "
+              "sessions by state).")
+@log_format_option
 def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
-          out: Path | None, as_json: bool, profile: dict[str, Any], on_version: str) -> None:
+          out: Path | None, as_json: bool, profile: dict[str, Any], on_version: str,
+          otel: bool, metrics_port: int | None, log_format: str | None) -> None:
     """Verify every claim of CLAIMS.jsonl ({"id", "claim"} per line), one session each.
 
     Sessions go to --db, which every worker shares: a postgresql:// URL for a Ray
@@ -135,11 +143,16 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
             claims.close()
             fail(exc.code, exc.msg, as_json=as_json)
 
+    from claimfsm.cli.batch_observe import BatchWatch
+
+    watch: BatchWatch | None = None
     term = _Term()
 
     def write(line: dict[str, Any]) -> None:
         if sink is not None:
             sink.write(line)
+        if watch is not None:
+            watch.claim(line)
         term.check()
 
     progress = _Progress(sys.stderr.isatty() and not as_json)
@@ -150,9 +163,15 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
     previous = signal.signal(signal.SIGTERM, term) if main else None
     try:
         # Parsed once, here: the location (and the profile) travel to every worker as is.
-        summary = run_batch(claims, locate(db), workers=workers, address=address,
-                            profile=prof, on_result=write, on_progress=progress,
-                            on_version="continue" if on_version == "continue" else "refuse")
+        location = locate(db)
+        watch = BatchWatch.open(location, otel=otel, metrics_port=metrics_port,
+                                log_format=log_format, as_json=as_json)
+        with watch.running(len(claims)) as observe:
+            summary = run_batch(claims, location, workers=workers, address=address,
+                                profile=prof, on_result=write, on_progress=progress,
+                                on_version="continue" if on_version == "continue"
+                                else "refuse",
+                                observe=observe, tally=watch.tally)
         complete = True
     except ClaimFsmError as exc:
         fail(exc.code, exc.msg, as_json=as_json)
@@ -169,6 +188,8 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
     finally:
         if main:
             signal.signal(signal.SIGTERM, previous)
+        if watch is not None:
+            watch.close()
         claims.close()
         if sink is not None:
             try:

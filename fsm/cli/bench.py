@@ -327,3 +327,22 @@ def bench_review(sessions: int, every: int, db: Path, json_file: str | None) -> 
         _write_json(json_file, figures)
     if sessions >= every and not all(figures["goals"].values()):
         sys.exit(1)
+
+@bench.command("observe", short_help="Step cost with traces, metrics and logs off and on.")
+@click.option("--rounds", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Interleaved rounds of every case; the figure is their median.")
+@click.option("--sessions", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Demo sessions run to DONE per case and round.")
+@_json_file("the figures")
+def bench_observe(rounds: int, sessions: int, json_file: str | None) -> None:
+    """Measure what watching a step costs: µs per step with no observer (the default),
+    with counts for /metrics, with OpenTelemetry spans (the SDK's in-memory exporter)
+    and with all of them plus JSON logs, on an in-memory store. The trace cases need
+    the otel extra (left out without it). See docs/operations.md.
+    """
+    from claimfsm.bench.observe import format_table, run_bench
+
+    report = run_bench(rounds, sessions, progress=lambda msg: click.echo(msg, err=True))
+    click.echo(format_table(report))
+    if json_file is not None:
+        _write_json(json_file, report)

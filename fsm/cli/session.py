@@ -21,6 +21,7 @@ from claimfsm.cli.common import (
     record_option,
 )
 from claimfsm.cli.limits import limit_options, limits_config
+from claimfsm.cli.observing import otel_option, traced
 from claimfsm.cli.people import finish, people_options
 from claimfsm.engine.views import (
     revision_json,
@@ -43,9 +44,10 @@ __all__ = ["fork", "rollback", "start", "step", "verify"]
 @limit_options
 @profile_options
 @people_options
+@otel_option
 def verify(claim: str, db: str, as_json: bool, durability: Durability, record: str | None,
            deadline: float | None, max_tool_calls: int | None,
-           profile: dict[str, Any]) -> None:
+           profile: dict[str, Any], otel: bool) -> None:
     """Run a session for CLAIM to the end and print the verdict with its evidence.
 
     Exit 0 when the session reached DONE, 1 when it ended elsewhere (FAILED, or a step
@@ -64,7 +66,8 @@ def verify(claim: str, db: str, as_json: bool, durability: Durability, record: s
                          before_create=replay.start_record(rec, eng))
         if not as_json:
             click.echo(revision_line(head))
-        head = eng.driver.run(head.sid)
+        with traced(eng, otel, as_json):
+            head = eng.driver.run(head.sid)
         if not as_json:
             hint = better_profile(eng.profile)
             if hint:
@@ -105,8 +108,9 @@ def start(claim: str, db: str, as_json: bool, durability: Durability, record: st
 @durability_option
 @record_option
 @on_version_option
+@otel_option
 def step(sid: str, db: str, as_json: bool, durability: Durability, record: str | None,
-         on_version: str) -> None:
+         on_version: str, otel: bool) -> None:
     """Fire one transition of session SID (exit 1 if the step failed; exit 3, code
     WAITING, when the session waits for a person: nothing is committed). A session
     started on another version of the machine is refused (VERSION_MISMATCH, exit 2)
@@ -117,7 +121,8 @@ def step(sid: str, db: str, as_json: bool, durability: Durability, record: str |
             from claimfsm.cli import replay
 
             eng.driver.on_step = replay.recorder_for_session(record, eng, sid, as_json)
-        result = eng.driver.step(sid)
+        with traced(eng, otel, as_json):
+            result = eng.driver.step(sid)
         if as_json:
             emit(step_json(result))
         else:

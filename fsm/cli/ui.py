@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from claimfsm.cli.common import db_option, fail, store
+from claimfsm.cli.observing import log_format_option, otel_option, start_logging, tracing_for
 
 __all__ = ["report", "ui"]
 
@@ -51,11 +52,15 @@ def _check_port(host: str, port: int) -> None:
 @click.option("--records", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=None, help="Folder of record files the replay page offers "
               "(default: the bundled fixtures/sessions).")
-def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None) -> None:
+@otel_option
+@log_format_option
+def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None, otel: bool,
+       log_format: str | None) -> None:
     """Serve the web inspector for the sessions in --db: list and search sessions, see a
     session's diagram, timeline, revisions, diffs and verdict, step/run/roll back/fork it,
-    and replay records. The JSON API is under /api/v1 (OpenAPI at /api/v1/openapi.json).
-    While it serves, it ticks every second (as `claimfsm tick`): due sessions advance.
+    and replay records. The JSON API is under /api/v1 (OpenAPI at /api/v1/openapi.json);
+    Prometheus metrics at /metrics. While it serves, it ticks every second (as `claimfsm
+    tick`): due sessions advance.
 
     Binds 127.0.0.1 by default. There is no authentication in this version.
     """
@@ -75,11 +80,20 @@ def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None) 
         click.echo(f"warning: binding {host}: anyone who reaches port {port} can read and "
                    "drive every session (no authentication)", err=True)
     _check_port(host, port)
+    tracing = tracing_for(otel, False)
+    start_logging(log_format)
     from claimfsm.cli.common import engine
 
     with engine(db, False) as eng:
         service = Service(eng, records) if records is not None else Service(eng)
         app = create_app(service, db_label=db)
+        try:
+            from claimfsm.ui.observing import observe_app
+
+            observe_app(app, service, tracing=tracing)
+        except ImportError as exc:  # an older install of the ui extra
+            click.echo(f"warning: no /metrics: {exc.name} is not installed "
+                       "(pip install 'claimfsm[ui]')", err=True)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                                 access_log=False)
         server = uvicorn.Server(config)
@@ -96,6 +110,8 @@ def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None) 
             server.started = False
         finally:
             ticker.stop()
+            if tracing is not None:
+                tracing.flush()
     if not server.started:
         fail("UI_FAILED", f"could not serve on {host}:{port} (see above)", as_json=False)
 

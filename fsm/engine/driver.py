@@ -37,6 +37,7 @@ from claimfsm.engine.limits import (
 )
 from claimfsm.engine.machine import DEFAULT_MACHINE, Machine, MachineDef
 from claimfsm.engine.migrate import check_version
+from claimfsm.engine.observer import StepObserver
 from claimfsm.engine.people import check_pauses, hold_for
 from claimfsm.engine.step import StepResult, ToolSession, ToolsFactory, iso
 from claimfsm.engine.version import UNKNOWN, Versioning, machine_version
@@ -68,6 +69,7 @@ class Driver(PeopleMixin):
         on_step: Callable[[StepResult], None] | None = None,
         versioning: Versioning | None = None,
         registered: Mapping[str, Driver] | None = None,
+        observer: StepObserver | None = None,
     ) -> None:
         self.store = store
         self.definition = machine
@@ -95,6 +97,8 @@ class Driver(PeopleMixin):
         # version it runs on): a step from exactly that head needs no version check
         # (nobody else moved the session); this driver's own is ``self.version`` itself.
         self._seen: dict[str, tuple[int, str]] = {}
+        #: Traces, metrics and logs of each step (:mod:`claimfsm.observe`), or None.
+        self.observer = observer
 
     # -- sessions -------------------------------------------------------------------------
 
@@ -200,6 +204,12 @@ class Driver(PeopleMixin):
         return self._step(self.store.head(sid))
 
     def _step(self, head: Revision) -> StepResult:
+        observer = self.observer
+        if observer is not None:
+            return observer.step(head, self._fire)
+        return self._fire(head)
+
+    def _fire(self, head: Revision) -> StepResult:
         sid, state, fsm = head.sid, head.state, head.fsm
         seen = self._seen.get(sid)
         if (seen is None or seen[0] != head.rev or seen[1] is not self.version) \

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from types import MappingProxyType
@@ -20,6 +21,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from claimfsm._base.errors import ClaimFsmError
+from claimfsm._base.observe import TOOL_HOOK
 from claimfsm.skills.base import describe_validation_error
 from claimfsm.skills.context import Clock, IdSource, ToolCall
 from claimfsm.skills.limits import MAX_TOOL_RESULT_BYTES
@@ -160,6 +162,8 @@ class Executor:
     def _attempt(
         self, name: str, args: Mapping[str, Any], cid: str, key: str | None, *, attempt: int
     ) -> ToolCall:
+        hook = TOOL_HOOK.get()  # traces and metrics (claimfsm.observe), when watched
+        began = time.perf_counter() if hook is not None else 0.0
         start = self.clock.now()
         value: dict[str, Any] | None = None
         failure: _Failure | None = None
@@ -194,6 +198,8 @@ class Executor:
         with self._lock:
             self.calls.append(call)
             self.events.append(event)
+        if hook is not None:
+            hook(event, time.perf_counter() - began)
         return call
 
     def _run(self, name: str, args: dict[str, Any], start: datetime) -> dict[str, Any]:
