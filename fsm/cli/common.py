@@ -126,6 +126,13 @@ def fail(code: str, msg: str, *, as_json: bool) -> None:
     sys.exit(exit_status(code))
 
 
+def _sources() -> dict[str, Any] | None:
+    # [sources.NAME] of the config file; the file is parsed only when there is one.
+    from claimfsm.engine.sources import find_sources
+
+    return find_sources() or None
+
+
 @contextmanager
 def engine(db: str | Location, as_json: bool, *, profile: Mapping[str, Any] | None = None,
            on_step: Callable[[StepResult], None] | None = None,
@@ -147,7 +154,7 @@ def engine(db: str | Location, as_json: bool, *, profile: Mapping[str, Any] | No
         prof = resolve_profile(profile) if profile is not None else Profile.default()
         # click checked every option already: no validator to compile on start-up.
         config = EngineConfig.trusted(profile=prof, on_step=on_step, durability=durability,
-                                      seed=seed, create=create)
+                                      seed=seed, create=create, sources=_sources())
         eng = Engine.open(where, config=config)
         for warning in eng.warnings:
             click.echo(f"warning: {warning}", err=True)

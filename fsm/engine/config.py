@@ -21,6 +21,7 @@ from claimfsm.engine.step import StepResult, ToolsFactory
 from claimfsm.skills.context import Clock
 from claimfsm.skills.embed import Embedder
 from claimfsm.skills.tools.core import Tool
+from claimfsm.skills.tools.http.config import SourceConfig
 from claimfsm.skills.tools.limits import RateLimit
 from claimfsm.skills.tools.policies import ToolPolicy
 
@@ -75,6 +76,8 @@ class EngineConfig(BaseModel):
     policies: tuple[ToolPolicy, ...] | None = None
     resources: Mapping[str, Any] | None = None
     tools: ToolsFactory | None = None
+    sources: Mapping[str, SourceConfig] | None = None
+    """``[sources.NAME]`` of claimfsm.toml: sources answered by HTTP backends."""
     # -- driver ------------------------------------------------------------------------------
     clock: Clock | None = None
     on_step: Callable[[StepResult], None] | None = None

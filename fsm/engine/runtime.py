@@ -29,6 +29,7 @@ from claimfsm.skills.tools.builtin import RETRIEVAL_RESOURCE, builtin_tools
 from claimfsm.skills.tools.core import ToolDefinitionError
 from claimfsm.skills.tools.executor import Executor
 from claimfsm.skills.tools.index import EvidenceIndex
+from claimfsm.skills.tools.index_pg import open_index
 from claimfsm.skills.tools.limits import RateLimit
 from claimfsm.skills.tools.policies import FetchBeforeExtractPolicy, ToolPolicy
 from claimfsm.skills.tools.registry import ToolRegistry
@@ -151,6 +152,15 @@ def _load_embedder(embedder: Embedder | None) -> Embedder:
     return found
 
 
+def _tools_of(index: EvidenceIndex, cfg: EngineConfig) -> tuple[Any, ...]:
+    """The built-in tools, with the configured sources routed to their HTTP backends."""
+    if not cfg.sources:
+        return builtin_tools(index)
+    from claimfsm.skills.tools.http.route import backends_of, routed_tools  # only when used
+
+    return routed_tools(index, backends_of(cfg.sources))
+
+
 def check_profile(profile: Profile) -> list[str]:
     """Fail with a :class:`ProfileError` when ``profile`` cannot run here (a model that
     does not load); returns warnings (the learned judge falling back to lexical)."""
@@ -246,19 +256,19 @@ class Engine:
             from claimfsm.state.memory import MemoryStore
 
             store: StateStore = MemoryStore()
-            index = EvidenceIndex.open(":memory:")
+            index: EvidenceIndex = EvidenceIndex.open(":memory:")
         else:
             where = locate(db)
             store = open_store(where, durability=cfg.durability, create=cfg.create)
             try:
-                index = EvidenceIndex.open(where.index or ":memory:")
+                index = open_index(where.index or ":memory:")
             except BaseException:
                 store.close()
                 raise
         try:
             if cfg.seed and index.count_documents() == 0:
                 seed_demo(index)
-            registry = ToolRegistry((*builtin_tools(index), *registry))
+            registry = ToolRegistry((*_tools_of(index, cfg), *registry))
             for state, names in bind.items():
                 for name in names:
                     if name not in registry:

@@ -1,0 +1,186 @@
+"""The PostgreSQL evidence index's schema, statements and connection (:mod:`.index_pg`).
+
+:class:`PgLink` is the one connection of an index: autocommit outside
+:meth:`PgLink.transaction`, ``?`` placeholders (the SQLite spelling the vector stores
+use) turned into psycopg's, SQLite's ``INSERT OR REPLACE`` into an upsert, and every
+server error into a :class:`~claimfsm.skills.tools.core.ToolError` with code
+``INDEX_ERROR`` (``STORE_UNAVAILABLE`` when the server cannot be reached at all).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from claimfsm._base.errors import ErrorCode
+from claimfsm.skills.tools.core import ToolError
+from claimfsm.skills.tools.index import SNIPPET_CHARS, TITLE_WEIGHT
+
+__all__ = ["DOCS", "KB", "RANK_OF", "SCHEMA", "SEARCH", "SEARCH_SRC", "UPSERT_DOC",
+           "UPSERT_FACT", "PgLink", "tsquery"]
+
+K1, B = 1.2, 0.75
+"""FTS5's BM25 constants."""
+
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS ev_docs (
+        doc_id text PRIMARY KEY,
+        title text NOT NULL,
+        source text NOT NULL CHECK (source IN ('wiki', 'web', 'news')),
+        text text NOT NULL,
+        title_tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', title)) STORED,
+        tsv tsvector GENERATED ALWAYS AS (
+            to_tsvector('english', title || ' ' || text)) STORED)""",
+    "CREATE INDEX IF NOT EXISTS ev_docs_tsv ON ev_docs USING gin (tsv)",
+    "CREATE INDEX IF NOT EXISTS ev_docs_source ON ev_docs (source)",
+    # N and the summed lengths for BM25, refreshed in the writing transaction.
+    """CREATE TABLE IF NOT EXISTS ev_stats (
+        one boolean PRIMARY KEY DEFAULT true CHECK (one), n bigint NOT NULL,
+        total bigint NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS ev_facts (
+        id text PRIMARY KEY, subject text NOT NULL, relation text NOT NULL,
+        object text NOT NULL, source text NOT NULL,
+        tsv tsvector GENERATED ALWAYS AS (
+            setweight(to_tsvector('english', subject), 'A')
+            || setweight(to_tsvector('english', relation || ' ' || object), 'B')) STORED)""",
+    "CREATE INDEX IF NOT EXISTS ev_facts_tsv ON ev_facts USING gin (tsv)",
+    """CREATE TABLE IF NOT EXISTS ev_vectors (
+        doc_id text NOT NULL, model text NOT NULL, vec bytea NOT NULL,
+        PRIMARY KEY (doc_id, model))""",
+    """CREATE TABLE IF NOT EXISTS ev_text_vectors (
+        key bytea NOT NULL, model text NOT NULL, vec bytea NOT NULL,
+        PRIMARY KEY (key, model))""",
+)
+
+UPSERT_DOC = """INSERT INTO ev_docs (doc_id, title, source, text) VALUES (?, ?, ?, ?)
+    ON CONFLICT (doc_id) DO UPDATE SET title = EXCLUDED.title, source = EXCLUDED.source,
+        text = EXCLUDED.text"""
+UPSERT_FACT = """INSERT INTO ev_facts (id, subject, relation, object, source)
+    VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET subject = EXCLUDED.subject, relation = EXCLUDED.relation,
+        object = EXCLUDED.object, source = EXCLUDED.source"""
+_STATS = """INSERT INTO ev_stats (n, total)
+    SELECT count(*), coalesce(sum(length(tsv)), 0) FROM ev_docs
+    ON CONFLICT (one) DO UPDATE SET n = EXCLUDED.n, total = EXCLUDED.total"""
+
+# One row per query term: its tsquery and idf (df counted on the GIN index); a matched
+# document scores the BM25 of each term it holds, with tf = 1 (see index_pg).
+_TERMS = """WITH terms AS (
+        SELECT q, ln(1 + (s.n - df + 0.5) / (df + 0.5)) AS idf
+        FROM (SELECT q, (SELECT count(*) FROM ev_docs WHERE tsv @@ q) AS df
+              FROM (SELECT to_tsquery('english', quote_literal(lex)) AS q
+                    FROM unnest(?::text[]) AS lex) AS l) AS t,
+             (SELECT greatest(n, 1) AS n, greatest(total, 1)::float8 / greatest(n, 1) AS avg
+              FROM ev_stats) AS s)"""
+_SCORE = f"""round((SELECT sum(t.idf * ({K1} + 1)
+            / (1 + {K1} * (1 - {B} + {B} * length(d.tsv) / s.avg))
+            * ((d.tsv @@ t.q)::int + ({TITLE_WEIGHT} - 1) * (d.title_tsv @@ t.q)::int))
+        FROM terms AS t)::numeric, 6)::float8"""
+_STATS_ROW = "(SELECT greatest(total, 1)::float8 / greatest(n, 1) AS avg FROM ev_stats)"
+_SEARCH = f"""{_TERMS}
+    SELECT d.doc_id, d.title, d.source, {_SCORE} AS score,
+           substr(d.text, 1, {SNIPPET_CHARS + 1})
+    FROM ev_docs AS d, {_STATS_ROW} AS s
+    WHERE d.tsv @@ to_tsquery('english', ?){{filter}}
+    ORDER BY score DESC, d.doc_id
+    LIMIT ?"""
+SEARCH = _SEARCH.format(filter="")
+SEARCH_SRC = _SEARCH.format(filter=" AND d.source = ?")
+RANK_OF = f"""{_TERMS}
+    SELECT d.doc_id, {_SCORE} AS score
+    FROM ev_docs AS d, {_STATS_ROW} AS s
+    WHERE d.tsv @@ to_tsquery('english', ?) AND d.doc_id = ANY(?)
+    ORDER BY score DESC, d.doc_id"""
+DOCS = f"""SELECT doc_id, title, source, substr(text, 1, {SNIPPET_CHARS + 1}) FROM ev_docs
+    WHERE doc_id = ANY(?)"""
+KB = """SELECT id, subject, relation, object, source,
+        round(ts_rank(tsv, to_tsquery('english', ?))::numeric, 6) AS score
+    FROM ev_facts WHERE tsv @@ to_tsquery('english', ?)
+    ORDER BY score DESC, id LIMIT ?"""
+
+
+def tsquery(terms: Sequence[str]) -> str:
+    """``to_tsquery`` text meaning "any of these terms": each quoted as a lexeme."""
+    return " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
+
+
+_REPLACE = re.compile(r"INSERT OR REPLACE INTO (ev_vectors|ev_text_vectors)\((\w+), model, vec\)")
+
+
+def _pg(sql: str) -> str:
+    # The vector stores speak SQLite; their statements are simple enough to translate.
+    m = _REPLACE.search(sql)
+    if m is not None:
+        sql = (sql.replace("INSERT OR REPLACE INTO", "INSERT INTO")
+               + f" ON CONFLICT ({m.group(2)}, model) DO UPDATE SET vec = EXCLUDED.vec")
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class PgLink:
+    """One psycopg connection, with SQLite-style ``execute``/``executemany``."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+        self._depth = 0
+
+    @classmethod
+    def connect(cls, url: str) -> PgLink:
+        """Connect in autocommit mode; an unreachable server is ``STORE_UNAVAILABLE``."""
+        try:
+            import psycopg
+        except ImportError:
+            raise ToolError("--index postgresql://: the 'postgres' extra is not installed "
+                            "(pip install 'claimfsm[postgres]')",
+                            code=ErrorCode.STORE_UNAVAILABLE, field="index") from None
+        try:
+            return cls(psycopg.connect(url, autocommit=True))
+        except psycopg.Error as exc:
+            raise ToolError(f"index: cannot connect: {str(exc).strip()}"[:300],
+                            code=ErrorCode.STORE_UNAVAILABLE, field="index") from None
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        """Run one statement; the cursor (``fetchone``/``fetchall``/iteration)."""
+        return self._guard(lambda: self._conn.execute(_pg(sql), params))
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run one statement per row."""
+        if not rows:
+            return
+
+        def run() -> None:
+            with self._conn.cursor() as cur:
+                cur.executemany(_pg(sql), rows)
+
+        self._guard(run)
+
+    def refresh_stats(self) -> None:
+        """Recount N and the total length for BM25 (inside the writer's transaction)."""
+        self.execute(_STATS)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One transaction (nested calls join the outer one)."""
+        if self._depth:
+            yield
+            return
+        self._depth += 1
+        try:
+            with self._conn.transaction():
+                yield
+        finally:
+            self._depth -= 1
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
+
+    def _guard(self, fn: Any) -> Any:
+        import psycopg
+
+        try:
+            return fn()
+        except psycopg.Error as exc:
+            raise ToolError(f"index: {str(exc).strip()}"[:300],
+                            code=ErrorCode.INDEX_ERROR) from None
