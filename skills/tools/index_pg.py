@@ -36,6 +36,7 @@ from claimfsm.skills.tools.index_pg_sql import (
     UPSERT_DOC,
     UPSERT_FACT,
     PgLink,
+    fold,
     tsquery,
 )
 from claimfsm.skills.tools.sentence_vectors import SentenceVectors
@@ -67,6 +68,9 @@ class PgEvidenceIndex(EvidenceIndex):
         self._reader = None
         self._path = ""
         with self._tx():
+            # Workers opening one new index at once: CREATE ... IF NOT EXISTS is not safe
+            # against itself in PostgreSQL, so they take turns.
+            link.execute("SELECT pg_advisory_xact_lock(hashtext('claimfsm.ev_schema'))")
             for stmt in SCHEMA:
                 link.execute(stmt)
 
@@ -111,7 +115,8 @@ class PgEvidenceIndex(EvidenceIndex):
             changed = [r[0] for r in fresh if r[0] in stored]
             if changed:
                 self._link.execute("DELETE FROM ev_vectors WHERE doc_id = ANY(?)", (changed,))
-            self._link.executemany(UPSERT_DOC, fresh)
+            self._link.executemany(UPSERT_DOC, [
+                (*r, fold(r[1]), fold(f"{r[1]} {r[3]}")) for r in fresh])
             self._dense.embed([(r[0], r[1], r[3]) for r in fresh])
             if fresh:
                 self._link.refresh_stats()
@@ -121,7 +126,8 @@ class PgEvidenceIndex(EvidenceIndex):
 
     def add_facts(self, facts: Iterable[Fact]) -> int:
         """Insert or replace (by ``id``) ``facts`` in one transaction; returns the count."""
-        rows = [(f.id, f.subject, f.relation, f.object, f.source) for f in facts]
+        rows = [(f.id, f.subject, f.relation, f.object, f.source, fold(f.subject),
+                 fold(f"{f.relation} {f.object}")) for f in facts]
         with self._tx():
             self._link.executemany(UPSERT_FACT, rows)
         return len(rows)

@@ -10,6 +10,7 @@ server error into a :class:`~claimfsm.skills.tools.core.ToolError` with code
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -19,7 +20,7 @@ from claimfsm.skills.tools.core import ToolError
 from claimfsm.skills.tools.index import SNIPPET_CHARS, TITLE_WEIGHT
 
 __all__ = ["DOCS", "KB", "RANK_OF", "SCHEMA", "SEARCH", "SEARCH_SRC", "UPSERT_DOC",
-           "UPSERT_FACT", "PgLink", "tsquery"]
+           "UPSERT_FACT", "PgLink", "fold", "tsquery"]
 
 K1, B = 1.2, 0.75
 """FTS5's BM25 constants."""
@@ -30,9 +31,8 @@ SCHEMA = (
         title text NOT NULL,
         source text NOT NULL CHECK (source IN ('wiki', 'web', 'news')),
         text text NOT NULL,
-        title_tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', title)) STORED,
-        tsv tsvector GENERATED ALWAYS AS (
-            to_tsvector('english', title || ' ' || text)) STORED)""",
+        title_tsv tsvector NOT NULL,
+        tsv tsvector NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS ev_docs_tsv ON ev_docs USING gin (tsv)",
     "CREATE INDEX IF NOT EXISTS ev_docs_source ON ev_docs (source)",
     # N and the summed lengths for BM25, refreshed in the writing transaction.
@@ -42,9 +42,7 @@ SCHEMA = (
     """CREATE TABLE IF NOT EXISTS ev_facts (
         id text PRIMARY KEY, subject text NOT NULL, relation text NOT NULL,
         object text NOT NULL, source text NOT NULL,
-        tsv tsvector GENERATED ALWAYS AS (
-            setweight(to_tsvector('english', subject), 'A')
-            || setweight(to_tsvector('english', relation || ' ' || object), 'B')) STORED)""",
+        tsv tsvector NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS ev_facts_tsv ON ev_facts USING gin (tsv)",
     """CREATE TABLE IF NOT EXISTS ev_vectors (
         doc_id text NOT NULL, model text NOT NULL, vec bytea NOT NULL,
@@ -54,13 +52,17 @@ SCHEMA = (
         PRIMARY KEY (key, model))""",
 )
 
-UPSERT_DOC = """INSERT INTO ev_docs (doc_id, title, source, text) VALUES (?, ?, ?, ?)
+# The vectors are built from the diacritics-folded text (fold(), as the query's terms
+# are folded) in the statement: PostgreSQL's english configuration keeps accents.
+UPSERT_DOC = """INSERT INTO ev_docs (doc_id, title, source, text, title_tsv, tsv)
+    VALUES (?, ?, ?, ?, to_tsvector('english', ?), to_tsvector('english', ?))
     ON CONFLICT (doc_id) DO UPDATE SET title = EXCLUDED.title, source = EXCLUDED.source,
-        text = EXCLUDED.text"""
-UPSERT_FACT = """INSERT INTO ev_facts (id, subject, relation, object, source)
-    VALUES (?, ?, ?, ?, ?)
+        text = EXCLUDED.text, title_tsv = EXCLUDED.title_tsv, tsv = EXCLUDED.tsv"""
+UPSERT_FACT = """INSERT INTO ev_facts (id, subject, relation, object, source, tsv)
+    VALUES (?, ?, ?, ?, ?, setweight(to_tsvector('english', ?), 'A')
+                          || setweight(to_tsvector('english', ?), 'B'))
     ON CONFLICT (id) DO UPDATE SET subject = EXCLUDED.subject, relation = EXCLUDED.relation,
-        object = EXCLUDED.object, source = EXCLUDED.source"""
+        object = EXCLUDED.object, source = EXCLUDED.source, tsv = EXCLUDED.tsv"""
 _STATS = """INSERT INTO ev_stats (n, total)
     SELECT count(*), coalesce(sum(length(tsv)), 0) FROM ev_docs
     ON CONFLICT (one) DO UPDATE SET n = EXCLUDED.n, total = EXCLUDED.total"""
@@ -99,6 +101,12 @@ KB = """SELECT id, subject, relation, object, source,
         round(ts_rank(tsv, to_tsquery('english', ?))::numeric, 6) AS score
     FROM ev_facts WHERE tsv @@ to_tsquery('english', ?)
     ORDER BY score DESC, id LIMIT ?"""
+
+
+def fold(text: str) -> str:
+    """``text`` without diacritics (``café`` -> ``cafe``), as the query's terms are."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text)
+                   if not unicodedata.combining(c))
 
 
 def tsquery(terms: Sequence[str]) -> str:
