@@ -59,7 +59,7 @@ def open_index(where: str) -> EvidenceIndex:
 class PgEvidenceIndex(EvidenceIndex):
     """The evidence index in a PostgreSQL database (thread-safe via a lock)."""
 
-    def __init__(self, link: PgLink) -> None:  # noqa: D107 - no super(): no SQLite here
+    def __init__(self, link: PgLink) -> None:
         self._link = link
         self._lock = threading.RLock()
         conn = cast(Any, link)
@@ -150,7 +150,7 @@ class PgEvidenceIndex(EvidenceIndex):
                         snippet=_snippet(rows[d][3])) for d in best if d in rows]
         return self._bm25(terms, lim, src)
 
-    def _bm25(self, terms: Sequence[str], lim: int, src: str | None) -> list[Hit]:  # type: ignore[override]
+    def _bm25(self, terms: Sequence[str], lim: int, src: str | None) -> list[Hit]:
         query = tsquery(terms)
         with self._lock:
             if src is None:

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 _WORD = re.compile(r"\w+")
@@ -69,7 +69,7 @@ class Corpus:
 class Handler(BaseHTTPRequestHandler):
     corpus: Corpus
     delay_ms = 0
-    seen: dict[str, Any] = {"headers": {}, "count": 0}
+    seen: ClassVar[dict[str, Any]] = {"headers": {}, "count": 0}
     lock = threading.Lock()
 
     def log_message(self, *args: Any) -> None:  # quiet
@@ -99,8 +99,7 @@ class Handler(BaseHTTPRequestHandler):
             with self.lock:
                 return self._json(self.seen)
         with self.lock:
-            self.seen = {"headers": dict(self.headers), "count": self.seen["count"] + 1}
-            type(self).seen = self.seen
+            type(self).seen = {"headers": dict(self.headers), "count": self.seen["count"] + 1}
         delay = self.delay_ms
         m = re.match(r"^/delay/(\d+)(/.*)$", path)
         if m:

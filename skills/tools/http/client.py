@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import http.client
-import socket
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -99,7 +98,7 @@ class HttpClient:
             resp = conn.getresponse()
             raw = self._read(resp)
             status, ctype = resp.status, resp.getheader("Content-Type") or ""
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             raise self._fail(ErrorCode.HTTP_TIMEOUT,
                              f"no answer within {self.timeout:g} s") from None
         except (ConnectionError, OSError, http.client.HTTPException) as exc:
