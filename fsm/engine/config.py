@@ -47,7 +47,9 @@ class EngineConfig(BaseModel):
     a state to tools its skill calls (``{"RETRIEVAL": ["my_tool"]}``); ``rate_limits``,
     ``concurrency``, ``policies`` (default: fetch-before-extract) and ``resources``
     configure the executor (see :func:`~claimfsm.engine.runtime.executor_factory`);
-    ``tools`` replaces that executor altogether.
+    ``tools`` replaces that executor altogether; ``sources`` (``[sources.NAME]`` of
+    claimfsm.toml, parsed by :func:`~claimfsm.skills.tools.http.config.parse_sources`)
+    sends those sources' searches to HTTP backends.
 
     Driver: ``clock`` (default: the system clock) and ``on_step``, called with every
     step's result.

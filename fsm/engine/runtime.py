@@ -4,9 +4,10 @@ URL, or memory.
 ``Engine.open(db, config=EngineConfig(...))`` is what the CLI uses (the options in one
 frozen value, :mod:`claimfsm.engine.config`): the session store and the evidence index share
 the file (tables ``st_*`` and ``ev_*``). For a ``postgresql://`` URL the sessions live in
-the server and the index in the SQLite file of the URL's ``index`` parameter (in memory
-when there is none; see :func:`claimfsm.state.open.locate`). An empty index is seeded with the
-bundled demo corpus, so ``claimfsm verify`` works out of the box.
+the server and the index where the URL's ``index`` parameter says: a SQLite file or a
+``postgresql://`` URL (in memory when there is none; see :func:`claimfsm.state.open.locate`).
+An empty index is seeded with the bundled demo corpus, so ``claimfsm verify`` works out of
+the box. ``config.sources`` sends the sources it names to HTTP backends (docs/retrieval.md).
 """
 
 from __future__ import annotations

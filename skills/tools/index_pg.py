@@ -151,12 +151,11 @@ class PgEvidenceIndex(EvidenceIndex):
         return self._bm25(terms, lim, src)
 
     def _bm25(self, terms: Sequence[str], lim: int, src: str | None) -> list[Hit]:
-        query = tsquery(terms)
         with self._lock:
             if src is None:
-                rows = self._link.execute(SEARCH, (list(terms), query, lim)).fetchall()
+                rows = self._link.execute(SEARCH, (list(terms), lim)).fetchall()
             else:
-                rows = self._link.execute(SEARCH_SRC, (list(terms), query, src, lim)).fetchall()
+                rows = self._link.execute(SEARCH_SRC, (list(terms), src, lim)).fetchall()
         return [Hit(doc_id=r[0], title=r[1], source=r[2], score=float(r[3]) + 0.0,
                     snippet=_snippet(r[4])) for r in rows]
 
@@ -167,7 +166,7 @@ class PgEvidenceIndex(EvidenceIndex):
         terms = query_terms(q)
         with self._lock:
             lexical = ({str(r[0]): float(r[1]) for r in self._link.execute(
-                RANK_OF, (terms, tsquery(terms), ids))} if terms and ids else {})
+                RANK_OF, (terms, ids))} if terms and ids else {})
             known = {str(r[0]) for r in self._link.execute(DOCS, (ids,))}
         use = dense is not False and bool(ids) and self._dense.active()
         fused = fuse_scores(lexical, self._dense.sims(q, ids) if use else {})

@@ -169,3 +169,18 @@ def test_stored_vectors_are_fused_into_the_ranking(opener: Opener) -> None:
     assert hybrid[0].score != lexical[0].score  # fused, not BM25 alone
     ranked = idx.rank_documents("moon landing", ["f1", "m"])
     assert ranked[0][0] == "m"
+
+
+def test_a_dropped_server_connection_is_opened_again(pg_url: str) -> None:
+    import psycopg
+
+    idx = open_index(pg_url)
+    try:
+        idx.add_documents([Document(doc_id="k", title="Kept", text="Still here after it.")])
+        pid = idx.conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        with psycopg.connect(pg_url, autocommit=True) as other:
+            other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        assert ids(idx, "still here") == ["k"]  # one failed query reconnected, not an error
+        assert idx.conn.execute("SELECT pg_backend_pid()").fetchone()[0] != pid
+    finally:
+        idx.close()
