@@ -8,9 +8,10 @@ Ranking: a ``tsvector`` (``english`` configuration: stemmed, stopwords dropped) 
 index finds the documents matching any query term; they are scored with BM25 as FTS5
 computes it, with the term frequency taken as 1 (PostgreSQL keeps positions, not counts,
 within reach of a query; a Climate-FEVER document is one sentence, where a term seldom
-repeats): ``sum over matched terms of idf * (k1 + 1) / (1 + k1 * (1 - b + b * len / avglen))``,
-k1 = 1.2, b = 0.75, idf = ``ln(1 + (N - df + 0.5) / (df + 0.5))``, a term in the title
-counting :data:`~claimfsm.skills.tools.index.TITLE_WEIGHT` times. docs/retrieval.md compares
+repeats): ``sum over matched terms of idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len /
+avglen))``, k1 = 1.2, b = 0.75, idf = ``ln(1 + (N - df + 0.5) / (df + 0.5))``, ``tf`` 1, or
+:data:`~claimfsm.skills.tools.index.TITLE_WEIGHT` for a term in the title (FTS5 weights
+the title's frequency the same way, inside the saturation). docs/retrieval.md compares
 it with FTS5 on Climate-FEVER. Dense vectors (hybrid retrieval) are stored as in the
 SQLite index, by the same code (:mod:`.vectors`, :mod:`.sentence_vectors`) through
 :mod:`.index_pg_sql`'s connection adapter.

@@ -81,9 +81,12 @@ _MATCHES = """WITH q AS MATERIALIZED (
     s AS (SELECT greatest(n, 1)::float8 AS n,
                  greatest(total, 1)::float8 / greatest(n, 1) AS avg
           FROM ev_stats LIMIT 1)"""
-_SCORE = f"""round(sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * ({K1} + 1)
-            / (1 + {K1} * (1 - {B} + {B} * m.len / s.avg))
-            * (1 + ({TITLE_WEIGHT}::float8 - 1) * m.in_title::int))::numeric, 6)::float8"""
+# The term's weighted frequency, as FTS5's column weights make it: 1 in the text,
+# TITLE_WEIGHT in the title (the title's weight applied outside the saturation instead,
+# x2 on the score, cost 0.03 of recall@5 on Climate-FEVER dev).
+_TF = f"(1 + ({TITLE_WEIGHT}::float8 - 1) * m.in_title::int)"
+_SCORE = f"""round(sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * ({K1} + 1) * {_TF}
+            / ({_TF} + {K1} * (1 - {B} + {B} * m.len / s.avg)))::numeric, 6)::float8"""
 # float8 throughout: the same sum in numeric took twice as long.
 _SEARCH = f"""{_MATCHES},
     top AS (SELECT m.doc_id, {_SCORE} AS score
