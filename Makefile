@@ -103,6 +103,13 @@ bench-observe: install
 	$(BIN)/claimfsm bench observe --json bench-observe.json
 
 # claimfsm ui on 100,000 sessions: page times over HTTP, a 100-revision session in Chromium.
+# The evidence index on SQLite and PostgreSQL at 100,000 documents, and RETRIEVAL with
+# 100 ms HTTP backends (docs/retrieval.md).
+.PHONY: bench-evidence
+bench-evidence: install
+	$(BIN)/python -m tests.support.pg $(BIN)/python -m claimfsm.bench.evidence \
+		--data $(DATA) --http --json bench-evidence.json
+
 bench-ui: install
 	$(BIN)/claimfsm bench ui --json bench-ui.json
 

@@ -1,9 +1,10 @@
 """Where a ``--db`` value points and the one function that opens its session store.
 
 A ``--db`` value is a SQLite file (sessions and the evidence index share it) or a
-``postgresql://`` URL (sessions in PostgreSQL; the evidence index stays a SQLite/FTS5
-file, named by the URL's ``index`` query parameter, or the bundled demo corpus in
-memory when there is none). The CLI's ``engine()`` and ``claimfsm.engine.runtime.Engine.open`` both
+``postgresql://`` URL (sessions in PostgreSQL; the evidence index is named by the URL's
+``index`` query parameter: a SQLite/FTS5 file or, percent-encoded, a ``postgresql://``
+URL of an index shared by a cluster; the bundled demo corpus in memory when there is
+none). The CLI's ``engine()`` and ``claimfsm.engine.runtime.Engine.open`` both
 come through here, so every command takes either form.
 
 A value is parsed once, by :func:`locate`, into a :class:`Location`; the location is what

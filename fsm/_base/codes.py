@@ -133,6 +133,18 @@ class ErrorCode(StrEnum):
                    "the evidence index failed (ingest reports it as STORE_IO)")
     UNRECORDED_TOOL_CALL = ("UNRECORDED_TOOL_CALL", _ANSWER, None,
                             "a replay made a call the record does not hold")
+    # -- HTTP search backends ([sources.NAME] in claimfsm.toml): a failed call, as data --
+    HTTP_TIMEOUT = "HTTP_TIMEOUT", _ANSWER, None, "a search backend did not answer in time"
+    HTTP_UNREACHABLE = ("HTTP_UNREACHABLE", _ANSWER, None,
+                        "a search backend refused or dropped the connection")
+    HTTP_STATUS = ("HTTP_STATUS", _ANSWER, None,
+                   "a search backend answered with an HTTP error status")
+    HTTP_NOT_JSON = ("HTTP_NOT_JSON", _ANSWER, None,
+                     "a search backend answered with HTML or other text, not JSON")
+    HTTP_TOO_LARGE = ("HTTP_TOO_LARGE", _ANSWER, None,
+                      "a search backend's answer is over the size limit (max_bytes)")
+    HTTP_MALFORMED = ("HTTP_MALFORMED", _ANSWER, None,
+                      "a search backend's JSON lacks the fields its kind promises")
     UNSCRIPTED_TOOL_CALL = ("UNSCRIPTED_TOOL_CALL", _ANSWER, None,
                             "a scripted tool (claimfsm.testing) has no answer")
     NOT_FOUND = "NOT_FOUND", _STOP, 404, "a file, document or route that does not exist"

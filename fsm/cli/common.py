@@ -44,8 +44,8 @@ DEFAULT_MODEL = ".cache/stance.npz"
 db_option = click.option(
     "--db", "db", default="claimfsm.db", show_default=True, type=click.Path(dir_okay=False),
     help="SQLite file holding sessions and the evidence index, or a postgresql:// URL "
-    "(sessions in PostgreSQL, evidence index in the SQLite file of its ?index=FILE "
-    "parameter, else the demo corpus in memory).",
+    "(sessions in PostgreSQL, evidence index in its ?index=FILE or "
+    "?index=postgresql://... parameter, else the demo corpus in memory).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 record_option = click.option(
@@ -138,6 +138,13 @@ def fail(code: str, msg: str, *, as_json: bool) -> None:
     sys.exit(exit_status(code))
 
 
+def _sources() -> dict[str, Any] | None:
+    # [sources.NAME] of the config file; the file is parsed only when there is one.
+    from claimfsm.engine.sources import find_sources
+
+    return find_sources() or None
+
+
 @contextmanager
 def engine(db: str | Location, as_json: bool, *, profile: Mapping[str, Any] | None = None,
            on_step: Callable[[StepResult], None] | None = None,
@@ -159,7 +166,8 @@ def engine(db: str | Location, as_json: bool, *, profile: Mapping[str, Any] | No
         prof = resolve_profile(profile) if profile is not None else Profile.default()
         # click checked every option already: no validator to compile on start-up.
         config = EngineConfig.trusted(profile=prof, on_step=on_step, durability=durability,
-                                      seed=seed, create=create, on_version=on_version)
+                                      seed=seed, create=create, on_version=on_version,
+                                      sources=_sources())
         eng = Engine.open(where, config=config)
         for warning in eng.warnings:
             click.echo(f"warning: {warning}", err=True)
@@ -208,12 +216,19 @@ def readonly_index(path: str | None, as_json: bool) -> Iterator[EvidenceIndex]:
 
     link: ReadOnlyLink | None = None
     try:
-        kind = "missing" if path is None else probe(path)
+        if path is not None and path.startswith(("postgresql://", "postgres://")):
+            from claimfsm.skills.tools.index_pg import PgEvidenceIndex  # a shared index
+
+            index: EvidenceIndex = PgEvidenceIndex.open(path)
+            kind = "server"
+        else:
+            kind = "missing" if path is None else probe(path)
         if kind == "foreign":
             raise ForeignStore(f"--db: {path} is another program's SQLite database (no "
                                "claimfsm tables); claimfsm will not read it as an index",
                                field="db")
-        if path is not None and kind != "missing" and Path(path).stat().st_size > 0:
+        if path is not None and kind not in ("missing", "server") \
+                and Path(path).stat().st_size > 0:
             link = ReadOnlyLink(path)
             names = link.run(lambda c: {r[0] for r in c.execute(
                 "SELECT name FROM sqlite_master WHERE name LIKE 'ev_%'")})
@@ -225,8 +240,9 @@ def readonly_index(path: str | None, as_json: bool) -> Iterator[EvidenceIndex]:
                 # the index may add them.
                 link.close()
                 link = ReadOnlyLink(path, private=True)
-        index = (EvidenceIndex(link.connection) if link is not None
-                 else EvidenceIndex.open(":memory:"))
+        if kind != "server":
+            index = (EvidenceIndex(link.connection) if link is not None
+                     else EvidenceIndex.open(":memory:"))
     except (ClaimFsmError, OSError) as exc:
         if link is not None:
             link.close()

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from claimfsm._base.errors import ClaimFsmError
 from claimfsm.cli.common import emit, fail, json_option, profile_from, profile_options
 from claimfsm.engine.profile import ProfileError
 from claimfsm.engine.runtime import check_profile
@@ -69,10 +70,13 @@ def render(rep: EvalReport) -> list[str]:
               help="Evaluate only the first N claims.")
 @click.option("--semantic/--no-semantic", "semantic", default=None, hidden=True,
               help="Old spelling of --retrieval hybrid / --retrieval lexical.")
+@click.option("--index", "index_at", default=None, metavar="URL|FILE",
+              help="Evaluate this evidence index (a postgresql:// URL or a SQLite file; "
+              "the corpus is ingested into it first) instead of a new one in memory.")
 @profile_options
 @json_option
 def eval_command(dataset: Path, corpus: Path, limit: int | None, semantic: bool | None,
-                 profile: dict[str, Any], as_json: bool) -> None:
+                 index_at: str | None, profile: dict[str, Any], as_json: bool) -> None:
     """Score the engine on DATASET.jsonl (Climate-FEVER format) with CORPUS.jsonl as the
     evidence pool: retrieval recall, stance, verdicts (retrieved and gold evidence),
     strict score and claims per second.
@@ -113,11 +117,15 @@ def eval_command(dataset: Path, corpus: Path, limit: int | None, semantic: bool 
              "(pip install 'claimfsm[semantic]'); use --retrieval lexical", as_json=as_json)
     if not as_json:
         click.echo("profile: " + prof.describe(), err=True)
-    engine, ingested = open_engine(corpus, embedder=embedder)
+    try:
+        engine, ingested = open_engine(corpus, embedder=embedder, index=index_at)
+    except ClaimFsmError as exc:
+        fail(exc.code, str(exc), as_json=as_json)
+        raise  # unreachable: fail exits
     try:
         for err in ingested.errors:
             click.echo(f"corpus line {err.line}: {err.msg} (skipped)", err=True)
-        if ingested.added == 0:
+        if ingested.added + ingested.unchanged == 0:
             fail("EMPTY_CORPUS", f"corpus: no usable sentence in {corpus}", as_json=as_json)
         with click.progressbar(length=len(data.claims), label="eval", file=sys.stderr,
                                hidden=not show_bar, show_pos=True) as bar:

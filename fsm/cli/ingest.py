@@ -14,7 +14,7 @@ import click
 from claimfsm.cli.common import db_option, emit, engine, fail, json_option
 from claimfsm.skills.limits import MAX_DOC_BYTES
 from claimfsm.skills.tools.index import SOURCES, EvidenceIndex, Source
-from claimfsm.state.open import locate
+from claimfsm.state.open import Location, locate
 
 __all__ = ["ingest"]
 
@@ -78,11 +78,15 @@ _FATAL = frozenset({"UNREADABLE", "INDEX_ERROR"})
               show_default=True, metavar="N",
               help="Largest document accepted; a longer one is reported and skipped, a "
               "line longer than N + 64 KiB ends the reading (nothing reads without bound).")
+@click.option("--index", "index_at", default=None, metavar="URL|FILE",
+              help="The evidence index to write: a postgresql:// URL (an index shared by "
+              "a cluster) or a SQLite file; instead of --db's index, and no session store "
+              "is opened.")
 @db_option
 @json_option
 def ingest(path: Path, source: str | None, kb: bool, id_field: str, title_field: str | None,
-           text_field: str, embed: bool | None, max_doc_bytes: int, db: str,
-           as_json: bool) -> None:
+           text_field: str, embed: bool | None, max_doc_bytes: int, index_at: str | None,
+           db: str, as_json: bool) -> None:
     """Add documents to the evidence index: a JSONL file ({"id", "title" or "article",
     "text"} per line, e.g. the Climate-FEVER corpus.jsonl as it is) or a FOLDER of .txt/.md
     files (one document per file, id = its path in the folder).
@@ -95,14 +99,14 @@ def ingest(path: Path, source: str | None, kb: bool, id_field: str, title_field:
     from claimfsm.skills.tools.ingest import FieldMap, ingest_documents, ingest_facts
 
     location = locate(db)  # parsed once: the engine below opens this location
-    if location.index is None:
-        fail("NO_INDEX", "--db: a postgresql:// URL keeps the evidence index in a SQLite file; "
-             "name it with ?index=FILE in the URL", as_json=as_json)
+    if location.index is None and index_at is None:
+        fail("NO_INDEX", "--db: a postgresql:// URL names its evidence index with "
+             "?index=FILE or ?index=postgresql://...; or give --index", as_json=as_json)
     if kb and path.is_dir():
         fail("BAD_ARGS", "--kb: facts come from a JSONL file, not a folder", as_json=as_json)
     fields = FieldMap(id=id_field, title=title_field, text=text_field)
     shown = sys.stderr.isatty() and not as_json
-    with engine(location, as_json, seed=False) as eng:
+    with _opened(index_at, location, as_json) as eng:
         if path.is_dir():
             with _bar(f"ingest {path.name}/", 1, shown) as progress:
                 report = ingest_folder(eng.index, path, source=_source(source),
@@ -140,6 +144,31 @@ def ingest(path: Path, source: str | None, kb: bool, id_field: str, title_field:
                        f"{report.unchanged} unchanged; {report.skipped} skipped"
                        + (f" ({codes})" if codes else "")
                        + (f"; {embedded} embedded" if embedded else ""))
+
+
+@contextmanager
+def _opened(index_at: str | None, location: Location, as_json: bool) -> Iterator[Any]:
+    """What holds the index: the engine of ``--db``, or ``--index`` opened alone."""
+    if index_at is None:
+        with engine(location, as_json, seed=False) as eng:
+            yield eng
+        return
+    from types import SimpleNamespace
+
+    from claimfsm._base.errors import ClaimFsmError
+    from claimfsm.skills.tools.index_pg import open_index
+
+    try:
+        index = open_index(index_at)
+    except (ClaimFsmError, OSError) as exc:
+        fail(getattr(exc, "code", "OPEN_FAILED"), str(exc), as_json=as_json)
+        raise  # unreachable: fail exits
+    try:
+        yield SimpleNamespace(index=index)
+    except ClaimFsmError as exc:
+        fail(exc.code, str(exc), as_json=as_json)
+    finally:
+        index.close()
 
 
 def _source(value: str | None) -> Source | None:

@@ -21,6 +21,7 @@ from claimfsm.engine.step import StepResult, ToolsFactory
 from claimfsm.skills.context import Clock
 from claimfsm.skills.embed import Embedder
 from claimfsm.skills.tools.core import Tool
+from claimfsm.skills.tools.http.config import SourceConfig
 from claimfsm.skills.tools.limits import RateLimit
 from claimfsm.skills.tools.policies import ToolPolicy
 
@@ -46,7 +47,9 @@ class EngineConfig(BaseModel):
     a state to tools its skill calls (``{"RETRIEVAL": ["my_tool"]}``); ``rate_limits``,
     ``concurrency``, ``policies`` (default: fetch-before-extract) and ``resources``
     configure the executor (see :func:`~claimfsm.engine.runtime.executor_factory`);
-    ``tools`` replaces that executor altogether.
+    ``tools`` replaces that executor altogether; ``sources`` (``[sources.NAME]`` of
+    claimfsm.toml, parsed by :func:`~claimfsm.skills.tools.http.config.parse_sources`)
+    sends those sources' searches to HTTP backends.
 
     Driver: ``clock`` (default: the system clock), ``on_step``, called with every
     step's result.
@@ -75,6 +78,8 @@ class EngineConfig(BaseModel):
     policies: tuple[ToolPolicy, ...] | None = None
     resources: Mapping[str, Any] | None = None
     tools: ToolsFactory | None = None
+    sources: Mapping[str, SourceConfig] | None = None
+    """``[sources.NAME]`` of claimfsm.toml: sources answered by HTTP backends."""
     # -- driver ------------------------------------------------------------------------------
     clock: Clock | None = None
     on_step: Callable[[StepResult], None] | None = None

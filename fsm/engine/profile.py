@@ -265,6 +265,7 @@ def resolve_profile(
     found = find_config(cwd or Path.cwd()) if use_config else None
     if found is not None:
         path, table = found
+        table = {k: v for k, v in table.items() if k != "sources"}  # engine.sources reads it
         _build(table, path.name)  # report a bad file as the file, not as the merge
         values.update(table)
         if isinstance(values.get("stance_model"), str):

@@ -4,9 +4,10 @@ URL, or memory.
 ``Engine.open(db, config=EngineConfig(...))`` is what the CLI uses (the options in one
 frozen value, :mod:`claimfsm.engine.config`): the session store and the evidence index share
 the file (tables ``st_*`` and ``ev_*``). For a ``postgresql://`` URL the sessions live in
-the server and the index in the SQLite file of the URL's ``index`` parameter (in memory
-when there is none; see :func:`claimfsm.state.open.locate`). An empty index is seeded with the
-bundled demo corpus, so ``claimfsm verify`` works out of the box.
+the server and the index where the URL's ``index`` parameter says: a SQLite file or a
+``postgresql://`` URL (in memory when there is none; see :func:`claimfsm.state.open.locate`).
+An empty index is seeded with the bundled demo corpus, so ``claimfsm verify`` works out of
+the box. ``config.sources`` sends the sources it names to HTTP backends (docs/retrieval.md).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from claimfsm.skills.tools.builtin import RETRIEVAL_RESOURCE, builtin_tools
 from claimfsm.skills.tools.core import ToolDefinitionError
 from claimfsm.skills.tools.executor import Executor
 from claimfsm.skills.tools.index import EvidenceIndex
+from claimfsm.skills.tools.index_pg import open_index
 from claimfsm.skills.tools.limits import RateLimit
 from claimfsm.skills.tools.model_chat import model_tool
 from claimfsm.skills.tools.policies import FetchBeforeExtractPolicy, ToolPolicy
@@ -156,6 +158,15 @@ def _load_embedder(embedder: Embedder | None) -> Embedder:
     return found
 
 
+def _tools_of(index: EvidenceIndex, cfg: EngineConfig) -> tuple[Any, ...]:
+    """The built-in tools, with the configured sources routed to their HTTP backends."""
+    if not cfg.sources:
+        return builtin_tools(index)
+    from claimfsm.skills.tools.http.route import backends_of, routed_tools  # only when used
+
+    return routed_tools(index, backends_of(cfg.sources))
+
+
 def check_profile(profile: Profile) -> list[str]:
     """Fail with a :class:`ProfileError` when ``profile`` cannot run here (a model that
     does not load); returns warnings (the learned judge falling back to lexical)."""
@@ -251,19 +262,19 @@ class Engine:
             from claimfsm.state.memory import MemoryStore
 
             store: StateStore = MemoryStore()
-            index = EvidenceIndex.open(":memory:")
+            index: EvidenceIndex = EvidenceIndex.open(":memory:")
         else:
             where = locate(db)
             store = open_store(where, durability=cfg.durability, create=cfg.create)
             try:
-                index = EvidenceIndex.open(where.index or ":memory:")
+                index = open_index(where.index or ":memory:")
             except BaseException:
                 store.close()
                 raise
         try:
             if cfg.seed and index.count_documents() == 0:
                 seed_demo(index)
-            registry = ToolRegistry((*builtin_tools(index), model_tool(), *registry))
+            registry = ToolRegistry((*_tools_of(index, cfg), model_tool(), *registry))
             for state, names in bind.items():
                 for name in names:
                     if name not in registry:

@@ -48,6 +48,7 @@ from claimfsm.skills.stance_judge import SKILL as VERIFY
 from claimfsm.skills.tools.ingest import IngestReport, ProgressCallback, ingest_corpus
 from claimfsm.skills.verdict_aggregate import SKILL as AGGREGATE
 from claimfsm.skills.verdict_aggregate import Verdict, warnings
+from claimfsm.state.open import Location
 
 __all__ = [
     "EVAL_CONFIG",
@@ -139,11 +140,17 @@ class EvalReport(Frozen):
 def open_engine(
     corpus: str | Path, *, on_progress: ProgressCallback | None = None,
     embedder: Embedder | None = None, cache_dir: Path | None = CACHE_DIR,
+    index: str | None = None,
 ) -> tuple[Engine, IngestReport]:
     """An in-memory engine (no demo seed) whose index holds ``corpus`` as wiki documents,
     one per sentence, the article title searchable; with ``embedder``, every document
-    also gets a dense vector (cached in ``cache_dir``) and retrieval is hybrid."""
-    engine = Engine.open(None, config=EngineConfig(seed=False, clock=FixedClock(EVAL_NOW)))
+    also gets a dense vector (cached in ``cache_dir``) and retrieval is hybrid. ``index``
+    evaluates that index instead of a new one in memory (a ``postgresql://`` URL or a
+    SQLite file; the sessions stay in memory)."""
+    config = EngineConfig(seed=False, clock=FixedClock(EVAL_NOW))
+    where = None if index is None else Location(store=":memory:", index=index, url=False,
+                                                text=":memory:")
+    engine = Engine.open(where, config=config)
     report = ingest_corpus(engine.index, corpus, source="wiki", on_progress=on_progress)
     if embedder is not None and report.added:
         attach_vectors(engine.index, embedder, corpus, cache_dir=cache_dir)

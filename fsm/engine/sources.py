@@ -1,0 +1,41 @@
+"""``[sources.NAME]`` of the config file: the sources answered by HTTP backends.
+
+Read from the same file as the profile (``claimfsm.toml`` in the working directory, or
+``[tool.claimfsm]`` of ``pyproject.toml``) and validated there: a bad table is a
+``BAD_CONFIG`` :class:`~claimfsm.engine.profile.ProfileError` naming the dotted key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from claimfsm._base.errors import BadInput
+from claimfsm.engine.profile import CONFIG_FILE, ProfileError, find_config
+from claimfsm.skills.tools.http.config import SourceConfig, parse_sources
+
+__all__ = ["find_sources"]
+
+
+def _mentions(path: Path) -> bool:
+    try:
+        return b"sources" in path.read_bytes()
+    except OSError:
+        return False
+
+
+def find_sources(cwd: Path | None = None) -> dict[str, SourceConfig]:
+    """The configured sources of ``cwd``'s config file (none: ``{}``)."""
+    base = cwd or Path.cwd()
+    # Every command that runs a step asks; most run where no file names sources. A look at
+    # the bytes spares them the TOML parser (a command's start-up is measured).
+    if not any(_mentions(base / name) for name in (CONFIG_FILE, "pyproject.toml")):
+        return {}
+    found = find_config(base)
+    if found is None or "sources" not in found[1]:
+        return {}
+    path, table = found
+    try:
+        return parse_sources(table["sources"])
+    except BadInput as exc:
+        raise ProfileError(f"{path.name}: {exc.msg}", code="BAD_CONFIG",
+                           field=exc.field) from None
