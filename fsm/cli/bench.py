@@ -10,19 +10,16 @@ from __future__ import annotations
 import os
 import statistics
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 import orjson
 
-from claimfsm.cli.common import emit, fail, json_option
-from claimfsm.engine.errors import ClaimFsmError
+from claimfsm.cli.common import emit, existing_store, fail, json_option
 from claimfsm.state.fsck import fsck as fsck_store
-from claimfsm.state.open import open_store
-from claimfsm.state.store import CompactReport, StateStore
+from claimfsm.state.store import CompactReport
 
 __all__ = ["bench", "compact", "fsck"]
 
@@ -30,23 +27,6 @@ _db = click.option(
     "--db", "db", default="claimfsm.db", show_default=True, type=click.Path(dir_okay=False),
     help="SQLite file holding the sessions, or a postgresql:// URL.",
 )
-
-
-@contextmanager
-def _store(db: str, as_json: bool, *, readonly: bool = False) -> Iterator[StateStore]:
-    try:
-        store = open_store(db, create=False, readonly=readonly)
-    except (ClaimFsmError, OSError) as exc:
-        msg = str(exc)
-        fail(getattr(exc, "code", "OPEN_FAILED"), msg if msg.startswith("--db") else f"--db: {msg}",
-             as_json=as_json)
-        raise  # unreachable: fail exits
-    try:
-        yield store
-    except ClaimFsmError as exc:
-        fail(exc.code, exc.msg, as_json=as_json)
-    finally:
-        store.close()
 
 
 @click.command()
@@ -58,7 +38,7 @@ def fsck(db: str, as_json: bool) -> None:
     Deleted sessions are listed as such (`deleted SID ...`, JSON "deleted"), not as
     damage. Exit 0 when every chain verifies, 1 when any link is broken.
     """
-    with _store(db, as_json, readonly=True) as store:
+    with existing_store(db, as_json, readonly=True) as store:
         report = fsck_store(store)
     if as_json:
         emit(report.model_dump(mode="json"))
@@ -88,7 +68,7 @@ def compact(sid: str | None, no_prune: bool, db: str, as_json: bool) -> None:
     Each session's chain is verified before and after; a broken one is left untouched
     and listed (exit 1: run `claimfsm fsck`). Unreferenced blobs are dropped.
     """
-    with _store(db, as_json) as store:
+    with existing_store(db, as_json) as store:
         # Both backends take ``prune``; the protocol's compact does not.
         run: Callable[..., CompactReport] = store.compact
         report = run(sid, prune=not no_prune)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # the engine (skills, tools, index) loads only for commands t
     from claimfsm.state.store import StateStore
 
 __all__ = [
-    "better_profile", "db_option", "durability_option", "emit", "engine", "fail",
+    "better_profile", "db_option", "durability_option", "emit", "engine", "existing_store", "fail",
     "json_option", "on_version_option", "print_step", "profile_from", "profile_options",
     "readonly_index", "record_option", "store",
 ]
@@ -197,6 +197,28 @@ def store(db: str, as_json: bool) -> Iterator[StateStore]:
         yield opened
     except ClaimFsmError as exc:
         fail(exc.code, str(exc), as_json=as_json)
+    finally:
+        opened.close()
+
+
+@contextmanager
+def existing_store(db: str, as_json: bool, *, readonly: bool = False) -> Iterator[StateStore]:
+    """Open the session store of ``db`` for a command that maintains it (``fsck``,
+    ``compact``, ``delete``, ``prune``): a ``--db`` that does not exist is refused, never
+    created empty, with :func:`engine`'s clean exits."""
+    from claimfsm.state.open import open_store
+
+    try:
+        opened = open_store(db, create=False, readonly=readonly)
+    except (ClaimFsmError, OSError) as exc:
+        msg = str(exc)
+        fail(getattr(exc, "code", "OPEN_FAILED"), msg if msg.startswith("--db") else f"--db: {msg}",
+             as_json=as_json)
+        raise  # unreachable: fail exits
+    try:
+        yield opened
+    except ClaimFsmError as exc:
+        fail(exc.code, exc.msg, as_json=as_json)
     finally:
         opened.close()
 

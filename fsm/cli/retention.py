@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import getpass
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 
 import click
 
-from claimfsm.cli.common import db_option, emit, fail, json_option
-from claimfsm.engine.errors import BadInput, ClaimFsmError
-from claimfsm.state.store import StateStore
+from claimfsm.cli.common import db_option, emit, existing_store, fail, json_option
+from claimfsm.engine.errors import BadInput
 
 __all__ = ["delete", "prune"]
 
@@ -45,25 +42,6 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-@contextmanager
-def _writable(db: str, as_json: bool) -> Iterator[StateStore]:
-    from claimfsm.state.open import open_store
-
-    try:
-        opened = open_store(db, create=False)
-    except (ClaimFsmError, OSError) as exc:
-        msg = str(exc)
-        fail(getattr(exc, "code", "OPEN_FAILED"), msg if msg.startswith("--db") else f"--db: {msg}",
-             as_json=as_json)
-        raise  # unreachable: fail exits
-    try:
-        yield opened
-    except ClaimFsmError as exc:
-        fail(exc.code, exc.msg, as_json=as_json)
-    finally:
-        opened.close()
-
-
 @click.command()
 @click.argument("sid")
 @_actor
@@ -80,7 +58,7 @@ def delete(sid: str, actor: str | None, db: str, as_json: bool) -> None:
     UNKNOWN_SESSION (exit 2) when SID is not a live session.
     """
     who = _actor_of(actor, as_json)
-    with _writable(db, as_json) as store:
+    with existing_store(db, as_json) as store:
         stone = store.delete(sid, actor=who, at=_now())
     if as_json:
         emit(stone.model_dump(mode="json"))
@@ -128,7 +106,7 @@ def prune(before: str, dry_run: bool, actor: str | None, db: str, as_json: bool)
         if show:
             click.echo(f"\rprune: {done:,} of {total:,} deleted", err=True, nl=done == total)
 
-    with _writable(db, as_json) as store:
+    with existing_store(db, as_json) as store:
         report = prune_store(store, cutoff, actor=who, at=_now(), states=finals,
                              dry_run=dry_run, progress=progress)
     if as_json:
