@@ -62,14 +62,25 @@ def rewind_revision(store: StateStore, sid: str, to: int, *, ts: str,
     )
 
 
+#: The machine version a crossing (a migration, ``--on-version continue``) moved the
+#: session to, kept in the runtime so that reading a session's version costs one look,
+#: not a walk back through its history (claimfsm.engine.version.session_version).
+VERSION_KEY = "version"
+
+#: Runtime keys that follow the target of a rewind rather than stay the head's.
+_TARGET_KEYS = (HOLD_KEY, VERSION_KEY)
+
+
 def _runtime(head: Revision, target: Revision) -> dict[str, object]:
-    """The head's runtime with the target's hold (state.holds): a rewind to a revision
-    that waited waits again, and one away from a wait does not."""
+    """The head's runtime (spent budgets are never refunded) with the target's hold
+    (state.holds) and version: a rewind to a revision that waited waits again, one away
+    from a wait does not, and one to before a crossing is on the old version again."""
     runtime = head.state.runtime
-    before, after = runtime.get(HOLD_KEY), target.state.runtime.get(HOLD_KEY)
-    if before == after:
+    theirs = target.state.runtime
+    if all(runtime.get(k) == theirs.get(k) for k in _TARGET_KEYS):
         return runtime
-    out = {k: v for k, v in runtime.items() if k != HOLD_KEY}
-    if after is not None:
-        out[HOLD_KEY] = after
+    out = {k: v for k, v in runtime.items() if k not in _TARGET_KEYS}
+    for key in _TARGET_KEYS:
+        if theirs.get(key) is not None:
+            out[key] = theirs[key]
     return out

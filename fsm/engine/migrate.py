@@ -17,6 +17,7 @@ from claimfsm.engine.version import UNKNOWN, VersionMismatch, session_version
 from claimfsm.skills.envelope import Envelope
 from claimfsm.state.errors import RevConflict
 from claimfsm.state.model import Revision, SessionState, trusted
+from claimfsm.state.rollback import VERSION_KEY
 
 if TYPE_CHECKING:
     from claimfsm.engine.driver import Driver
@@ -91,6 +92,8 @@ def cross(driver: Driver, head: Revision, old: str) -> StepResult:
             return _report(driver, StepResult(sid, fsm, fsm, MIGRATE, env, None, inp, ts=ts))
         # The migrated state is where a state rollback returns to from now on.
         state = state.model_copy(update={"entry_rev": head.rev + 1})
+    # The version the session is on from here, where session_version reads it at once.
+    state = state.model_copy(update={"runtime": {**state.runtime, VERSION_KEY: new_version}})
     after = state.fsm
     env = trusted(Envelope, {"s": "ok", "d": {**inp, "sp": {"rev": head.rev + 1, "fsm": after}},
                              "e": None, "rb": "none"})

@@ -23,6 +23,7 @@ import orjson
 
 from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.state.model import Revision, SessionState
+from claimfsm.state.rollback import VERSION_KEY
 
 if TYPE_CHECKING:  # the read-only commands use this module without loading the machine
     from claimfsm.engine.machine import MachineDef, StateSpec, WaitSpec
@@ -158,33 +159,24 @@ def revision_version(rev: Revision) -> str | int | None:
 
 
 def session_version(store: StateStore, head: Revision) -> str:
-    """The version the session at ``head`` is on (reads back only as far as needed)."""
-    rev = head
-    for _ in range(head.rev + 1 + 1024):  # bounded: a rewind only ever goes back
-        said = revision_version(rev)
-        if isinstance(said, str):
-            return said
-        at = said if isinstance(said, int) else (rev.parent_rev if rev.parent_rev is not None
-                                                 else rev.rev - 1)
-        if at < 0 or at >= rev.rev:
-            return UNKNOWN
-        rev = store.get(head.sid, at)
-    return UNKNOWN
+    """The version the session at ``head`` is on: the one its last crossing set (kept in
+    the runtime, which a rewind takes from its target), else the one revision 0 names.
+    One read at most, however long the session."""
+    said = head.state.runtime.get(VERSION_KEY)
+    if isinstance(said, str):
+        return said
+    first = head if head.rev == 0 else store.get(head.sid, 0)
+    return started_version(list(first.events)) or UNKNOWN
 
 
 def history_version(revisions: Sequence[Revision]) -> str:
-    """The version of the session whose whole history (oldest first) is ``revisions``."""
-    by_rev = {r.rev: r for r in revisions}
+    """The version of the session whose history (oldest first, ending at its head) is
+    ``revisions``; ``unknown`` when the page holds neither a crossing's mark nor
+    revision 0."""
     if not revisions:
         return UNKNOWN
-    rev = revisions[-1]
-    for _ in range(len(revisions) + 1):
-        said = revision_version(rev)
-        if isinstance(said, str):
-            return said
-        at = said if isinstance(said, int) else rev.rev - 1
-        found = by_rev.get(at)
-        if found is None or at >= rev.rev:
-            return UNKNOWN
-        rev = found
-    return UNKNOWN
+    said = revisions[-1].state.runtime.get(VERSION_KEY)
+    if isinstance(said, str):
+        return said
+    first = revisions[0]
+    return (started_version(list(first.events)) or UNKNOWN) if first.rev == 0 else UNKNOWN
