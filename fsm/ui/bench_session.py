@@ -24,8 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from claimfsm._base.json import figures_main
 from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.runtime import Engine
 from claimfsm.engine.version import history_version
@@ -125,11 +124,4 @@ def run(sizes: tuple[int, ...] = SIZES) -> dict[str, Any]:
 
 
 if __name__ == "__main__":  # pragma: no cover - the benchmark's entry point
-    target = Path(sys.argv[2]) if len(sys.argv) == 3 and sys.argv[1] == "--json" else None
-    if target is not None and not target.parent.is_dir():  # before the run, not after it
-        sys.exit(f"error: NOT_FOUND: --json: no folder {target.parent}")
-    figures = orjson.dumps(run(), option=orjson.OPT_INDENT_2)
-    if target is not None:
-        target.write_bytes(figures)
-    else:
-        print(figures.decode())
+    figures_main(run)
