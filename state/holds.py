@@ -22,12 +22,19 @@ from typing import Any
 from claimfsm.state.model import Revision, SessionState
 
 __all__ = [
-    "HOLD_KEY", "Timer", "due_key", "due_sessions", "hold_of", "status_of", "timer_change",
-    "timer_of", "waiting_json",
+    "HOLD_KEY", "VERSION_KEY", "Timer", "due_key", "due_sessions", "hold_of", "status_of",
+    "timer_change", "timer_of", "waiting_json",
 ]
 
 HOLD_KEY = "hold"
 """The key of ``state.runtime`` that holds a session's hold."""
+
+VERSION_KEY = "version"
+"""The key of ``state.runtime`` that holds the machine version a crossing (a migration,
+``--on-version continue``) moved the session to, so that reading a session's version
+costs one look, not a walk back through its history
+(:func:`claimfsm.engine.version.session_version`). Like the hold, a rewind takes it from
+its target."""
 
 #: (due time as a sortable UTC string or ``None``, whether the session holds).
 Timer = tuple[str | None, bool]

@@ -5,7 +5,7 @@ commits what they build.
 from __future__ import annotations
 
 from claimfsm.state.errors import UnknownRevision
-from claimfsm.state.holds import HOLD_KEY
+from claimfsm.state.holds import HOLD_KEY, VERSION_KEY
 from claimfsm.state.model import Revision, SessionState
 from claimfsm.state.store import StateStore
 
@@ -61,11 +61,6 @@ def rewind_revision(store: StateStore, sid: str, to: int, *, ts: str,
         events=[event],
     )
 
-
-#: The machine version a crossing (a migration, ``--on-version continue``) moved the
-#: session to, kept in the runtime so that reading a session's version costs one look,
-#: not a walk back through its history (claimfsm.engine.version.session_version).
-VERSION_KEY = "version"
 
 #: Runtime keys that follow the target of a rewind rather than stay the head's.
 _TARGET_KEYS = (HOLD_KEY, VERSION_KEY)

@@ -16,8 +16,8 @@ from claimfsm.engine.step import StepResult, iso
 from claimfsm.engine.version import UNKNOWN, VersionMismatch, session_version
 from claimfsm.skills.envelope import Envelope
 from claimfsm.state.errors import RevConflict
+from claimfsm.state.holds import VERSION_KEY
 from claimfsm.state.model import Revision, SessionState, trusted
-from claimfsm.state.rollback import VERSION_KEY
 
 if TYPE_CHECKING:
     from claimfsm.engine.driver import Driver

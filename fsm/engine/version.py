@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import orjson
 
 from claimfsm.engine.errors import ClaimFsmError, ErrorCode
+from claimfsm.state.holds import VERSION_KEY
 from claimfsm.state.model import Revision, SessionState
-from claimfsm.state.rollback import VERSION_KEY
 
 if TYPE_CHECKING:  # the read-only commands use this module without loading the machine
     from claimfsm.engine.machine import MachineDef, StateSpec, WaitSpec

@@ -9,7 +9,7 @@ from typing import Any
 from claimfsm import MemoryStore
 from claimfsm.bench.scale import TICK
 from claimfsm.engine.version import UNKNOWN, session_version
-from claimfsm.state.rollback import VERSION_KEY
+from claimfsm.state.holds import VERSION_KEY
 
 
 class CountingStore(MemoryStore):
