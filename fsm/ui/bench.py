@@ -27,7 +27,7 @@ from typing import Any
 
 from claimfsm.state.catalog import SummaryQuery
 
-__all__ = ["build_store", "format_table", "run_bench"]
+__all__ = ["build_store", "format_table", "get_ms", "median_ms", "run_bench"]
 
 CLAIMS = ("NASA landed on the Moon in 1969.", "The Eiffel Tower is in Berlin.",
           "Honey never spoils.", "Water boils at 100 degrees Celsius at sea level.")
@@ -57,16 +57,18 @@ def build_store(db: Path, sessions: int,
         return head.sid
 
 
-def _get(url: str) -> float:
+def get_ms(url: str) -> float:
+    """Milliseconds one GET of ``url`` takes, body read."""
     start = time.perf_counter()
     with urllib.request.urlopen(url, timeout=30) as r:
         r.read()
     return (time.perf_counter() - start) * 1000
 
 
-def _median(url: str, n: int = 15) -> float:
-    _get(url)  # warm
-    return statistics.median(_get(url) for _ in range(n))
+def median_ms(url: str, n: int = 15) -> float:
+    """The median of ``n`` timed GETs of ``url`` after one that warms it."""
+    get_ms(url)  # warm
+    return statistics.median(get_ms(url) for _ in range(n))
 
 
 def _chromium(url: str) -> dict[str, float] | None:
@@ -131,17 +133,17 @@ def run_bench(db: Path, sessions: int = 100_000,
     port = server.servers[0].sockets[0].getsockname()[1]
     base = f"http://127.0.0.1:{port}"
     deep = service.sessions(SummaryQuery(before=sessions // 2, limit=1)).items[0].seq
-    cold = {"first_page_cold_ms": _get(f"{base}/"),  # fills the page's claims
-            "first_search_cold_ms": _get(f"{base}/?q=%23777")}  # fills every claim
+    cold = {"first_page_cold_ms": get_ms(f"{base}/"),  # fills the page's claims
+            "first_search_cold_ms": get_ms(f"{base}/?q=%23777")}  # fills every claim
     out: dict[str, Any] = {
         "sessions": len(service.engine.store.sessions()), "build_s": round(built, 1), **cold,
-        "first_page_ms": _median(f"{base}/"),
-        "deep_page_ms": _median(f"{base}/?before={deep}"),
-        "last_page_ms": _median(f"{base}/?before=60"),
-        "api_page_ms": _median(f"{base}/api/v1/sessions?before={deep}"),
-        "filter_done_ms": _median(f"{base}/?fsm=DONE&before={deep}"),
-        "search_ms": _median(f"{base}/?q=%23777"),
-        "session_100_server_ms": _median(f"{base}/sessions/{long_sid}"),
+        "first_page_ms": median_ms(f"{base}/"),
+        "deep_page_ms": median_ms(f"{base}/?before={deep}"),
+        "last_page_ms": median_ms(f"{base}/?before=60"),
+        "api_page_ms": median_ms(f"{base}/api/v1/sessions?before={deep}"),
+        "filter_done_ms": median_ms(f"{base}/?fsm=DONE&before={deep}"),
+        "search_ms": median_ms(f"{base}/?q=%23777"),
+        "session_100_server_ms": median_ms(f"{base}/sessions/{long_sid}"),
         "session_revisions": service.head(long_sid).rev + 1,
     }
     browser = _chromium(f"{base}/sessions/{long_sid}")

@@ -17,7 +17,6 @@ import sqlite3
 import statistics
 import threading
 import time
-import urllib.request
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from claimfsm.state.queue import WaitingQuery
+from claimfsm.ui.bench import get_ms, median_ms
 
 __all__ = ["GOAL_MS", "build_store", "run_bench"]
 
@@ -58,18 +58,6 @@ def build_store(db: Path, sessions: int, every: int = 100,
                 eng.start(claim)
             if n and n % 10_000 == 0 and progress is not None:
                 progress(f"  {n:,} sessions")
-
-
-def _get(url: str) -> float:
-    start = time.perf_counter()
-    with urllib.request.urlopen(url, timeout=30) as r:
-        r.read()
-    return (time.perf_counter() - start) * 1000
-
-
-def _median(url: str, n: int = 15) -> float:
-    _get(url)  # warm
-    return statistics.median(_get(url) for _ in range(n))
 
 
 def _in_process(fn: Callable[[], Any], n: int = 15) -> float:
@@ -108,7 +96,7 @@ def run_bench(db: Path, sessions: int = 100_000, every: int = 100,
     while not server.started:
         time.sleep(0.05)
     base = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}/review"
-    cold = _get(base)
+    cold = get_ms(base)
     everyone = store.waiting(WaitingQuery(limit=500)).items
     everyone += store.waiting(WaitingQuery(limit=500, after=everyone[-1].cursor)).items
     waiting = len(everyone)
@@ -130,7 +118,7 @@ def run_bench(db: Path, sessions: int = 100_000, every: int = 100,
     }
     out: dict[str, Any] = {"sessions": len(store.sessions()), "waiting": waiting,
                            "build_s": round(built, 1), "queue_first_page_cold_ms": cold}
-    out.update({name: _median(url) for name, url in pages.items()})
+    out.update({name: median_ms(url) for name, url in pages.items()})
     out["store_waiting_ms"] = _in_process(lambda: store.waiting(WaitingQuery()))
     out["store_waiting_half_way_ms"] = _in_process(
         lambda: store.waiting(WaitingQuery(after=half)))

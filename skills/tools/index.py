@@ -25,7 +25,7 @@ from claimfsm.skills.tools.documents import SOURCES, Document, Fact, Hit, Source
 from claimfsm.skills.tools.index_file import connect_for_writing, reader_for
 from claimfsm.skills.tools.index_schema import SCHEMA, UPSERT_DOC, UPSERT_FACT
 from claimfsm.skills.tools.sentence_vectors import SentenceVectors
-from claimfsm.skills.tools.vectors import DENSE_POOL, DenseStore, fuse_scores
+from claimfsm.skills.tools.vectors import DENSE_POOL, DenseStore, fuse_scores, ranked
 
 if TYPE_CHECKING:
     from claimfsm.skills.embed import Embedder
@@ -365,9 +365,7 @@ class EvidenceIndex:
             known = {str(r[0]) for r in self._conn.execute(_DOCS, (json.dumps(ids),))}
         use = dense is not False and bool(ids) and self._dense.active()
         fused = fuse_scores(lexical, self._dense.sims(q, ids) if use else {})
-        order = sorted((d for d in ids if d in known),
-                       key=lambda d: (-fused.get(d, 0.0), ids.index(d)))
-        return [(d, fused.get(d, 0.0)) for d in order]
+        return ranked(ids, known, fused)
 
     def kb_lookup(self, q: str, *, lim: int = 5) -> list[Fact]:
         """The ``lim`` facts best matching ``q`` (subject weighted higher), ties by ``id``."""

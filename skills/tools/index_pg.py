@@ -41,7 +41,7 @@ from claimfsm.skills.tools.index_pg_sql import (
     tsquery,
 )
 from claimfsm.skills.tools.sentence_vectors import SentenceVectors
-from claimfsm.skills.tools.vectors import DENSE_POOL, DenseStore, fuse_scores
+from claimfsm.skills.tools.vectors import DENSE_POOL, DenseStore, fuse_scores, ranked
 
 __all__ = ["PgEvidenceIndex", "is_pg_url", "open_index"]
 
@@ -171,9 +171,7 @@ class PgEvidenceIndex(EvidenceIndex):
             known = {str(r[0]) for r in self._link.execute(DOCS, (ids,))}
         use = dense is not False and bool(ids) and self._dense.active()
         fused = fuse_scores(lexical, self._dense.sims(q, ids) if use else {})
-        order = sorted((d for d in ids if d in known),
-                       key=lambda d: (-fused.get(d, 0.0), ids.index(d)))
-        return [(d, fused.get(d, 0.0)) for d in order]
+        return ranked(ids, known, fused)
 
     def kb_lookup(self, q: str, *, lim: int = 5) -> list[Fact]:
         """As :meth:`EvidenceIndex.kb_lookup`."""

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from claimfsm.skills.embed import Embedder
 
 __all__ = [
-    "DENSE_POOL", "LEXICAL_WEIGHT", "RRF_K", "DenseStore", "embed_text", "fuse_scores", "rrf",
+    "DENSE_POOL", "LEXICAL_WEIGHT", "RRF_K", "DenseStore", "embed_text", "fuse_scores", "ranked",
+    "rrf",
 ]
 
 RRF_K = 20
@@ -236,3 +237,10 @@ class DenseStore:
         sims = np.round(m.mat[[m.row[d] for d in known]] @ self._query(q), 6)
         order = np.argsort(-sims, kind="stable")
         return [known[i] for i in order]
+
+
+def ranked(ids: list[str], known: set[str], fused: Mapping[str, float]) -> list[tuple[str, float]]:
+    """The ``ids`` an index still holds (``known``), best ``fused`` score first, ties in
+    their given order: what every evidence index answers a search with."""
+    order = sorted((d for d in ids if d in known), key=lambda d: (-fused.get(d, 0.0), ids.index(d)))
+    return [(d, fused.get(d, 0.0)) for d in order]
