@@ -16,6 +16,7 @@ from claimfsm.state.store import StateStore
 
 if TYPE_CHECKING:
     from claimfsm.state.catalog import HistoryPage
+    from claimfsm.state.keys import ApiKey
     from claimfsm.state.tombstone import EraseReport, Tombstone
 
 __all__ = ["MemoryStore"]
@@ -27,6 +28,7 @@ class MemoryStore(StateStore):
     def __init__(self) -> None:
         self._chains: dict[str, list[Revision]] = {}
         self._deleted: dict[str, Tombstone] = {}
+        self._keys: dict[str, ApiKey] = {}
         self._lock = threading.Lock()
 
     def __enter__(self) -> MemoryStore:
@@ -146,3 +148,30 @@ class MemoryStore(StateStore):
         """Every tombstone, oldest deletion first."""
         with self._lock:
             return sorted(self._deleted.values(), key=lambda t: t.deleted_at)
+
+    def add_key(self, key: ApiKey) -> ApiKey:
+        """Keep ``key``; :class:`~claimfsm.state.keys.KeyExists` for a name already used."""
+        from claimfsm.state.keys import KeyExists
+
+        with self._lock:
+            if key.name in self._keys:
+                raise KeyExists(f"name: an API key {key.name!r} exists or existed",
+                                field="name")
+            self._keys[key.name] = key
+        return key
+
+    def api_keys(self) -> Sequence[ApiKey]:
+        """Every key, oldest first."""
+        with self._lock:
+            return list(self._keys.values())
+
+    def revoke_key(self, name: str, *, at: str) -> ApiKey:
+        """Mark the live key ``name`` revoked."""
+        from claimfsm.state.keys import UnknownKey
+
+        with self._lock:
+            key = self._keys.get(name)
+            if key is None or key.revoked_at is not None:
+                raise UnknownKey(f"name: no live API key {name!r}", field="name")
+            self._keys[name] = key.model_copy(update={"revoked_at": at})
+            return self._keys[name]

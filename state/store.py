@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
     from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
+    from claimfsm.state.keys import ApiKey
     from claimfsm.state.queue import WaitingPage, WaitingQuery
     from claimfsm.state.tombstone import EndedSession, EraseReport, Tombstone
 
@@ -240,6 +241,26 @@ class StateStore(ABC):
         """Drop the blobs no revision references (what :meth:`erase` with ``sweep`` does,
         once, after erasing in batches); how many. Stores without blobs drop none."""
         return 0
+
+    # -- API keys (state/keys.py, docs/security.md) --------------------------------------
+
+    def add_key(self, key: ApiKey) -> ApiKey:
+        """Store a new key; :class:`~claimfsm.state.keys.KeyExists` when a key of that name
+        exists or existed. This default refuses: a backend that keeps keys overrides it."""
+        from claimfsm.state.errors import StoreError
+
+        raise StoreError(f"{type(self).__name__} cannot keep API keys")
+
+    def api_keys(self) -> Sequence[ApiKey]:
+        """Every key, revoked ones included, oldest first (none for a store without keys)."""
+        return []
+
+    def revoke_key(self, name: str, *, at: str) -> ApiKey:
+        """Mark the live key ``name`` revoked at ``at``; the revoked row.
+        :class:`~claimfsm.state.keys.UnknownKey` when there is no live key of that name."""
+        from claimfsm.state.keys import UnknownKey
+
+        raise UnknownKey(f"no API key {name!r}", field="name")
 
     def close(self) -> None:  # noqa: B027 - optional hook, not every backend needs it
         """Release resources (connections, files)."""

@@ -283,6 +283,26 @@ class ErrorCode(StrEnum):
                     "an edit of a field the machine does not declare editable, or of a "
                     "session that is neither waiting nor paused")
 
+    # -- API keys and roles (docs/security.md) ----------------------------------------------
+    AUTH_REQUIRED = ("AUTH_REQUIRED", _STOP, 401,
+                     "the store has API keys and the request carries none, or a wrong, "
+                     "revoked or expired one")
+    FORBIDDEN = ("FORBIDDEN", _STOP, 403,
+                 "the request's key has a role below the one the route needs")
+    CSRF_FAILED = ("CSRF_FAILED", _STOP, 403,
+                   "a form posted without the page's CSRF token, or with another session's")
+    TOO_MANY_ATTEMPTS = ("TOO_MANY_ATTEMPTS", _STOP, 429,
+                         "too many failed logins or bad keys from one address: wait "
+                         "Retry-After seconds")
+    KEY_EXISTS = ("KEY_EXISTS", _STOP, 409,
+                  "an API key of that name exists or existed (names are never reused)")
+    UNKNOWN_KEY = "UNKNOWN_KEY", _STOP, 404, "no live API key of that name"
+    BAD_ROLE = "BAD_ROLE", _STOP, 422, "a role other than read, review, write or admin"
+    BAD_DURATION = ("BAD_DURATION", _STOP, 422,
+                    "a duration that is not a whole number of s, m, h, d or w (30d, 12h)")
+    NO_KEYS = ("NO_KEYS", _STOP, None,
+               "--allow-remote on a store without API keys: add one (claimfsm keys add)")
+
 
 _MEMBERS: dict[str, ErrorCode] = {str(m): m for m in ErrorCode}
 

@@ -71,6 +71,11 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS st_timers (id bigint PRIMARY KEY, due text,"
     " waiting smallint NOT NULL)",
     "CREATE INDEX IF NOT EXISTS st_timers_due ON st_timers (due, id) WHERE due IS NOT NULL",
+    # API keys (state/keys.py): a digest per key, never the key; revoked rows stay.
+    "CREATE TABLE IF NOT EXISTS st_keys ("
+    " id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name text NOT NULL UNIQUE,"
+    " role text NOT NULL, key_id text NOT NULL UNIQUE, salt text NOT NULL,"
+    " digest text NOT NULL, created_at text NOT NULL, expires_at text, revoked_at text)",
 )
 # Any fixed number: it serialises concurrent schema creation by several workers.
 _SCHEMA_LOCK = 0x636C61696D66736D
@@ -215,7 +220,8 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
             found = conn.execute(
                 "SELECT value, to_regclass('st_catalog') IS NOT NULL"
                 " AND to_regclass('st_tombstones') IS NOT NULL"
-                " AND to_regclass('st_timers') IS NOT NULL FROM st_meta"
+                " AND to_regclass('st_timers') IS NOT NULL"
+                " AND to_regclass('st_keys') IS NOT NULL FROM st_meta"
                 " WHERE key = 'schema'").fetchone()
     except pg_errors.UndefinedTable:
         found = None  # a new database: no st_ tables yet

@@ -31,6 +31,7 @@ from claimfsm.state.postgres.db import (
     retrying,
 )
 from claimfsm.state.postgres.erase import PostgresErase
+from claimfsm.state.postgres.keys import PostgresKeys
 from claimfsm.state.postgres.verify import prune_blobs, verify_rows
 from claimfsm.state.sqlite.db import ChainBroken, CorruptStore
 from claimfsm.state.sqlite.maintenance import restamp_rows
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore(PostgresErase, StateStore):
+class PostgresStore(PostgresKeys, PostgresErase, StateStore):
     """Revision store in a PostgreSQL database (``postgresql://`` URL); one connection
     per store, safe across threads (calls are serialised) and processes.
 

@@ -66,6 +66,10 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS st_timers (id INTEGER PRIMARY KEY, due TEXT,"
     " waiting INTEGER NOT NULL)",
     "CREATE INDEX IF NOT EXISTS st_timers_due ON st_timers (due, id) WHERE due IS NOT NULL",
+    # API keys (state/keys.py): a digest per key, never the key; revoked rows stay.
+    "CREATE TABLE IF NOT EXISTS st_keys (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
+    " role TEXT NOT NULL, key_id TEXT NOT NULL UNIQUE, salt TEXT NOT NULL,"
+    " digest TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT, revoked_at TEXT)",
 )
 # Version 1 kept each session's head in ``st_sessions.head``, moved by this trigger: a
 # second b-tree page written by every commit (~10 us of a ~100 us step). Version 2 finds
@@ -198,12 +202,12 @@ def init_schema(conn: sqlite3.Connection, budget: float) -> None:
     try:
         row = conn.execute(
             "SELECT value, (SELECT count(*) FROM sqlite_master WHERE type='table' AND"
-            " name IN ('st_catalog', 'st_tombstones', 'st_timers')) FROM st_meta"
+            " name IN ('st_catalog', 'st_tombstones', 'st_timers', 'st_keys')) FROM st_meta"
             " WHERE key='schema'"
         ).fetchone()
     except sqlite3.OperationalError:
         row = None  # a new file: no st_ tables yet
-    if row == (SCHEMA_VERSION, 3):  # the three tables added since version 3 are there
+    if row == (SCHEMA_VERSION, 4):  # the four tables added since version 3 are there
         return
     transaction(conn, create, budget)
 

@@ -18,6 +18,7 @@ from claimfsm.state.model import Revision, SessionState, trusted, verdict_label
 from claimfsm.state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL
 from claimfsm.state.sqlite.db import HEAD, ChainBroken, CorruptStore
 from claimfsm.state.sqlite.erase import LIVE, SQLiteErase
+from claimfsm.state.sqlite.keys import SQLiteKeys
 from claimfsm.state.sqlite.maintenance import (
     compact_rows,
     prune_blobs,
@@ -62,7 +63,7 @@ def _new_session(c: sqlite3.Connection, sid: str) -> int:
     return session
 
 
-class SQLiteStore(SQLiteErase, StateStore):
+class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
     """Revision store in one SQLite file; safe across threads and processes.
 
     ``durability``: ``"full"`` (fsync per commit), ``"normal"`` (WAL, fsync at

@@ -1,0 +1,51 @@
+"""Stores from before API keys: a SQLite file or PostgreSQL schema without ``st_keys``
+opens read-only with no keys (nothing written), and gets the table on its first writable
+open, sessions untouched."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+
+from claimfsm.state.contract import make_revision, make_state
+from claimfsm.state.fsck import fsck
+from claimfsm.state.keys import new_key
+from claimfsm.state.sqlite import SQLiteStore
+from tests.support.pg import PgServer
+
+NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
+
+
+def test_a_sqlite_file_from_before_keys(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    with SQLiteStore(db) as store:
+        store.create(make_revision("a", 0, make_state("a")))
+    with sqlite3.connect(db) as conn:  # as the previous release wrote it
+        conn.execute("DROP TABLE st_keys")
+    before = db.read_bytes()
+    with SQLiteStore(db, readonly=True) as view:
+        assert list(view.api_keys()) == [] and fsck(view).ok
+    assert db.read_bytes() == before
+    with SQLiteStore(db) as store:
+        row = store.add_key(new_key("ops", "admin", now=NOW)[1])
+        assert list(store.api_keys()) == [row] and list(store.sessions()) == ["a"]
+    with SQLiteStore(db, readonly=True) as view:
+        assert [k.name for k in view.api_keys()] == ["ops"] and fsck(view).ok
+
+
+def test_a_postgres_schema_from_before_keys(pg_server: PgServer) -> None:
+    from claimfsm.state.postgres import PostgresStore
+
+    url = pg_server.new_schema()
+    with PostgresStore(url) as store:
+        store.create(make_revision("a", 0, make_state("a")))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP TABLE st_keys")
+    with PostgresStore(url, create=False) as view:
+        assert list(view.api_keys()) == [] and fsck(view).ok
+    with PostgresStore(url) as store:
+        row = store.add_key(new_key("ops", "admin", now=NOW)[1])
+        assert list(store.api_keys()) == [row] and list(store.sessions()) == ["a"]
