@@ -51,6 +51,7 @@ COMMANDS: dict[str, str] = {
     "resume": "claimfsm.cli.people:resume",
     "edit": "claimfsm.cli.people:edit",
     "tick": "claimfsm.cli.people:tick",
+    "keys": "claimfsm.cli.keys:keys",
 }
 
 

@@ -29,6 +29,7 @@ from claimfsm.ui.models import (
 from claimfsm.ui.replaying import replay_bytes
 from claimfsm.ui.report import render_report
 from claimfsm.ui.service import Service
+from claimfsm.ui.viewer import actor_of
 
 __all__ = [
     "API_ACTOR", "MAX_BODY", "MAX_RECORD", "api_routes", "bad_input", "query_int", "read_json",
@@ -40,7 +41,7 @@ T = TypeVar("T")
 
 MAX_BODY = 1 << 20  # a JSON request body
 MAX_RECORD = 32 << 20  # an uploaded record file
-API_ACTOR = "api"  # the actor of a deletion through the API (no keys yet)
+API_ACTOR = "api"  # the actor of a deletion through the API on a store without keys
 
 
 class JSON(JSONResponse):
@@ -180,7 +181,8 @@ def api_routes(service: Service) -> list[Route]:
         # No keys yet: every deletion is the API's. With API keys (issue 26) it needs the
         # admin role and the tombstone names the key.
         sid = sid_of(request)
-        stone = await call(lambda: service.delete(sid, actor=API_ACTOR))
+        who = actor_of(request.scope, API_ACTOR)
+        stone = await call(lambda: service.delete(sid, actor=who))
         return JSON(stone.model_dump(mode="json"))
 
     async def head(request: Request) -> Response:

@@ -16,7 +16,11 @@ from claimfsm.engine.errors import ClaimFsmError
 from claimfsm.engine.version import session_version
 from claimfsm.state.model import Revision
 from claimfsm.ui.api import JSON, api_routes, query_int, query_of, read_upload
+from claimfsm.ui.auth import Gate
+from claimfsm.ui.guard import Guard
 from claimfsm.ui.html import e, page
+from claimfsm.ui.keys_api import keys_routes
+from claimfsm.ui.login import login_routes
 from claimfsm.ui.openapi import openapi
 from claimfsm.ui.pages import (
     document_page,
@@ -53,8 +57,10 @@ def _error_response(request: Request, code: str, msg: str, field: Any = None) ->
     return HTMLResponse(page(code, body), status_code=status)
 
 
-def create_app(service: Service, *, db_label: str = "") -> Starlette:
-    """The web app over ``service`` (``db_label`` is shown on the sessions page)."""
+def create_app(service: Service, *, db_label: str = "", gate: Gate | None = None) -> Starlette:
+    """The web app over ``service`` (``db_label`` is shown on the sessions page). Once
+    the store has an API key, every request needs one (``gate``: the default reads the
+    service's store; docs/security.md)."""
 
     async def on_error(request: Request, exc: Exception) -> Response:
         if isinstance(exc, ClaimFsmError):
@@ -141,7 +147,11 @@ def create_app(service: Service, *, db_label: str = "") -> Starlette:
         *people_routes(service),
         *review_routes(service),
     ]
+    gate = gate or Gate(service.engine.store)
+    routes += [*login_routes(gate), *keys_routes(gate)]
     app = Starlette(routes=routes, exception_handlers=handlers)
+    # The router's own list: routes added later (/metrics) are guarded too.
+    app.add_middleware(Guard, gate=gate, routes=app.router.routes)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 404)

@@ -14,8 +14,9 @@ import orjson
 from claimfsm.replay.diff import join_path
 from claimfsm.skills.analysis.text import keywords, stem
 from claimfsm.ui.static import asset
+from claimfsm.ui.viewer import VIEWER
 
-__all__ = ["e", "json_html", "mark_terms", "page", "pretty"]
+__all__ = ["csrf_field", "e", "json_html", "mark_terms", "page", "pretty"]
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 
@@ -30,6 +31,15 @@ def pretty(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
 
 
+def csrf_field() -> str:
+    """The hidden CSRF input a page's POST form starts with (docs/security.md); empty
+    when nobody is logged in (a store without keys)."""
+    viewer = VIEWER.get()
+    if viewer is None or viewer.csrf is None:
+        return ""
+    return f'<input type="hidden" name="csrf" value="{e(viewer.csrf)}">'
+
+
 def page(title: str, body: str, *, script: str = "", nav: bool = True) -> str:
     """A whole HTML document: the stylesheet inlined, no external resource. ``script``
     names a packaged script (``session.js``) to inline at the end of the body."""
@@ -38,11 +48,22 @@ def page(title: str, body: str, *, script: str = "", nav: bool = True) -> str:
              '<a href="/api/v1/openapi.json">API</a></nav>') if nav else ""
     # Each asset starts on the line after its tag, as the pages have always served it.
     js = f"<script>\n{asset(script)}</script>" if script else ""
+    meta, who = "", ""
+    viewer = VIEWER.get()
+    if viewer is not None:  # the store has keys (docs/security.md)
+        meta = f'<meta name="claimfsm-role" content="{e(viewer.role)}">'
+        if viewer.csrf is not None:
+            meta += f'<meta name="csrf-token" content="{e(viewer.csrf)}">'
+            who = ('<form class="inline" method="post" action="/logout" id="logout">'
+                   f'<input type="hidden" name="csrf" value="{e(viewer.csrf)}">'
+                   f'<span id="viewer">{e(viewer.name)} ({e(viewer.role)})</span> '
+                   '<button class="small" type="submit">Log out</button></form>')
+        js = f"<script>\n{asset('auth.js')}</script>{js}"
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">{meta}'
             f"<title>{e(title)} · claimfsm</title><style>\n{asset('inspector.css')}</style>"
             "</head>"
-            f'<body><header><b>claimfsm</b>{links}</header><main>{body}</main>{js}'
+            f'<body><header><b>claimfsm</b>{links}{who}</header><main>{body}</main>{js}'
             f"</body></html>")
 
 

@@ -12,7 +12,7 @@ from claimfsm.engine.machine import MachineDef
 from claimfsm.replay.runner import ReplayReport
 from claimfsm.state.catalog import SummaryPage, SummaryQuery
 from claimfsm.state.model import Revision
-from claimfsm.ui.html import e, json_html, page
+from claimfsm.ui.html import csrf_field, e, json_html, page
 from claimfsm.ui.panels import diagram_panel, timeline, verdict_panel
 from claimfsm.ui.review import review_script, review_slot
 
@@ -175,7 +175,7 @@ def replay_page(names: Sequence[str], result: dict[str, Any] | None = None,
     body = [
         "<h1>Replay a record</h1>",
         '<form class="card inline" method="post" action="/replay" enctype="multipart/form-data"'
-        ' id="replay-form">'
+        f' id="replay-form">{csrf_field()}'
         f'<select name="name"><option value="">pick a record…</option>{picks}</select>'
         ' or upload <input type="file" name="file" accept=".jsonl">'
         '<select name="mode"><option value="strict">strict</option>'

@@ -17,6 +17,7 @@ from claimfsm.engine.views import revision_json, verdict_json
 from claimfsm.ui.api import JSON, read_json
 from claimfsm.ui.models import EditRequest, InputRequest, ResumeRequest
 from claimfsm.ui.service import Service
+from claimfsm.ui.viewer import actor_of
 
 __all__ = ["people_routes"]
 
@@ -35,7 +36,7 @@ def people_routes(service: Service) -> list[Route]:
 
         def go() -> dict[str, Any]:
             rev = driver.input(sid, body.input, expected_rev=body.expected_rev,
-                               actor=body.actor)
+                               actor=actor_of(request.scope, body.actor))
             return {"input_rev": rev.rev, **verdict_json(driver.run(sid))}
 
         return JSON(await locked(go))
@@ -44,7 +45,8 @@ def people_routes(service: Service) -> list[Route]:
         sid, body = str(request.path_params["sid"]), await read_json(request, ResumeRequest)
 
         def go() -> dict[str, Any]:
-            rev = driver.resume(sid, expected_rev=body.expected_rev, actor=body.actor)
+            rev = driver.resume(sid, expected_rev=body.expected_rev,
+                                actor=actor_of(request.scope, body.actor))
             return {"resume_rev": rev.rev, **verdict_json(driver.run(sid))}
 
         return JSON(await locked(go))
@@ -53,7 +55,7 @@ def people_routes(service: Service) -> list[Route]:
         sid, body = str(request.path_params["sid"]), await read_json(request, EditRequest)
         rev = await locked(lambda: driver.edit(sid, list(body.set.items()),
                                                expected_rev=body.expected_rev,
-                                               actor=body.actor))
+                                               actor=actor_of(request.scope, body.actor)))
         return JSON(revision_json(rev, full=False))
 
     v1 = "/api/v1/sessions/{sid}"
