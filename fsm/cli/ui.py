@@ -24,6 +24,18 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def _has_keys(db: str) -> bool:
+    # Read-only: a --db that does not exist yet has no keys, and is not created here.
+    from claimfsm.engine.errors import ClaimFsmError
+    from claimfsm.state.open import open_store
+
+    try:
+        with open_store(db, readonly=True) as opened:
+            return bool(list(opened.api_keys()))
+    except (ClaimFsmError, OSError):
+        return False
+
+
 def _check_port(host: str, port: int) -> None:
     # A taken port is the common failure; say so before opening the store.
     if port == 0:
@@ -46,9 +58,9 @@ def _check_port(host: str, port: int) -> None:
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535),
               help="Port to listen on (0: any free port).")
 @click.option("--allow-remote", is_flag=True,
-              help="Allow binding a non-loopback address. The UI has no authentication: "
-              "anyone who reaches the port can drive sessions (docs/ui.md: put a proxy "
-              "with authentication in front).")
+              help="Allow binding a non-loopback address. Refused (NO_KEYS) unless the "
+              "store has an API key (claimfsm keys add): then every page and /api/v1 call "
+              "needs a key. Put TLS in front (docs/security.md).")
 @click.option("--records", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=None, help="Folder of record files the replay page offers "
               "(default: the bundled fixtures/sessions).")
@@ -62,7 +74,10 @@ def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None, 
     Prometheus metrics at /metrics. While it serves, it ticks every second (as `claimfsm
     tick`): due sessions advance.
 
-    Binds 127.0.0.1 by default. There is no authentication in this version.
+    Binds 127.0.0.1 by default. Once the store has an API key (`claimfsm keys add`),
+    every page and /api/v1 call needs one, as a bearer key or through the /login form
+    (docs/security.md); without keys it is open to whoever reaches the port, so only a
+    loopback address may be bound.
     """
     try:
         import uvicorn
@@ -73,12 +88,13 @@ def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None, 
         fail("UI_UNAVAILABLE", f"the ui extra is not installed ({exc.name}): "
              "pip install 'claimfsm[ui]'", as_json=False)
         return
-    if not _loopback(host):
-        if not allow_remote:
-            fail("BAD_INPUT", f"--host {host} is not a loopback address; the UI has no "
-                 "authentication: pass --allow-remote to bind it anyway", as_json=False)
-        click.echo(f"warning: binding {host}: anyone who reaches port {port} can read and "
-                   "drive every session (no authentication)", err=True)
+    if not _loopback(host) and not allow_remote:
+        fail("BAD_INPUT", f"--host {host} is not a loopback address: add an API key "
+             "(claimfsm keys add) and pass --allow-remote to bind it", as_json=False)
+    if not _loopback(host) and not _has_keys(db):
+        fail("NO_KEYS", f"--allow-remote: {db} has no API key, so anyone who reaches "
+             f"{host}:{port} could drive every session; add one first: claimfsm keys add "
+             "NAME --role admin", as_json=False)
     _check_port(host, port)
     tracing = tracing_for(otel, False)
     start_logging(log_format)

@@ -6,9 +6,6 @@ cached key list is dropped) and within :data:`~claimfsm.ui.auth.KEY_TTL` in othe
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -17,18 +14,9 @@ from starlette.routing import Route
 from claimfsm.state.keys import new_key, parse_duration, stamp
 from claimfsm.ui.api import JSON, read_json
 from claimfsm.ui.auth import Gate
+from claimfsm.ui.models import KeyRequest
 
-__all__ = ["KeyRequest", "keys_routes"]
-
-
-class KeyRequest(BaseModel):
-    """A key to add: ``name``, ``role``, and ``expires`` as ``claimfsm keys add``'s."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str = Field(min_length=1, max_length=64)
-    role: Literal["read", "review", "write", "admin"]
-    expires: str | None = Field(default=None, max_length=16)
+__all__ = ["keys_routes"]
 
 
 def keys_routes(gate: Gate) -> list[Route]:

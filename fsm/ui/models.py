@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["EditRequest", "ForkRequest", "InputRequest", "ReplayRequest", "ResumeRequest",
-           "RollbackRequest", "RunRequest", "StartRequest", "StepRequest"]
+__all__ = ["EditRequest", "ForkRequest", "InputRequest", "KeyRequest", "ReplayRequest",
+           "ResumeRequest", "RollbackRequest", "RunRequest", "StartRequest", "StepRequest"]
 
 
 class _Body(BaseModel):
@@ -79,3 +79,12 @@ class EditRequest(ResumeRequest):
     new value, e.g. ``{"evidence.s1": [...]}``), as one revision."""
 
     set: dict[str, Any] = Field(min_length=1)
+
+
+class KeyRequest(_Body):
+    """An API key to add (admin; docs/security.md): ``expires`` as ``claimfsm keys add
+    --expires`` (30d, 12h); the answer holds the key, shown this once."""
+
+    name: str = Field(min_length=1, max_length=64)
+    role: Literal["read", "review", "write", "admin"]
+    expires: str | None = Field(default=None, max_length=16)

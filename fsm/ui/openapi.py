@@ -11,6 +11,7 @@ from claimfsm.ui.models import (
     EditRequest,
     ForkRequest,
     InputRequest,
+    KeyRequest,
     ReplayRequest,
     ResumeRequest,
     RollbackRequest,
@@ -43,8 +44,8 @@ ENDPOINTS: list[tuple[str, str, str, list[dict[str, Any]], Any, int, str]] = [
      "the revision as `claimfsm start --json`"),
     ("get", "/api/v1/sessions/{sid}", "A session: summary, verdict and head", [_SID], None,
      200, "`{summary, verdict, head}`"),
-    ("delete", "/api/v1/sessions/{sid}", "Delete the session, leaving a tombstone (will need "
-     "the admin role)", [_SID], None, 200,
+    ("delete", "/api/v1/sessions/{sid}", "Delete the session, leaving a tombstone (admin)",
+     [_SID], None, 200,
      "the tombstone as `claimfsm delete --json`: `{sid, deleted_at, actor, head, fsm, "
      "last_hash}`"),
     ("get", "/api/v1/sessions/{sid}/head", "The head revision (brief=1: sid, rev, fsm, ts)",
@@ -93,16 +94,29 @@ ENDPOINTS: list[tuple[str, str, str, list[dict[str, Any]], Any, int, str]] = [
     ("get", "/api/v1/machine", "The machine definition", [], None, 200,
      "`{name, initial, failure, states, transitions}`"),
     ("get", "/api/v1/openapi.json", "This document", [], None, 200, "OpenAPI 3.1"),
+    ("get", "/api/v1/keys", "The API keys, never a key's text (admin)", [], None, 200,
+     "as `claimfsm keys list --json`: `[{name, role, created_at, expires_at, revoked_at, "
+     "status}]`"),
+    ("post", "/api/v1/keys", "Add an API key (admin)", [], KeyRequest, 201,
+     "as `claimfsm keys add --json`: `{name, role, created_at, expires_at, revoked_at, key}`; "
+     "the only time the key is shown"),
+    ("delete", "/api/v1/keys/{name}", "Revoke an API key (admin)",
+     [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}], None,
+     200, "as `claimfsm keys revoke --json`"),
 ]
 
 _ERRORS = {
-    "404": "UNKNOWN_SESSION, UNKNOWN_REVISION, NOT_FOUND",
-    "409": "REV_CONFLICT (the head moved: `expected_rev`), SESSION_FINISHED, SESSION_FAILED, "
+    "401": "AUTH_REQUIRED (the store has API keys: send `Authorization: Bearer KEY`)",
+    "403": "FORBIDDEN (the key's role is below the route's), CSRF_FAILED (a logged-in page's "
+           "request without its token)",
+    "429": "TOO_MANY_ATTEMPTS (bad keys from this address; wait `Retry-After` seconds)",
+    "404": "UNKNOWN_SESSION, UNKNOWN_REVISION, NOT_FOUND, UNKNOWN_KEY",
+    "409": "KEY_EXISTS, REV_CONFLICT (the head moved: `expected_rev`), SESSION_FINISHED, SESSION_FAILED, "
            "ILLEGAL_TRANSITION, NOT_WAITING, NOT_EDITABLE",
     "413": "INPUT_TOO_LARGE",
     "415": "UNSUPPORTED_MEDIA_TYPE (a body must be sent as application/json)",
-    "422": "BAD_INPUT (the message and `field` name the field), BAD_RECORD, and every "
-           "profile error (BAD_PROFILE, BAD_CONFIG, MODEL_NOT_FOUND, SEMANTIC_UNAVAILABLE...)",
+    "422": "BAD_INPUT (the message and `field` name the field), BAD_RECORD, BAD_DURATION, "
+           "and every profile error (BAD_PROFILE, BAD_CONFIG, MODEL_NOT_FOUND, SEMANTIC_UNAVAILABLE...)",
 }
 
 
@@ -129,9 +143,14 @@ def openapi() -> dict[str, Any]:
         paths.setdefault(path, {})[method] = op
     return {"openapi": "3.1.0",
             "info": {"title": "claimfsm", "version": "1",
-                     "description": "Drive and inspect claim-verification sessions. No "
-                                    "authentication: bind to loopback or put a proxy in front."},
-            "paths": paths, "components": {"schemas": schemas}}
+                     "description": "Drive and inspect claim-verification sessions. Once "
+                                    "the store has an API key, every call needs one, as a "
+                                    "bearer token; roles: read < review < write < admin "
+                                    "(docs/security.md)."},
+            "security": [{"bearer": []}],
+            "paths": paths, "components": {"schemas": schemas, "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer",
+                           "description": "a key from `claimfsm keys add` (cfk_...)"}}}}
 
 
 def markdown() -> str:

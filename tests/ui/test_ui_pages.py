@@ -111,7 +111,7 @@ def test_ui_refuses_a_public_address_without_the_flag(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "--allow-remote" in r.output
     assert not (tmp_path / "x.db").exists()
     help_text = CliRunner().invoke(main, ["ui", "--help"]).output
-    assert "no authentication" in help_text and "--port" in help_text
+    assert "API key" in help_text and "--port" in help_text
 
 
 @pytest.fixture
