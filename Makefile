@@ -118,6 +118,11 @@ bench-ui: install
 bench-ui-session: install
 	$(BIN)/python -m claimfsm.ui.bench_session --json bench-ui-session.json
 
+# /api/v1 latency with API keys off and on (docs/security.md).
+.PHONY: bench-auth
+bench-auth: install
+	$(BIN)/python -m claimfsm.ui.bench_auth --json bench-auth.json
+
 # The review queue page on 100,000 sessions, 1,000 waiting in REVIEW (docs/ui.md).
 .PHONY: bench-review
 bench-review: install

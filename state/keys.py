@@ -41,6 +41,7 @@ __all__ = [
 ROLES: tuple[str, ...] = ("read", "review", "write", "admin")
 PREFIX = "cfk_"
 _ID_HEX = 12
+_KEY = re.compile(r"^cfk_([0-9a-f]{12})_([A-Za-z0-9_-]{1,180})$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 _DURATION = re.compile(r"^([1-9][0-9]{0,5})([smhdw])$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -140,11 +141,5 @@ def new_key(name: str, role: str, *, now: datetime,
 
 def split_key(text: str) -> tuple[str, str] | None:
     """``(key_id, secret)`` of a key's text, or ``None`` when it has not a key's shape."""
-    if not text.startswith(PREFIX) or len(text) > 200:
-        return None
-    rest = text[len(PREFIX):]
-    key_id, sep, secret = rest[:_ID_HEX], rest[_ID_HEX:_ID_HEX + 1], rest[_ID_HEX + 1:]
-    if (sep != "_" or not secret or len(key_id) != _ID_HEX
-            or any(c not in "0123456789abcdef" for c in key_id)):
-        return None
-    return key_id, secret
+    found = _KEY.match(text)
+    return None if found is None else (found.group(1), found.group(2))

@@ -106,6 +106,11 @@ class Gate:
         self.now = now
         self.throttle = throttle or Throttle(clock=clock)
         self._keys: Mapping[str, ApiKey] = {}
+        # Key texts already checked against their digest, until the next reload: a
+        # client sends the same key on every call, and the HMAC need not run each time.
+        self._verified: dict[str, ApiKey] = {}
+        self._second = -1
+        self._now = ""
         self._any = False
         self._loaded: float | None = None
         self._logins: dict[str, Login] = {}
@@ -122,6 +127,7 @@ class Gate:
         rows = list(self.store.api_keys())
         with self._lock:
             self._keys = {k.key_id: k for k in rows}
+            self._verified = {}
             # A store whose every key is revoked or expired stays locked: revoking the
             # last key must not open the server to everyone.
             self._any = bool(rows)
@@ -138,16 +144,25 @@ class Gate:
 
     def key(self, text: str) -> ApiKey | None:
         """The live key whose text is ``text``, else ``None``."""
-        parts = split_key(text)
-        if parts is None:
-            return None
-        found = self._keys.get(parts[0])
-        if found is None or not found.matches(parts[1]) or not found.live(self._stamp()):
-            return None
-        return found
+        found = self._verified.get(text)
+        if found is None:
+            parts = split_key(text)
+            if parts is None:
+                return None
+            found = self._keys.get(parts[0])
+            if found is None or not found.matches(parts[1]):
+                return None
+            if len(self._verified) < 1000:
+                self._verified[text] = found
+        return found if found.live(self._stamp()) else None
 
     def _stamp(self) -> str:
-        return stamp(self.now())
+        # Key times have whole seconds: format the wall time once a second.
+        now = self.now()
+        second = int(now.timestamp())
+        if second != self._second:
+            self._second, self._now = second, stamp(now)
+        return self._now
 
     # -- logins -------------------------------------------------------------------------
 

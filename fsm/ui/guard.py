@@ -20,7 +20,7 @@ import orjson
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
-from starlette.routing import BaseRoute, Match
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from claimfsm._base.codes import http_status
@@ -87,16 +87,35 @@ class Guard:
         self.app = app
         self.gate = gate
         self.routes = routes
+        self._table: list[tuple[re.Pattern[str], dict[str, str]]] = []
+        self._indexed = -1
 
     def role_of(self, scope: Scope) -> str:
         """The role the request's route needs: a route not in :data:`ROUTE_ROLES` needs
         more than any key has; no route at all (a 404 or 405 to come) needs read."""
+        if len(self.routes) != self._indexed:
+            self._index()
         method = "GET" if scope["method"] == "HEAD" else scope["method"]
-        for route in self.routes:
-            matched, _ = route.matches(scope)
-            if matched is Match.FULL:
-                return ROUTE_ROLES.get((method, getattr(route, "path", "")), "unlisted")
+        path = scope["path"]
+        for regex, roles in self._table:
+            if regex.match(path):
+                return roles.get(method, "read")  # another method: the 405 to come
         return "read"
+
+    def _index(self) -> None:
+        # Path regexes in route order, each with its methods' roles: one regex match per
+        # route until the path's, as the router itself does (routes are only appended).
+        table: dict[str, tuple[re.Pattern[str], dict[str, str]]] = {}
+        for route in self.routes:
+            path = getattr(route, "path", "")
+            regex = getattr(route, "path_regex", None)
+            if regex is None:
+                continue
+            _, roles = table.setdefault(path, (regex, {}))
+            for method in getattr(route, "methods", None) or ():
+                roles[method] = ROUTE_ROLES.get((method, path), "unlisted")
+        self._table = list(table.values())
+        self._indexed = len(self.routes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
