@@ -111,7 +111,7 @@ def test_codes_are_their_own_names_and_say_what_they_mean() -> None:
         assert ErrorCode(code.name) is code and hash(code) == hash(code.name)
         assert code.meaning and code.meaning == code.meaning.strip()
         assert code.exit in (None, 0, 1, 2, 3, 130)
-        assert code.http in (None, 404, 405, 409, 413, 415, 422, 500, 503)
+        assert code.http in (None, 401, 403, 404, 405, 409, 413, 415, 422, 429, 500, 503)
 
 
 def test_statuses_come_from_the_list() -> None:

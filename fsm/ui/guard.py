@@ -23,7 +23,7 @@ from starlette.requests import cookie_parser
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from claimfsm._base.codes import http_status
+from claimfsm._base.codes import ErrorCode, http_status
 from claimfsm.state.keys import role_rank
 from claimfsm.ui.auth import Gate, Login
 from claimfsm.ui.html import e, page
@@ -139,16 +139,18 @@ class Guard:
         name, has, login = who
         if role == "unlisted" or role_rank(has) < role_rank(role):
             need = "a role no key has" if role == "unlisted" else f"the {role} role"
-            await _answer(send, *refusal(path, "FORBIDDEN", f"role: {method} {path} needs "
-                                         f"{need}; key {name} has the {has} role"))
+            await _answer(send, *refusal(
+                path, ErrorCode.FORBIDDEN,
+                f"role: {method} {path} needs {need}; key {name} has the {has} role"))
             return
         if login is not None and method not in _SAFE:
             token = headers.get("x-csrf-token")
             if token is None:
                 token, receive = await self._form_token(headers, receive)
             if token is None or not hmac.compare_digest(token, login.csrf):
-                await _answer(send, *refusal(path, "CSRF_FAILED", "csrf: the form or request "
-                                             "lacks this login's token; reload the page"))
+                await _answer(send, *refusal(
+                    path, ErrorCode.CSRF_FAILED,
+                    "csrf: the form or request lacks this login's token; reload the page"))
                 return
         scope.setdefault("state", {})["actor"] = name
         reset = VIEWER.set(Viewer(name, has, None if login is None else login.csrf))
@@ -167,16 +169,17 @@ class Guard:
         if bearer is not None:
             wait = gate.throttle.wait(address)
             if wait:
-                await _answer(send, *refusal(path, "TOO_MANY_ATTEMPTS", "Authorization: too "
-                                             f"many bad keys from {address}; wait {wait} s",
-                                             headers={"Retry-After": str(wait)}))
+                await _answer(send, *refusal(
+                    path, ErrorCode.TOO_MANY_ATTEMPTS,
+                    f"Authorization: too many bad keys from {address}; wait {wait} s",
+                    headers={"Retry-After": str(wait)}))
                 return None
             scheme, _, text = bearer.partition(" ")
             key = gate.key(text.strip()) if scheme.lower() == "bearer" else None
             if key is None:
                 gate.throttle.failed(address)
                 await _answer(send, *refusal(
-                    path, "AUTH_REQUIRED", "Authorization: the key is wrong, revoked or "
+                    path, ErrorCode.AUTH_REQUIRED, "Authorization: the key is wrong, revoked or "
                     "expired (send Authorization: Bearer KEY)",
                     headers={"WWW-Authenticate": 'Bearer realm="claimfsm"'}))
                 return None
@@ -191,10 +194,10 @@ class Guard:
             await _answer(send, 303, [(b"location", b"/login?next="
                                        + quote(target, safe="").encode())], b"")
             return None
-        await _answer(send, *refusal(path, "AUTH_REQUIRED", "Authorization: this server needs "
-                                     "an API key: send Authorization: Bearer KEY, or log in "
-                                     "at /login", headers={
-                                         "WWW-Authenticate": 'Bearer realm="claimfsm"'}))
+        await _answer(send, *refusal(
+            path, ErrorCode.AUTH_REQUIRED, "Authorization: this server needs an API key: "
+            "send Authorization: Bearer KEY, or log in at /login",
+            headers={"WWW-Authenticate": 'Bearer realm="claimfsm"'}))
         return None
 
     @staticmethod

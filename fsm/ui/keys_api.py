@@ -6,6 +6,7 @@ cached key list is dropped) and within :data:`~claimfsm.ui.auth.KEY_TTL` in othe
 from __future__ import annotations
 
 from datetime import UTC, datetime
+
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response

@@ -82,8 +82,7 @@ class EditRequest(ResumeRequest):
 
 
 class KeyRequest(_Body):
-    """An API key to add (admin; docs/security.md): ``expires`` as ``claimfsm keys add
-    --expires`` (30d, 12h); the answer holds the key, shown this once."""
+    """An API key to add (admin); ``expires`` as ``keys add --expires`` (30d, 12h)."""
 
     name: str = Field(min_length=1, max_length=64)
     role: Literal["read", "review", "write", "admin"]

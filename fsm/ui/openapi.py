@@ -111,12 +111,13 @@ _ERRORS = {
            "request without its token)",
     "429": "TOO_MANY_ATTEMPTS (bad keys from this address; wait `Retry-After` seconds)",
     "404": "UNKNOWN_SESSION, UNKNOWN_REVISION, NOT_FOUND, UNKNOWN_KEY",
-    "409": "KEY_EXISTS, REV_CONFLICT (the head moved: `expected_rev`), SESSION_FINISHED, SESSION_FAILED, "
-           "ILLEGAL_TRANSITION, NOT_WAITING, NOT_EDITABLE",
+    "409": "KEY_EXISTS, REV_CONFLICT (the head moved: `expected_rev`), SESSION_FINISHED, "
+           "SESSION_FAILED, ILLEGAL_TRANSITION, NOT_WAITING, NOT_EDITABLE",
     "413": "INPUT_TOO_LARGE",
     "415": "UNSUPPORTED_MEDIA_TYPE (a body must be sent as application/json)",
     "422": "BAD_INPUT (the message and `field` name the field), BAD_RECORD, BAD_DURATION, "
-           "and every profile error (BAD_PROFILE, BAD_CONFIG, MODEL_NOT_FOUND, SEMANTIC_UNAVAILABLE...)",
+           "and every profile error (BAD_PROFILE, BAD_CONFIG, MODEL_NOT_FOUND, "
+           "SEMANTIC_UNAVAILABLE...)",
 }
 
 

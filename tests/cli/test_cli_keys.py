@@ -37,7 +37,7 @@ def test_add_list_revoke(tmp_path: Path) -> None:
     for secret in (parts[1], added["key"]):
         assert not any(secret.encode() in data for data in files)
     with SQLiteStore(db, readonly=True) as store:
-        (ann, ops) = store.api_keys()
+        (ann, _ops) = store.api_keys()
         assert ann.matches(parts[1]) and ann.expires_at is not None
 
     code, out = _run("keys", "list", "--db", db, "--json")

@@ -36,19 +36,19 @@ def site(tmp_path: Path) -> Iterator[tuple[str, dict[str, str], str]]:
     service.close()
 
 
-def _login(browser: Any, key: str) -> None:
+def _login(driver: Any, key: str) -> None:
     from selenium.webdriver.common.by import By
 
-    until(browser, lambda d: d.find_elements(By.ID, "login-form"))
-    field = browser.find_element(By.NAME, "key")
+    until(driver, lambda d: d.find_elements(By.ID, "login-form"))
+    field = driver.find_element(By.NAME, "key")
     field.clear()
     field.send_keys(key)
-    browser.find_element(By.CSS_SELECTOR, "#login-form button").click()
+    driver.find_element(By.CSS_SELECTOR, "#login-form button").click()
 
 
-def _post_step(browser: Any, sid: str) -> Any:
+def _post_step(driver: Any, sid: str) -> Any:
     # Through the page's own fetch (the one auth.js wraps), as the Step button would.
-    return browser.execute_async_script(
+    return driver.execute_async_script(
         "const done = arguments[arguments.length - 1];"
         "fetch('/api/v1/sessions/' + arguments[0] + '/step', {method: 'POST',"
         " headers: {'content-type': 'application/json'}, body: '{}'})"
