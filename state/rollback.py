@@ -34,10 +34,11 @@ def tools_restored(store: StateStore, sid: str, head: Revision) -> SessionState:
 
 
 def rewind_revision(store: StateStore, sid: str, to: int, *, ts: str,
-                    reopen: bool = False) -> Revision:
+                    reopen: bool = False, actor: str | None = None) -> Revision:
     """The new head revision (not committed) whose state equals revision ``to``'s:
     ``rev = head + 1``, ``parent_rev = head``, ``skill = "rewind"``, no envelope and one
-    ``Rewind`` event (``reopen: true`` when it reopens a failed session). History before
+    ``Rewind`` event (``reopen: true`` when it reopens a failed session; ``actor`` when
+    given: who asked, an API key's name). History before
     it is kept; commit it with ``expected_rev = head``.
 
     ``state.runtime`` (spent tool calls, rate buckets, the deadline) is the head's, not
@@ -49,6 +50,8 @@ def rewind_revision(store: StateStore, sid: str, to: int, *, ts: str,
     event: dict[str, object] = {"type": "Rewind", "to": to}
     if reopen:
         event["reopen"] = True
+    if actor is not None:
+        event["actor"] = actor
     return Revision(
         sid=sid,
         rev=head.rev + 1,

@@ -105,10 +105,12 @@ class Driver(PeopleMixin):
     def start(
         self, claim: str, *, sid: str | None = None, config: Mapping[str, Any] | None = None,
         before_create: Callable[[Revision], None] | None = None, version: str | None = None,
+        actor: str | None = None,
     ) -> Revision:
         """Create a session at revision 0 in the initial state, on this machine's version
         (``version``: another one, as a replay of an older record starts it; ``unknown``:
-        none, as sessions were stored before versions existed).
+        none, as sessions were stored before versions existed). ``actor`` (who started
+        it: an API key's name) goes into the ``SessionStarted`` event; ``None`` adds nothing.
 
         ``before_create`` sees revision 0 before it is stored: if it raises, nothing is
         (``--record`` writes the record's header there, so a record file that cannot be
@@ -126,7 +128,7 @@ class Driver(PeopleMixin):
         config = dict(config or {})
         check_pauses(self.definition, config)
         runtime = initial_runtime(config, now)
-        events: list[dict[str, Any]] = [_started(version or self.version)]
+        events: list[dict[str, Any]] = [_started(version or self.version, actor)]
         hold = hold_for(self.definition, config, None, initial, iso(now), now)
         if hold is not None:  # paused before (or waiting in) the first state
             runtime[HOLD_KEY] = hold
@@ -177,12 +179,13 @@ class Driver(PeopleMixin):
                 return head_of(sid)
         return head_of(sid)
 
-    def rollback(self, sid: str, to: int, *, reopen: bool = False) -> Revision:
+    def rollback(self, sid: str, to: int, *, reopen: bool = False,
+                 actor: str | None = None) -> Revision:
         """Rewind: commit a new head equal to revision ``to`` (history is kept).
 
         The spent budget, rate buckets and deadline stay as they are at the head. A session
         in the machine's failure state is rewound only with ``reopen=True``, which the
-        ``Rewind`` event records.
+        ``Rewind`` event records, as it records ``actor`` when given.
         """
         head = self.store.head(sid)
         failed = head.fsm == self.definition.failure
@@ -190,7 +193,7 @@ class Driver(PeopleMixin):
             raise SessionFailed(f"session {sid} is {head.fsm}; rolling it back needs reopen "
                                 "(claimfsm rollback --reopen)", sid=sid)
         rev = rewind_revision(self.store, sid, to, ts=iso(self.clock.now()),
-                              reopen=failed and reopen)
+                              reopen=failed and reopen, actor=actor)
         return self.store.commit(rev, expected_rev=head.rev)
 
     def fork(self, sid: str, at: int, new_sid: str | None = None) -> Revision:
@@ -389,11 +392,14 @@ class Driver(PeopleMixin):
         return failed, failure, events
 
 
-def _started(version: str) -> dict[str, Any]:
-    # Sessions without a version keep revision 0 as it always was.
-    if version == UNKNOWN:
-        return {"type": "SessionStarted"}
-    return {"type": "SessionStarted", "version": version}
+def _started(version: str, actor: str | None = None) -> dict[str, Any]:
+    # Sessions without a version (or an actor) keep revision 0 as it always was.
+    event: dict[str, Any] = {"type": "SessionStarted"}
+    if version != UNKNOWN:
+        event["version"] = version
+    if actor is not None:
+        event["actor"] = actor
+    return event
 
 
 class _StaleRev(ClaimFsmError):

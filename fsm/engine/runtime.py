@@ -217,18 +217,18 @@ class Engine:
 
     def start(self, claim: str, *, config: Mapping[str, Any] | None = None,
               before_create: Callable[[Revision], None] | None = None,
-              profile: Profile | None = None) -> Revision:
+              profile: Profile | None = None, actor: str | None = None) -> Revision:
         """Start a session with this engine's profile, or ``profile`` for this session only
         (checked here: a :class:`~claimfsm.engine.profile.ProfileError` when it cannot run; a hybrid
         one loads the embedder). ``config`` may add limits etc.; ``before_create`` as in
-        :meth:`~claimfsm.engine.driver.Driver.start`."""
+        :meth:`~claimfsm.engine.driver.Driver.start` (so is ``actor``)."""
         if profile is not None:
             check_profile(profile)
             if profile.retrieval == "hybrid" and isinstance(self.driver.tools, ProfiledTools):
                 self.driver.tools.ensure_dense()
         chosen = profile or self.profile
         return self.driver.start(claim, config={**chosen.config(), **(config or {})},
-                                 before_create=before_create)
+                                 before_create=before_create, actor=actor)
 
     @classmethod
     def open(cls, db: str | Path | Location | None, *, config: EngineConfig | None = None,

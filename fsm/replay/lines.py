@@ -98,6 +98,8 @@ class Header(_Line):
     #: The machine version the session started on (``None``: not recorded, an older
     #: record or session; the line then has no such key).
     version: str | None = None
+    #: Who started it (an API key's name; ``None``: nobody recorded, no such key).
+    actor: str | None = None
 
 
 class Step(_Line):
@@ -134,6 +136,8 @@ class Rewind(_Line):
     ts: Timestamp
     reopen: bool = False
     h: str | None = None
+    #: Who asked for it (an API key's name; ``None``: nobody recorded, no such key).
+    actor: str | None = None
 
 
 class Person(_Line):
@@ -283,8 +287,13 @@ class Record:
 def encode_line(line: BaseModel, fmt: int = FORMAT_VERSION) -> bytes:
     """One record line: compact orjson in field order, newline-terminated; sealed in
     format 2, without the format 2 fields in format 1."""
-    # A header without a version is written as before versions existed.
-    drop = {"version"} if isinstance(line, Header) and line.version is None else set()
+    # A header without a version, or a header or rewind without an actor, is written as
+    # before those existed.
+    drop: set[str] = set()
+    if isinstance(line, Header) and line.version is None:
+        drop.add("version")
+    if isinstance(line, Header | Rewind) and line.actor is None:
+        drop.add("actor")
     if fmt < 2:
         return orjson.dumps(line.model_dump(mode="json",
                                             exclude=set(FORMAT_2_FIELDS) | drop)) + b"\n"

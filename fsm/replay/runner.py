@@ -206,7 +206,7 @@ def _run(
                     new_sid=lambda: header.sid, sleep=lambda s: None, versioning=versioning,
                     registered=older)
     first = driver.start(header.claim, sid=header.sid, config=header.config,
-                         version=header.version or UNKNOWN)
+                         version=header.version or UNKNOWN, actor=header.actor)
     sid = first.sid
     finals = machine.finals
     chain = _Chain(mode != "live" and header.h is not None)
@@ -227,7 +227,7 @@ def _run(
             continue
         if isinstance(entry, Rewind):
             try:
-                rev = driver.rollback(sid, entry.to, reopen=entry.reopen)
+                rev = driver.rollback(sid, entry.to, reopen=entry.reopen, actor=entry.actor)
             except (StoreError, ClaimFsmError) as exc:
                 divergence = divergence or _div(n, head, None, "COMMIT_MISMATCH", "to",
                                                 entry.to, exc.code)

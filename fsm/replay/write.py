@@ -93,7 +93,14 @@ def header_for(first: Revision, tools: dict[str, Any] | None, machine: str,
     hash)."""
     return Header(format=FORMAT_VERSION, engine=engine_version(), machine=machine,
                   sid=first.sid, claim=first.state.claim, config=dict(first.state.config),
-                  ts=first.ts, tools=tools, h=h, version=started_version(first.events))
+                  ts=first.ts, tools=tools, h=h, version=started_version(first.events),
+                  actor=_actor(first.events, "SessionStarted"))
+
+
+def _actor(events: list[dict[str, Any]], kind: str) -> str | None:
+    # Who started or rewound the session, when an API key's name was recorded.
+    actor = next((e.get("actor") for e in events if e.get("type") == kind), None)
+    return actor if isinstance(actor, str) else None
 
 
 def tool_events(rev: Revision) -> list[dict[str, Any]]:
@@ -300,4 +307,5 @@ def _rewind_of(rev: Revision, h: str | None) -> Rewind:
     if not isinstance(to, int) or rev.parent_rev is None:
         raise RecordError(f"revision {rev.rev}: rewind without a target", source=rev.sid)
     reopen = any(e.get("type") == "Rewind" and e.get("reopen") is True for e in rev.events)
-    return Rewind(head=rev.parent_rev, rev=rev.rev, to=to, ts=rev.ts, reopen=reopen, h=h)
+    return Rewind(head=rev.parent_rev, rev=rev.rev, to=to, ts=rev.ts, reopen=reopen, h=h,
+                  actor=_actor(rev.events, "Rewind"))

@@ -29,7 +29,7 @@ from claimfsm.ui.models import (
 from claimfsm.ui.replaying import replay_bytes
 from claimfsm.ui.report import render_report
 from claimfsm.ui.service import Service
-from claimfsm.ui.viewer import actor_of
+from claimfsm.ui.viewer import actor_of, key_name
 
 __all__ = [
     "API_ACTOR", "MAX_BODY", "MAX_RECORD", "api_routes", "bad_input", "query_int", "read_json",
@@ -168,7 +168,8 @@ def api_routes(service: Service) -> list[Route]:
     async def create(request: Request) -> Response:
         body = await _body(request, StartRequest)
         opts = body.model_dump(exclude={"claim"})
-        head = await call(lambda: service.start(body.claim, opts))
+        who = key_name(request.scope)
+        head = await call(lambda: service.start(body.claim, opts, actor=who))
         return JSON(revision_json(head, full=False), status_code=201)
 
     async def session(request: Request) -> Response:
@@ -178,8 +179,7 @@ def api_routes(service: Service) -> list[Route]:
                      "verdict": verdict_json(head), "head": revision_json(head, full=False)})
 
     async def delete(request: Request) -> Response:
-        # No keys yet: every deletion is the API's. With API keys (issue 26) it needs the
-        # admin role and the tombstone names the key.
+        # The tombstone names the key (admin role); on a store without keys, "api".
         sid = sid_of(request)
         who = actor_of(request.scope, API_ACTOR)
         stone = await call(lambda: service.delete(sid, actor=who))
@@ -225,8 +225,9 @@ def api_routes(service: Service) -> list[Route]:
 
     async def rollback(request: Request) -> Response:
         sid, body = sid_of(request), await _body(request, RollbackRequest)
+        who = key_name(request.scope)
         rev = await call(lambda: service.rollback(sid, body.to, reopen=body.reopen,
-                                                  expected_rev=body.expected_rev))
+                                                  expected_rev=body.expected_rev, actor=who))
         return JSON(revision_json(rev, full=False))
 
     async def fork(request: Request) -> Response:

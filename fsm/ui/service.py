@@ -139,13 +139,16 @@ class Service:
 
     # -- driving --------------------------------------------------------------------
 
-    def start(self, claim: str, options: Mapping[str, Any] | None = None) -> Revision:
+    def start(self, claim: str, options: Mapping[str, Any] | None = None, *,
+              actor: str | None = None) -> Revision:
         """A new session for ``claim``; ``options`` (retrieval, judge, stance_model) over
-        the config file (``claimfsm.toml``) over the defaults, as the CLI's ``start``."""
+        the config file (``claimfsm.toml``) over the defaults, as the CLI's ``start``;
+        ``actor`` (the API key's name) is recorded in its ``SessionStarted`` event."""
         opts = {k: v for k, v in (options or {}).items() if v is not None}
         if "stance_model" in opts:
             opts["stance_model"] = Path(opts["stance_model"])
-        return self._locked(lambda: self.engine.start(claim, profile=resolve_profile(opts)))
+        return self._locked(lambda: self.engine.start(claim, profile=resolve_profile(opts),
+                                                      actor=actor))
 
     def _expect(self, sid: str, expected_rev: int | None) -> None:
         # The page acts on the revision it shows; if the CLI (or another tab) moved the
@@ -174,11 +177,12 @@ class Service:
         return self._locked(go)
 
     def rollback(self, sid: str, to: int, *, reopen: bool = False,
-                 expected_rev: int | None = None) -> Revision:
-        """Rewind to revision ``to`` (a new revision; history kept)."""
+                 expected_rev: int | None = None, actor: str | None = None) -> Revision:
+        """Rewind to revision ``to`` (a new revision; history kept; ``actor`` recorded in
+        its ``Rewind`` event)."""
         def run() -> Revision:
             self._expect(sid, expected_rev)
-            return self.engine.driver.rollback(sid, to, reopen=reopen)
+            return self.engine.driver.rollback(sid, to, reopen=reopen, actor=actor)
 
         return self._locked(run)
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any, NamedTuple
 
-__all__ = ["VIEWER", "Viewer", "actor_of"]
+__all__ = ["VIEWER", "Viewer", "actor_of", "key_name"]
 
 
 class Viewer(NamedTuple):
@@ -23,8 +23,13 @@ class Viewer(NamedTuple):
 VIEWER: ContextVar[Viewer | None] = ContextVar("claimfsm_viewer", default=None)
 
 
+def key_name(scope: Mapping[str, Any]) -> str | None:
+    """The name of the request's key (set by the guard), ``None`` on a store without keys."""
+    actor = (scope.get("state") or {}).get("actor")
+    return None if actor is None else str(actor)
+
+
 def actor_of(scope: Mapping[str, Any], fallback: str) -> str:
     """The request's actor: its key's name once the store has keys (set by the guard,
     whatever the body says), else ``fallback`` (the body's ``actor``, or ``api``)."""
-    state = scope.get("state") or {}
-    return str(state.get("actor") or fallback)
+    return key_name(scope) or fallback

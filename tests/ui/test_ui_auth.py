@@ -108,6 +108,19 @@ def test_every_route_has_a_role_and_the_table_no_stale_entry(world: World) -> No
     assert served == set(ROUTE_ROLES), (served ^ set(ROUTE_ROLES))
 
 
+def test_a_route_without_a_role_is_refused_to_every_key(world: World) -> None:
+    from starlette.responses import PlainTextResponse
+
+    async def secret(request: Any) -> Any:
+        return PlainTextResponse("leaked")
+
+    app: Any = world.client.app
+    app.router.routes.append(Route("/api/v1/new", secret, methods=["GET"]))
+    assert missing_roles(app.router.routes) == ["GET /api/v1/new"]
+    r = world.client.get("/api/v1/new", headers=_bearer(world.keys["admin"]))
+    assert r.status_code == 403 and "a role no key has" in r.json()["error"]["msg"]
+
+
 def test_every_route_under_every_key(world: World) -> None:
     walked = 0
     for method, path in _routes(world.client):
@@ -291,6 +304,26 @@ def test_the_keys_name_is_the_actor(world: World) -> None:
     assert [e["actor"] for e in events] == ["k-review"]
     r = c.delete(f"/api/v1/sessions/{sid}", headers=_bearer(keys["admin"]))
     assert r.status_code == 200 and r.json()["actor"] == "k-admin"
+
+
+def test_start_and_rollback_record_the_key_and_replay_exactly(world: World) -> None:
+    from claimfsm.replay import parse_record, replay_record
+
+    c, write = world.client, _bearer(world.keys["write"])
+    sid = c.post("/api/v1/sessions", json={"claim": CLAIM}, headers=write).json()["sid"]
+    c.post(f"/api/v1/sessions/{sid}/run", json={}, headers=write)
+    r = c.post(f"/api/v1/sessions/{sid}/rollback", json={"to": 2}, headers=write)
+    assert r.status_code == 200, r.text
+    history = world.service.history(sid)
+    assert history[0].events[0]["actor"] == "k-write"
+    assert history[-1].events == [{"type": "Rewind", "to": 2, "actor": "k-write"}]
+    record = c.get(f"/api/v1/sessions/{sid}/record", headers=write).content
+    assert b'"actor":"k-write"' in record
+    report = replay_record(parse_record(record, source="api"), "strict")
+    assert report.divergence is None, report.divergence
+    # Without keys nothing is added: revision 0 and a rewind are as they always were.
+    plain = world.service.start(CLAIM)
+    assert "actor" not in plain.events[0]
 
 
 def test_keys_api(world: World) -> None:
