@@ -425,7 +425,7 @@ def test_lives_beside_evidence_tables(db: str) -> None:
     tables = {name for (name,) in _sql(db, "SELECT name FROM sqlite_master WHERE type='table'")}
     assert {t for t in tables if not t.startswith("ev_")} == {
         "st_meta", "st_sessions", "st_revisions", "st_blobs", "st_catalog",
-        "st_tombstones", "st_timers"}
+        "st_tombstones", "st_timers", "st_keys"}
 
 
 def test_closed_store_and_bad_options(db: str) -> None:
