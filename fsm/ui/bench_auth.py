@@ -103,8 +103,11 @@ def _http_ms(url: str, headers: dict[str, str], n: int) -> float:
     return statistics.median(times)
 
 
-def run() -> dict[str, Any]:
-    """The figures: medians over :data:`ROUNDS` interleaved rounds."""
+def run(rounds: int = ROUNDS, calls: int = ASGI_CALLS,
+        http_calls: int = HTTP_CALLS) -> dict[str, Any]:
+    """The figures: medians over ``rounds`` interleaved rounds of ``calls`` in-process
+    calls (five times that for the guard alone) and ``http_calls`` HTTP calls per mode;
+    every call must answer 200."""
     from claimfsm.ui.app import create_app
     from claimfsm.ui.auth import Gate
     from claimfsm.ui.guard import COOKIE
@@ -134,26 +137,27 @@ def run() -> dict[str, Any]:
         http: dict[str, list[float]] = {m: [] for m in modes}
         checks: list[float] = []
         try:
-            for _ in range(ROUNDS):
+            for _ in range(rounds):
                 for mode, (app_name, headers) in modes.items():
                     raw = [(k.encode(), v.encode()) for k, v in headers.items()]
                     guard[mode].append(asyncio.run(
-                        _asgi_us(guards[app_name], path, raw, ASGI_CALLS * 5)))
+                        _asgi_us(guards[app_name], path, raw, calls * 5)))
                     asgi[mode].append(asyncio.run(
-                        _asgi_us(apps[app_name], path, raw, ASGI_CALLS)))
+                        _asgi_us(apps[app_name], path, raw, calls)))
                     http[mode].append(_http_ms(f"{servers[app_name][2]}{path}?brief=1",
-                                               headers, HTTP_CALLS))
+                                               headers, http_calls))
                 start = time.perf_counter()
-                for _ in range(ASGI_CALLS):
-                    gate_on.key(text)
-                checks.append((time.perf_counter() - start) / ASGI_CALLS * 1e6)
+                for _ in range(calls):
+                    if gate_on.key(text) is None:
+                        raise RuntimeError("the bench key did not check")
+                checks.append((time.perf_counter() - start) / calls * 1e6)
         finally:
             for server, thread, _url in servers.values():
                 server.should_exit = True
                 thread.join(10)
             service.close()
     out: dict[str, Any] = {"python": platform.python_version(), "cpus": os.cpu_count(),
-                           "load": round(os.getloadavg()[0], 1), "rounds": ROUNDS}
+                           "load": round(os.getloadavg()[0], 1), "rounds": rounds}
     out["guard_us"] = {m: round(statistics.median(v), 1) for m, v in guard.items()}
     out["asgi_us"] = {m: round(statistics.median(v), 1) for m, v in asgi.items()}
     out["http_ms"] = {m: round(statistics.median(v), 3) for m, v in http.items()}
