@@ -51,7 +51,8 @@ def page(title: str, body: str, *, script: str = "", nav: bool = True) -> str:
     meta, who = "", ""
     viewer = VIEWER.get()
     if viewer is not None:  # the store has keys (docs/security.md)
-        meta = f'<meta name="claimfsm-role" content="{e(viewer.role)}">'
+        meta = (f'<meta name="claimfsm-role" content="{e(viewer.role)}">'
+                f'<meta name="claimfsm-viewer" content="{e(viewer.name)}">')
         if viewer.csrf is not None:
             meta += f'<meta name="csrf-token" content="{e(viewer.csrf)}">'
             who = ('<form class="inline" method="post" action="/logout" id="logout">'

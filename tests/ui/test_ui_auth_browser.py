@@ -2,7 +2,7 @@
 unknown visitor is sent to the login form; a wrong key is refused there; a read key's
 session page shows the Step and rollback buttons disabled and the server refuses the
 step anyway (403 FORBIDDEN); logout ends the login; a write key steps from the page (its
-requests carry the login's CSRF token)."""
+requests carry the login's CSRF token) and the review form names it as the reviewer."""
 
 from __future__ import annotations
 
@@ -21,18 +21,20 @@ CLAIM = "NASA landed on the Moon in 1969."
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> Iterator[tuple[str, dict[str, str], str]]:
-    """A served store with a read and a write key and one started session."""
+def site(tmp_path: Path) -> Iterator[tuple[str, dict[str, str], str, str]]:
+    """A served store with a read and a write key, one started session and one waiting
+    for review."""
     service = make_service(tmp_path / "auth.db")
     keys = {}
     for role in ("read", "write"):
         keys[role], row = new_key(f"k-{role}", role, now=datetime.now(UTC))
         service.engine.store.add_key(row)
     sid = service.start(CLAIM).sid
+    waiting = service.run(service.start(CLAIM, {"review": "always"}).sid).sid
     from claimfsm.ui.app import create_app
 
     with serve(create_app(service, db_label="auth.db")) as url:
-        yield url, keys, sid
+        yield url, keys, sid, waiting
     service.close()
 
 
@@ -59,7 +61,7 @@ def test_login_a_forbidden_button_and_logout(browser: Any, site: Any,  # noqa: F
                                              tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
 
-    url, keys, sid = site
+    url, keys, sid, waiting = site
     browser.get(f"{url}/sessions/{sid}")
     until(browser, lambda d: "/login?next=" in d.current_url)
     _login(browser, keys["read"] + "x")
@@ -95,3 +97,9 @@ def test_login_a_forbidden_button_and_logout(browser: Any, site: Any,  # noqa: F
     until(browser, lambda d: "step: PARSE_CLAIM" in d.find_element(By.ID, "msg").text)
     until(browser, lambda d: rows(d) == ["1", "0"] or rows(d) == ["0", "1"])
     shot(browser, tmp_path, "auth-write")
+    # The review form's name is the key's: the actor the server records anyway.
+    browser.get(f"{url}/sessions/{waiting}")
+    until(browser, lambda d: d.find_elements(By.ID, "review-form"))
+    actor = browser.find_element(By.CSS_SELECTOR, '#review-form input[name="actor"]')
+    until(browser, lambda d: actor.get_attribute("value") == "k-write")
+    assert actor.get_attribute("readonly") is not None
