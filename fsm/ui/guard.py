@@ -147,7 +147,8 @@ class Guard:
             token = headers.get("x-csrf-token")
             if token is None:
                 token, receive = await self._form_token(headers, receive)
-            if token is None or not hmac.compare_digest(token, login.csrf):
+            # As bytes: compare_digest refuses a str that is not ASCII (a hostile header).
+            if token is None or not hmac.compare_digest(token.encode(), login.csrf.encode()):
                 await _answer(send, *refusal(
                     path, ErrorCode.CSRF_FAILED,
                     "csrf: the form or request lacks this login's token; reload the page"))
