@@ -6,6 +6,8 @@ against the client address like bad bearer keys (429 with ``Retry-After``)."""
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs
+
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -56,13 +58,20 @@ def login_routes(gate: Gate) -> list[Route]:
             return HTMLResponse(_form("/", f"TOO_MANY_ATTEMPTS: too many failed logins from "
                                       f"{address}; wait {wait} s"), status_code=429,
                                 headers={"Retry-After": str(wait)})
-        if int(request.headers.get("content-length") or 0) > _MAX_FORM:
-            return HTMLResponse(_form("/", "BAD_INPUT: the form is too large"),
-                                status_code=413)
-        async with request.form(max_files=0, max_fields=4) as fields:
-            text, target = fields.get("key"), fields.get("next")
-        next_path = _next_of(target if isinstance(target, str) else None)
-        key = gate.key(text.strip()) if isinstance(text, str) else None
+        body = b""
+        async for chunk in request.stream():  # read no more than a login form can be
+            body += chunk
+            if len(body) > _MAX_FORM:
+                return HTMLResponse(_form("/", "INPUT_TOO_LARGE: the form is over "
+                                          f"{_MAX_FORM} bytes"), status_code=413)
+        try:
+            fields = parse_qs(body.decode("latin-1"), max_num_fields=4)
+        except ValueError:
+            return HTMLResponse(_form("/", "BAD_INPUT: the form has more fields than key "
+                                      "and next"), status_code=422)
+        text = (fields.get("key") or [""])[0].strip()
+        next_path = _next_of((fields.get("next") or [None])[0])
+        key = gate.key(text)
         if key is None:
             gate.throttle.failed(address)
             return HTMLResponse(_form(next_path, "AUTH_REQUIRED: the key is wrong, revoked "

@@ -235,6 +235,19 @@ def test_the_cookie_is_secure_behind_an_https_proxy_and_next_stays_local(
         assert r.headers["location"] == "/", evil
 
 
+def test_a_hostile_login_form_is_refused_cleanly(world: World) -> None:
+    c = world.client
+    r = c.post("/login", content=b"key=" + b"a" * 5000,
+               headers={"content-type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 413 and "INPUT_TOO_LARGE" in r.text
+    r = c.post("/login", content=b"&".join(b"f%d=1" % i for i in range(10)),
+               headers={"content-type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 422 and "BAD_INPUT" in r.text
+    r = c.post("/login", content="key=\u00e9".encode(), follow_redirects=False,
+               headers={"content-type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 401 and "set-cookie" not in r.headers
+
+
 def test_revoking_a_key_ends_its_logins(world: World) -> None:
     assert _login(world.client, world.keys["review"]).status_code == 303
     assert world.client.get("/").status_code == 200
