@@ -190,7 +190,8 @@ def tick(db: str, limit: int, as_json: bool, durability: Durability) -> None:
     """Advance every session that is due: a wait state whose timeout passed moves to its
     on_timeout state, a retry whose time came runs; each then runs on to its next stop.
     Several tickers may race: each due session is advanced exactly once. Prints
-    {"due", "advanced", "skipped", "sids"} with --json."""
+    {"due", "advanced", "skipped", "sids", "conflicts"} with --json (conflicts: the
+    skipped sessions another writer moved first)."""
     from claimfsm.engine.tick import tick as run_tick
 
     with engine(db, as_json, durability=durability, create=False) as eng:
