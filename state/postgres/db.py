@@ -71,6 +71,9 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS st_timers (id bigint PRIMARY KEY, due text,"
     " waiting smallint NOT NULL)",
     "CREATE INDEX IF NOT EXISTS st_timers_due ON st_timers (due, id) WHERE due IS NOT NULL",
+    # When a holding session's hold began: the review queue's order (state/queue.py).
+    "ALTER TABLE st_timers ADD COLUMN IF NOT EXISTS since text",
+    "CREATE INDEX IF NOT EXISTS st_timers_queue ON st_timers (since, id) WHERE waiting = 1",
 )
 # Any fixed number: it serialises concurrent schema creation by several workers.
 _SCHEMA_LOCK = 0x636C61696D66736D
@@ -96,8 +99,9 @@ _INSERT = (
 _LIST = "c AS (INSERT INTO st_catalog (id, claim, verdict) SELECT id, %s, %s FROM s), "
 _LABEL = "v AS (UPDATE st_catalog SET verdict = %s WHERE id = (SELECT id FROM s)), "
 # A session's timer by the commit that changes it: set (due, waiting) or cleared.
-_TIMER_SET = ("t AS (INSERT INTO st_timers (id, due, waiting) SELECT id, %s, %s FROM s"
-              " ON CONFLICT (id) DO UPDATE SET due = excluded.due, waiting = excluded.waiting), ")
+_TIMER_SET = ("t AS (INSERT INTO st_timers (id, due, waiting, since) SELECT id, %s, %s, %s"
+              " FROM s ON CONFLICT (id) DO UPDATE SET due = excluded.due,"
+              " waiting = excluded.waiting, since = excluded.since), ")
 _TIMER_CLEAR = "t AS (DELETE FROM st_timers WHERE id = (SELECT id FROM s)), "
 
 
@@ -110,7 +114,7 @@ def commit_sql(blobs: bool, label: bool, timer: Timer | None, retime: bool
     extra: tuple[Any, ...] = ()
     if retime:
         parts.append(_TIMER_SET if timer is not None else _TIMER_CLEAR)
-        extra = (timer[0], int(timer[1])) if timer is not None else ()
+        extra = (timer[0], int(timer[1]), timer[2]) if timer is not None else ()
     return "WITH " + "".join(parts).removesuffix(", ") + " " + _INSERT, extra
 
 
@@ -215,7 +219,7 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
             found = conn.execute(
                 "SELECT value, to_regclass('st_catalog') IS NOT NULL"
                 " AND to_regclass('st_tombstones') IS NOT NULL"
-                " AND to_regclass('st_timers') IS NOT NULL FROM st_meta"
+                " AND to_regclass('st_timers_queue') IS NOT NULL FROM st_meta"
                 " WHERE key = 'schema'").fetchone()
     except pg_errors.UndefinedTable:
         found = None  # a new database: no st_ tables yet
@@ -228,12 +232,20 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
         had_timers = conn.execute("SELECT to_regclass('st_timers') IS NOT NULL").fetchone()
+        had_since = conn.execute("SELECT to_regclass('st_timers_queue') IS NOT NULL"
+                                 ).fetchone()
         had_sessions = conn.execute("SELECT to_regclass('st_sessions') IS NOT NULL").fetchone()
         for statement in _SCHEMA:
             conn.execute(statement)
         if had_sessions == (True,) and had_timers == (False,):
             # Sessions from before timers: the first tick reads their pending retries
             # once (state/postgres/store.py, due).
+            conn.execute("INSERT INTO st_meta VALUES ('timers', 'fill')"
+                         " ON CONFLICT (key) DO UPDATE SET value = 'fill'")
+        if had_timers == (True,) and had_since == (False,) and conn.execute(
+                "SELECT 1 FROM st_timers WHERE waiting = 1 LIMIT 1").fetchone():
+            # Waiting sessions from before the queue's ``since``: their holds are read
+            # once, by the first tick or queue page (state/postgres/catalog.py).
             conn.execute("INSERT INTO st_meta VALUES ('timers', 'fill')"
                          " ON CONFLICT (key) DO UPDATE SET value = 'fill'")
         conn.execute("INSERT INTO st_meta VALUES ('schema', %s) ON CONFLICT DO NOTHING",
@@ -271,6 +283,6 @@ def insert_session(
         conn.execute("INSERT INTO st_catalog (id, claim, verdict) VALUES (%s, %s, %s)",
                      (found[0], *listed))
         if timer is not None:
-            conn.execute("INSERT INTO st_timers (id, due, waiting) VALUES (%s, %s, %s)",
-                         (found[0], timer[0], int(timer[1])))
+            conn.execute("INSERT INTO st_timers (id, due, waiting, since)"
+                         " VALUES (%s, %s, %s, %s)", (found[0], timer[0], int(timer[1]), timer[2]))
         return int(found[0])

@@ -74,8 +74,9 @@ class PostgresStore(PostgresCommit, StateStore):
             raise RevConflict(f"session {sid!r} already exists", sid=sid)
         timer = timer_of(first.state)
         if timer is not None:  # paused before its first state: listed as waiting
-            self._query("INSERT INTO st_timers (id, due, waiting) VALUES (%s, %s, %s)"
-                        " RETURNING id", (rows[0][0], timer[0], int(timer[1])))
+            self._query("INSERT INTO st_timers (id, due, waiting, since)"
+                        " VALUES (%s, %s, %s, %s) RETURNING id",
+                        (rows[0][0], timer[0], int(timer[1]), timer[2]))
         self._ids[sid] = rows[0][0]
         self._remember(sid, encoded)
         return first
@@ -176,14 +177,14 @@ class PostgresStore(PostgresCommit, StateStore):
     def waiting(self, query: WaitingQuery) -> WaitingPage:
         """A page of the review queue from ``st_timers`` (state/postgres/queue.py)."""
         from claimfsm.state.catalog import SummaryQuery
+        from claimfsm.state.postgres.catalog import fill_timers
         from claimfsm.state.postgres.queue import waiting_page  # loads when queued
         from claimfsm.state.queue import scan_waiting
 
         if not self._catalog_complete:
             self.summaries(SummaryQuery(limit=1))  # fills an old database's catalog once
-        timers = self._locked(lambda: self._conn.execute(
-            "SELECT to_regclass('st_timers') IS NOT NULL").fetchone())
-        if not self._catalog_complete or timers != (True,):
+        timers = self._locked(lambda: fill_timers(self._conn, self.head))
+        if not self._catalog_complete or not timers:
             return scan_waiting(self.sessions(), self.head, query)  # read-only, from before
         return self._locked(lambda: waiting_page(self._conn, query))
 
