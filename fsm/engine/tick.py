@@ -28,7 +28,7 @@ from claimfsm.state.model import Revision
 if TYPE_CHECKING:
     from claimfsm.engine.driver import Driver
 
-__all__ = ["TickReport", "Ticker", "tick"]
+__all__ = ["TickReport", "Ticker", "run_on", "tick"]
 
 
 @dataclass
@@ -85,7 +85,7 @@ def tick(driver: Driver, *, limit: int = 1000, now: datetime | None = None,
                    lost=False)
     if run:
         for rev in advanced:
-            _run_on(driver, rev, max_steps)
+            run_on(driver, rev, max_steps)
     return report
 
 
@@ -105,7 +105,9 @@ def _count(report: TickReport, advanced: list[Revision], sid: str,
 _BATCH = 100
 
 
-def _run_on(driver: Driver, rev: Revision, max_steps: int) -> None:
+def run_on(driver: Driver, rev: Revision, max_steps: int = 1000) -> None:
+    """Run the session of ``rev`` (just advanced) on to its next stop: a final state, a
+    hold, a retry that is not due yet."""
     finals = driver.definition.finals
     sid = rev.sid
     head = rev
