@@ -106,8 +106,9 @@ def queue_filters(query: WaitingQuery, mark: str) -> tuple[str, list[Any]]:
         params.append(_until(query.until))
     if query.after is not None:
         ts, seq = parse_cursor(query.after)
-        where.append(f"(t.since > {mark} OR (t.since = {mark} AND t.id > {mark}))")
-        params.extend((ts, ts, seq))
+        # A row value: both stores seek the queue's index to it (an OR would scan).
+        where.append(f"(t.since, t.id) > ({mark}, {mark})")
+        params.extend((ts, seq))
     return "".join(f" AND {w}" for w in where), params
 
 
