@@ -71,8 +71,12 @@ def finish(eng: Engine, head: Revision, as_json: bool) -> None:
         click.echo("\n".join(session_summary(head)))
     if data["status"] == "WAITING":
         if not as_json:
-            click.echo(f"WAITING: session {head.sid} waits; see `claimfsm show {head.sid}`",
-                       err=True)
+            waits = data.get("waiting") or {}
+            what = (f"input ({waits.get('input')}) in {waits.get('state')}"
+                    if waits.get("kind") == "input"
+                    else f"resume (paused {waits.get('when')} {waits.get('state')})")
+            click.echo(f"WAITING: session {head.sid} waits for {what}; see "
+                       f"`claimfsm show {head.sid}`", err=True)
         sys.exit(3)
     if head.fsm != "DONE":
         sys.exit(1)
