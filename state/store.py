@@ -138,8 +138,8 @@ class StateStore(ABC):
 
     def batch(self) -> AbstractContextManager[object]:
         """A group of commits made durable together (one transaction, one flush, where the
-        backend has them: PostgreSQL, where an error that ends the batch undoes all of
-        them). A commit that loses its compare-and-set inside it still raises
+        backend has them: SQLite and PostgreSQL, where an error that ends the batch undoes
+        all of them). A commit that loses its compare-and-set inside it still raises
         :class:`RevConflict` and leaves the others. This default commits each on its own."""
         return nullcontext()
 
