@@ -35,14 +35,19 @@ from claimfsm.state.postgres.verify import prune_blobs, verify_rows
 from claimfsm.state.sqlite.db import ChainBroken, CorruptStore
 from claimfsm.state.sqlite.maintenance import restamp_rows
 from claimfsm.state.sqlite.read import checked_page
-from claimfsm.state.sqlite.rows import encode_revision, inflate, packed
+from claimfsm.state.sqlite.rows import Encoded, Entry, encode_revision, inflate, packed
 from claimfsm.state.store import ChainCheck, CompactReport, StateStore
+
+#: The session's head by number (what a commit that stored nothing reads).
+HEAD_OF = "SELECT head FROM st_sessions WHERE id = %s"
+#: A session that starts waiting (paused before its first state).
+TIMER = "INSERT INTO st_timers (id, due, waiting) VALUES (%s, %s, %s) RETURNING id"
 
 if TYPE_CHECKING:
     from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
     from claimfsm.state.queue import WaitingPage, WaitingQuery
 
-__all__ = ["PostgresStore"]
+__all__ = ["HEAD_OF", "TIMER", "PostgresStore"]
 
 
 class PostgresStore(PostgresErase, StateStore):
@@ -62,6 +67,18 @@ class PostgresStore(PostgresErase, StateStore):
 
     def create(self, first: Revision) -> Revision:
         """Start a session with revision 0; :class:`RevConflict` if it exists."""
+        sql, params, encoded = self._create_plan(first)
+        rows = self._query(sql, params)
+        if not rows:
+            raise RevConflict(f"session {first.sid!r} already exists", sid=first.sid)
+        timer = timer_of(first.state)
+        if timer is not None:  # paused before its first state: listed as waiting
+            self._query(TIMER, (rows[0][0], timer[0], int(timer[1])))
+        self._created(first.sid, rows[0][0], encoded)
+        return first
+
+    def _create_plan(self, first: Revision) -> tuple[str, tuple[Any, ...], Encoded]:
+        """The statement that stores revision 0 (the async store runs it too)."""
         self._check_stamp(first)
         sid = first.sid
         if first.rev != 0 or first.parent_rev is not None:
@@ -72,36 +89,49 @@ class PostgresStore(PostgresErase, StateStore):
         row = (0, *packed(encoded.row))
         entry = listed(first.state)
         if hashes:
-            rows = self._query(CREATE_BLOBS, (sid, hashes, zs, datas, *entry, *row))
-        else:
-            rows = self._query(CREATE, (sid, *entry, *row))
-        if not rows:
-            raise RevConflict(f"session {sid!r} already exists", sid=sid)
-        timer = timer_of(first.state)
-        if timer is not None:  # paused before its first state: listed as waiting
-            self._query("INSERT INTO st_timers (id, due, waiting) VALUES (%s, %s, %s)"
-                        " RETURNING id", (rows[0][0], timer[0], int(timer[1])))
-        self._ids[sid] = rows[0][0]
+            return CREATE_BLOBS, (sid, hashes, zs, datas, *entry, *row), encoded
+        return CREATE, (sid, *entry, *row), encoded
+
+    def _created(self, sid: str, session: int, encoded: Encoded) -> None:
+        self._ids[sid] = session
         self._remember(sid, encoded)
-        return first
 
     def commit(self, revision: Revision, *, expected_rev: int) -> Revision:
         """Append ``revision`` if the head is still ``expected_rev``: the compare-and-set,
         the blobs and the row are one statement, so concurrent workers cannot both win.
         """
-        self._check_stamp(revision)
         sid = revision.sid
-        if revision.rev != expected_rev + 1 or revision.parent_rev != expected_rev:
+        bad = self._bad_move(revision, expected_rev)
+        if bad is not None:
             self._session(sid)
-            raise RevConflict(
-                f"revision {revision.rev} (parent {revision.parent_rev}) does not follow "
-                f"expected_rev {expected_rev}", sid=sid, rev=revision.rev, expected=expected_rev)
+            raise bad
         session = self._ids.get(sid) or self._session(sid)[0]
         try:
             parent = self._entry(sid, expected_rev, session)
         except UnknownRevision as exc:
             raise RevConflict(f"expected_rev {expected_rev} is ahead of the head", sid=sid,
                               expected=expected_rev) from exc
+        sql, params, encoded = self._commit_plan(revision, expected_rev, session, parent)
+        if not self._query(sql, params):
+            self._commit_lost(sid, expected_rev, self._query(HEAD_OF, (session,)))
+        self._remember(sid, encoded)
+        return revision
+
+    def _bad_move(self, revision: Revision, expected_rev: int) -> RevConflict | None:
+        """The conflict of a revision that does not follow ``expected_rev`` (raised once
+        the session is known to exist)."""
+        self._check_stamp(revision)
+        if revision.rev != expected_rev + 1 or revision.parent_rev != expected_rev:
+            return RevConflict(
+                f"revision {revision.rev} (parent {revision.parent_rev}) does not follow "
+                f"expected_rev {expected_rev}", sid=revision.sid, rev=revision.rev,
+                expected=expected_rev)
+        return None
+
+    def _commit_plan(self, revision: Revision, expected_rev: int, session: int, parent: Entry
+                     ) -> tuple[str, tuple[Any, ...], Encoded]:
+        """The one statement that commits ``revision`` over ``parent`` (the async store
+        runs it too); it returns no row when the compare-and-set fails."""
         encoded = encode_revision(revision, parent, self.snapshot_every)
         hashes, zs, datas = self._new_blobs(encoded)
         row = (revision.rev, *packed(encoded.row))
@@ -113,26 +143,25 @@ class PostgresStore(PostgresErase, StateStore):
             label = verdict_label(new)
             relabel = old is not new and label != verdict_label(old)
             sql, times = commit_sql(bool(hashes), relabel, timer, retime)
-            rows = self._query(sql, (*head, *((hashes, zs, datas) if hashes else ()),
-                                     *((label,) if relabel else ()), *times, *row))
-        elif old is not new and verdict_label(old) != verdict_label(new):
+            return sql, (*head, *((hashes, zs, datas) if hashes else ()),
+                         *((label,) if relabel else ()), *times, *row), encoded
+        if old is not new and verdict_label(old) != verdict_label(new):
             label = verdict_label(new)
             if hashes:
-                rows = self._query(COMMIT_BLOBS_LABEL, (*head, hashes, zs, datas, label, *row))
-            else:
-                rows = self._query(COMMIT_LABEL, (*head, label, *row))
-        elif hashes:
-            rows = self._query(COMMIT_BLOBS, (*head, hashes, zs, datas, *row))
-        else:
-            rows = self._query(COMMIT, (*head, *row))
-        if not rows:
-            found = self._query("SELECT head FROM st_sessions WHERE id = %s", (session,))
-            if not found or found[0][0] < 0:  # head -1: deleted
-                raise UnknownSession(f"no session {sid!r}", sid=sid)
-            raise RevConflict(f"head is {found[0][0]}, not {expected_rev}", sid=sid,
-                              head=found[0][0], expected=expected_rev)
-        self._remember(sid, encoded)
-        return revision
+                return COMMIT_BLOBS_LABEL, (*head, hashes, zs, datas, label, *row), encoded
+            return COMMIT_LABEL, (*head, label, *row), encoded
+        if hashes:
+            return COMMIT_BLOBS, (*head, hashes, zs, datas, *row), encoded
+        return COMMIT, (*head, *row), encoded
+
+    @staticmethod
+    def _commit_lost(sid: str, expected_rev: int, found: list[tuple[Any, ...]]) -> None:
+        """Raise what a commit that stored nothing means, ``found`` being the session's
+        ``HEAD_OF`` row."""
+        if not found or found[0][0] < 0:  # head -1: deleted
+            raise UnknownSession(f"no session {sid!r}", sid=sid)
+        raise RevConflict(f"head is {found[0][0]}, not {expected_rev}", sid=sid,
+                          head=found[0][0], expected=expected_rev)
 
     def head(self, sid: str) -> Revision:
         """The newest revision (the head is always read from the server)."""
