@@ -3,14 +3,15 @@
 Subclass :class:`AsyncStoreContract` and provide ``fresh()``, a coroutine opening a
 fresh, empty async store, and optionally ``reopen(store)``, one opening a second async
 store on the same rows with cold caches (an autouse fixture may prepare what they need:
-a folder, a server). Each test runs on a new event loop with ``asyncio.run`` (every store
-is opened and closed inside it), so no asyncio plugin for pytest is needed. Needs pytest, so it is not
-imported by ``state/__init__``.
+a folder, a server). Each test runs on a new event loop with ``asyncio.run`` (every
+store is opened and closed inside it), so no asyncio plugin for pytest is needed. Needs
+pytest, so it is not imported by ``state/__init__``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -160,10 +161,8 @@ class AsyncStoreContract:
                 for _ in range(i % 4):
                     await asyncio.sleep(0)
                 task.cancel()
-                try:
+                with contextlib.suppress(asyncio.CancelledError):
                     await task
-                except asyncio.CancelledError:
-                    pass
                 after = await astore.head("s1")
                 assert after.rev in (head.rev, head.rev + 1)
                 assert astore.sync.verify_chain("s1").ok

@@ -22,6 +22,7 @@ path.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from typing import Any
@@ -69,11 +70,9 @@ class AsyncDriver:
             made.append(first)
             raise _Captured
 
-        try:
+        with contextlib.suppress(_Captured):
             await self._thread(lambda: self.driver.start(claim, sid=sid, config=config,
                                                          before_create=capture))
-        except _Captured:
-            pass
         first = made[0]
         created = await self.store.create(first)
         self.driver._remember(first.sid, 0)
@@ -147,5 +146,5 @@ class AsyncDriver:
         return result, rev, True
 
 
-class _Captured(Exception):  # noqa: N818 - control flow inside astart, never raised out
+class _Captured(Exception):
     """Revision 0 was built: stop the sync start before its store call."""
