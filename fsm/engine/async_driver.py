@@ -15,8 +15,9 @@ have identical revisions, events and hashes.
 A cancelled ``astep`` commits nothing if it is cancelled before its commit is sent; a
 commit already sent lands whole or not at all (the store's statement or transaction).
 Either way the store stays at a consistent revision and the next step starts from the
-head it finds. The step observer (``Driver(observer=...)``, traces) is not called on this
-path.
+head it finds. With a step observer (``Driver(observer=...)``: traces, ``/metrics``) the
+observer wraps the step on the worker thread, as in the sync driver, and the commit is
+handed to the loop from there.
 """
 
 from __future__ import annotations
@@ -127,14 +128,37 @@ class AsyncDriver:
 
     async def _astep(self, head: Revision) -> StepResult:
         driver = self.driver
+        if driver.observer is not None:
+            return await self._observed(head)
         result, rev, ours = await self._thread(self._build, head)
         if rev is None:
             return driver._report(result) if ours else result
+        return await self._commit(result, rev, head.rev)
+
+    async def _commit(self, result: StepResult, rev: Revision, expected: int) -> StepResult:
+        driver = self.driver
         try:
-            result.revision = await self.store.commit(rev, expected_rev=head.rev)
+            result.revision = await self.store.commit(rev, expected_rev=expected)
         except RevConflict as exc:
             return driver._lost(result, exc)
         return driver._landed(result, rev)
+
+    async def _observed(self, head: Revision) -> StepResult:
+        # The observer wraps the whole step (its span, its timer) on the worker thread;
+        # the commit inside it is still the async store's, run on the loop meanwhile.
+        driver, loop = self.driver, asyncio.get_running_loop()
+        observer = driver.observer
+        assert observer is not None
+
+        def fire(at: Revision) -> StepResult:
+            result, rev, ours = self._build(at)
+            if rev is None:
+                return driver._report(result) if ours else result
+            done = asyncio.run_coroutine_threadsafe(self._commit(result, rev, at.rev), loop)
+            return done.result()
+
+        result: StepResult = await self._thread(observer.step, head, fire)
+        return result
 
     def _build(self, head: Revision) -> _Built:
         # On a worker thread: the version check and the step up to its commit.

@@ -203,3 +203,19 @@ def test_cancelling_asteps_at_any_point_keeps_the_store_consistent(
             assert store.verify_chain(sid).ok
 
     asyncio.run(go())
+
+
+def test_the_step_observer_sees_async_steps(where: Callable[[], str | None]) -> None:
+    from claimfsm.observe.observer import Observer
+    from claimfsm.observe.tally import Tally
+
+    async def go() -> None:
+        async with await AsyncEngine.open(where(), config=_config()) as engine:
+            tally = Tally()
+            engine.sync.driver.observer = Observer(tally=tally)
+            done = await engine.arun((await engine.astart(CLAIM)).sid)
+            assert done.fsm == "DONE"
+            assert tally.commits == done.rev and tally.conflicts == 0
+            assert sum(tally.steps.values()) == done.rev
+
+    asyncio.run(go())
