@@ -7,7 +7,8 @@ operations an application awaits (``create``, ``get``, ``history``, ``sessions``
 shares: a revision committed through one reads back through the other. ``sync`` is that
 store, for everything else (listing, deletion, people's edits), to be called off the
 event loop. PostgreSQL has its own, over psycopg's async connection
-(:class:`claimfsm.state.postgres.aio.AsyncPostgresStore`); :func:`async_store` picks.
+(:class:`claimfsm.state.postgres.aio.AsyncPostgresStore`); :func:`async_store` and
+:func:`async_store_of` pick.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import TypeVar
 from claimfsm.state.model import Revision
 from claimfsm.state.store import StateStore
 
-__all__ = ["AsyncStore", "ThreadedStore", "async_store"]
+__all__ = ["AsyncStore", "ThreadedStore", "async_store", "async_store_of"]
 
 T = TypeVar("T")
 
@@ -69,6 +70,9 @@ class AsyncStore(ABC):
     @abstractmethod
     async def aclose(self) -> None:
         """Release what this async store holds and close :attr:`sync`."""
+
+    async def ready(self) -> None:  # noqa: B027 - optional hook: a connection to open
+        """Open what the first call would (a server connection), so it fails here."""
 
     async def __aenter__(self) -> AsyncStore:
         return self
@@ -133,12 +137,21 @@ class ThreadedStore(AsyncStore):
             self._thread.shutdown(wait=False)
 
 
-async def async_store(store: StateStore, url: str | None = None) -> AsyncStore:
-    """The async store over ``store``'s rows: for a
-    :class:`~claimfsm.state.postgres.store.PostgresStore` (``url``: its unredacted URL) one
-    on psycopg's async connection, otherwise a :class:`ThreadedStore`."""
-    if url is not None and url.startswith(("postgresql://", "postgres://")):
+def async_store_of(store: StateStore) -> AsyncStore:
+    """The async store over ``store``'s rows, made without awaiting (a PostgreSQL one
+    connects on its first call): for a
+    :class:`~claimfsm.state.postgres.store.PostgresStore` one on psycopg's async
+    connection, otherwise a :class:`ThreadedStore`."""
+    dsn = getattr(store, "_dsn", None)  # a PostgresStore's URL as it was given
+    if isinstance(dsn, str):
         from claimfsm.state.postgres.aio import AsyncPostgresStore  # only with a server
 
-        return await AsyncPostgresStore.over(store, url)
+        return AsyncPostgresStore(store, dsn)  # type: ignore[arg-type]
     return ThreadedStore(store)
+
+
+async def async_store(store: StateStore) -> AsyncStore:
+    """:func:`async_store_of`, connected now: a server that is down fails here."""
+    out = async_store_of(store)
+    await out.ready()
+    return out

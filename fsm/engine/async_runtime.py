@@ -53,7 +53,7 @@ class AsyncEngine:
         where = None if db is None else locate(db)
         engine = await asyncio.to_thread(Engine.open, where, config=config)
         try:
-            store = await async_store(engine.store, where.store if where and where.url else None)
+            store = await async_store(engine.store)
         except BaseException:
             await asyncio.to_thread(engine.close)
             raise

@@ -55,6 +55,7 @@ class AsyncPostgresStore(AsyncStore):
         self._timeout = connect_timeout
         self._conn: psycopg.AsyncConnection[Any] | None = None
         self._lock = asyncio.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
 
     @classmethod
@@ -62,17 +63,21 @@ class AsyncPostgresStore(AsyncStore):
         """A sync :class:`PostgresStore` on ``url`` (``options`` as it takes them; the
         schema is checked or created there, on a worker thread) and this beside it."""
         store = await asyncio.to_thread(PostgresStore, url, **options)
-        return await cls.over(store, url)
+        return await cls.over(store)
 
     @classmethod
-    async def over(cls, store: StateStore, url: str) -> AsyncPostgresStore:
-        """This over the open ``store`` (``url``: the URL it was opened with, password
-        included); connects now, so a server that is down fails here."""
+    async def over(cls, store: StateStore) -> AsyncPostgresStore:
+        """This over the open ``store``, on the URL it was opened with; connects now, so
+        a server that is down fails here."""
         if not isinstance(store, PostgresStore):
             raise TypeError(f"AsyncPostgresStore needs a PostgresStore, not {type(store)}")
-        out = cls(store, url)
-        await out._connection()
+        out = cls(store, store._dsn)
+        await out.ready()
         return out
+
+    async def ready(self) -> None:
+        """Connect now (otherwise the first call does)."""
+        await self._query("SELECT 1")
 
     @property
     def sync(self) -> PostgresStore:
@@ -92,7 +97,15 @@ class AsyncPostgresStore(AsyncStore):
                                        field="db") from exc
         return self._conn
 
+    def _bind(self) -> None:
+        # A connection and a lock serve the loop they were made on; on another loop (a
+        # test client's, a second asyncio.run) this store starts over with new ones.
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            self._loop, self._conn, self._lock = loop, None, asyncio.Lock()
+
     async def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        self._bind()
         for attempt in range(_ATTEMPTS):
             async with self._lock:
                 if self._closed:
@@ -220,9 +233,14 @@ class AsyncPostgresStore(AsyncStore):
 
     async def aclose(self) -> None:
         """Close the async connection and the sync store (idempotent)."""
+        await self.adetach()
+        await asyncio.to_thread(self._store.close)
+
+    async def adetach(self) -> None:
+        """Close the async connection only (the sync store stays open)."""
+        self._bind()
         async with self._lock:
             self._closed = True
             if self._conn is not None:
                 await self._conn.close()
-        await asyncio.to_thread(self._store.close)
 

@@ -36,6 +36,7 @@ class PostgresCore:
         if snapshot_every < 1:
             raise BadInput("snapshot_every must be at least 1", field="snapshot_every")
         self.url = redact(url)
+        self._dsn = url  # as given (password included): the async store connects with it
         self.snapshot_every = snapshot_every
         self._lock = threading.RLock()
         self._conn = connect(url, connect_timeout)

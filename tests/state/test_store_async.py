@@ -64,7 +64,7 @@ def test_a_postgres_url_gets_the_async_connection_store(pg_server: PgServer) -> 
     url = pg_server.new_schema()
 
     async def go() -> None:
-        store = await async_store(PostgresStore(url), url)
+        store = await async_store(PostgresStore(url))
         try:
             assert isinstance(store, AsyncPostgresStore)
         finally:
