@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import Executor
 from typing import Any
 
@@ -61,7 +61,7 @@ class AsyncDriver:
     # -- sessions -------------------------------------------------------------------------
 
     async def astart(self, claim: str, *, sid: str | None = None,
-                     config: dict[str, Any] | None = None) -> Revision:
+                     config: Mapping[str, Any] | None = None) -> Revision:
         """:meth:`Driver.start <claimfsm.engine.driver.Driver.start>`: revision 0 is built
         as the sync driver builds it and created through the async store."""
         made: list[Revision] = []
