@@ -29,6 +29,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 from claimfsm.engine.driver import Driver, StepResult
+from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.engine.limits import seconds_left
 from claimfsm.state.aio import AsyncStore
 from claimfsm.state.errors import RevConflict
@@ -69,7 +70,7 @@ class AsyncDriver:
         def capture(first: Revision) -> None:
             # The sync start, stopped before its store call: revision 0 is only built.
             made.append(first)
-            raise _Captured
+            raise _Captured("revision 0 built")
 
         with contextlib.suppress(_Captured):
             await self._thread(lambda: self.driver.start(claim, sid=sid, config=config,
@@ -170,5 +171,8 @@ class AsyncDriver:
         return result, rev, True
 
 
-class _Captured(Exception):
-    """Revision 0 was built: stop the sync start before its store call."""
+class _Captured(ClaimFsmError):
+    """Revision 0 was built: stop the sync start before its store call (control flow
+    inside ``astart``, never raised out of it)."""
+
+    code = ErrorCode.INTERNAL

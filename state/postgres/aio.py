@@ -20,6 +20,7 @@ from typing import Any
 
 import psycopg
 
+from claimfsm._base.errors import ClaimFsmError, ErrorCode
 from claimfsm.state.aio import AsyncStore
 from claimfsm.state.errors import RevConflict, StoreError, UnknownRevision, UnknownSession
 from claimfsm.state.holds import timer_of
@@ -37,11 +38,14 @@ _BLOB = "SELECT z, data FROM st_blobs WHERE h = %s"
 _ATTEMPTS = 5
 
 
-class _BlobMissing(Exception):
-    """A blob the caches do not hold: fetched, then the rows decoded again."""
+class _BlobMissing(ClaimFsmError):
+    """A blob the caches do not hold: fetched, then the rows decoded again (a signal
+    inside decoding, never raised out of the store)."""
+
+    code = ErrorCode.INTERNAL
 
     def __init__(self, digest: str) -> None:
-        super().__init__(digest)
+        super().__init__(f"blob {digest[:12]} is not cached")
         self.digest = digest
 
 
