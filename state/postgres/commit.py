@@ -27,10 +27,16 @@ from claimfsm.state.postgres.db import (
     retrying,
 )
 from claimfsm.state.postgres.erase import PostgresErase
-from claimfsm.state.sqlite.rows import Encoded, encode_revision, packed
+from claimfsm.state.sqlite.rows import Encoded, Entry, encode_revision, packed
 from claimfsm.state.store import StateStore
 
-__all__ = ["PostgresCommit"]
+__all__ = ["HEAD_OF", "TIMER", "PostgresCommit"]
+
+#: The session's head by number (what a commit that stored nothing reads).
+HEAD_OF = "SELECT head FROM st_sessions WHERE id = %s"
+#: A session that starts waiting (paused before its first state).
+TIMER = ("INSERT INTO st_timers (id, due, waiting, since) VALUES (%s, %s, %s, %s)"
+         " RETURNING id")
 
 
 @dataclass(frozen=True)
@@ -99,19 +105,36 @@ class PostgresCommit(PostgresErase):
             return answers
 
     def _plan(self, revision: Revision, expected_rev: int) -> _Plan:
-        StateStore._check_stamp(revision)
         sid = revision.sid
-        if revision.rev != expected_rev + 1 or revision.parent_rev != expected_rev:
+        bad = self._bad_move(revision, expected_rev)
+        if bad is not None:
             self._session(sid)
-            raise RevConflict(
-                f"revision {revision.rev} (parent {revision.parent_rev}) does not follow "
-                f"expected_rev {expected_rev}", sid=sid, rev=revision.rev, expected=expected_rev)
+            raise bad
         session = self._ids.get(sid) or self._session(sid)[0]
         try:
             parent = self._entry(sid, expected_rev, session)
         except UnknownRevision as exc:
             raise RevConflict(f"expected_rev {expected_rev} is ahead of the head", sid=sid,
                               expected=expected_rev) from exc
+        sql, params, encoded = self._commit_plan(revision, expected_rev, session, parent)
+        return _Plan(sid, session, expected_rev, revision, encoded, sql, params)
+
+    @staticmethod
+    def _bad_move(revision: Revision, expected_rev: int) -> RevConflict | None:
+        """The conflict of a revision that does not follow ``expected_rev`` (raised once
+        the session is known to exist)."""
+        StateStore._check_stamp(revision)
+        if revision.rev != expected_rev + 1 or revision.parent_rev != expected_rev:
+            return RevConflict(
+                f"revision {revision.rev} (parent {revision.parent_rev}) does not follow "
+                f"expected_rev {expected_rev}", sid=revision.sid, rev=revision.rev,
+                expected=expected_rev)
+        return None
+
+    def _commit_plan(self, revision: Revision, expected_rev: int, session: int, parent: Entry
+                     ) -> tuple[str, tuple[Any, ...], Encoded]:
+        """The one statement that commits ``revision`` over ``parent`` (the async store
+        runs it too); it returns no row when the compare-and-set fails."""
         encoded = encode_revision(revision, parent, self.snapshot_every)
         hashes, zs, datas = self._new_blobs(encoded)
         row = (revision.rev, *packed(encoded.row))
@@ -124,19 +147,23 @@ class PostgresCommit(PostgresErase):
         retime, timer = timer_change(parent.revision.state, revision.state)
         if retime:  # a wait or a retry starts or ends: the timer moves in the same statement
             sql, times = commit_sql(bool(hashes), relabel, timer, retime)
-            params = (*head, *blobs, *label, *times, *row)
-        else:
-            sql = ((COMMIT_BLOBS_LABEL if relabel else COMMIT_BLOBS) if hashes
-                   else (COMMIT_LABEL if relabel else COMMIT))
-            params = (*head, *blobs, *label, *row)
-        return _Plan(sid, session, expected_rev, revision, encoded, sql, params)
+            return sql, (*head, *blobs, *label, *times, *row), encoded
+        sql = ((COMMIT_BLOBS_LABEL if relabel else COMMIT_BLOBS) if hashes
+               else (COMMIT_LABEL if relabel else COMMIT))
+        return sql, (*head, *blobs, *label, *row), encoded
+
+    @staticmethod
+    def _commit_lost(sid: str, expected_rev: int, found: list[tuple[Any, ...]]) -> None:
+        """Raise what a commit that stored nothing means, ``found`` being the session's
+        ``HEAD_OF`` row."""
+        if not found or found[0][0] < 0:  # head -1: deleted
+            raise UnknownSession(f"no session {sid!r}", sid=sid)
+        raise RevConflict(f"head is {found[0][0]}, not {expected_rev}", sid=sid,
+                          head=found[0][0], expected=expected_rev)
 
     def _landed(self, plan: _Plan, rows: list[tuple[Any, ...]]) -> Revision:
         if not rows:
-            found = self._query("SELECT head FROM st_sessions WHERE id = %s", (plan.session,))
-            if not found or found[0][0] < 0:  # head -1: deleted
-                raise UnknownSession(f"no session {plan.sid!r}", sid=plan.sid)
-            raise RevConflict(f"head is {found[0][0]}, not {plan.expected_rev}", sid=plan.sid,
-                              head=found[0][0], expected=plan.expected_rev)
+            self._commit_lost(plan.sid, plan.expected_rev,
+                              self._query(HEAD_OF, (plan.session,)))
         self._remember(plan.sid, plan.encoded)
         return plan.revision

@@ -39,6 +39,7 @@ __all__ = [
     "listed",
     "redact",
     "retrying",
+    "store_error",
 ]
 
 #: Version 2 writes snapshots as arrays of field values and reads version 1's named ones
@@ -190,24 +191,33 @@ def retrying(fn: Callable[[], T], attempts: int = 5) -> T:
     for attempt in range(attempts):
         try:
             return fn()
-        except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
-            if attempt == attempts - 1:
-                raise StoreError(f"PostgreSQL: {str(exc).strip()} ({attempts} attempts)",
-                                 code=ErrorCode.STORE_BUSY) from exc
-        except pg_errors.UniqueViolation as exc:
-            raise RevConflict(f"revision already exists: {exc.diag.message_detail}") from exc
-        except pg_errors.DiskFull as exc:  # SQLSTATE 53100: the transaction rolled back
-            raise StoreError(f"PostgreSQL: the server's disk is full ({str(exc).strip()}); "
-                             "nothing was written past the last commit", field="db",
-                             code=ErrorCode.STORE_FULL) from exc
-        except pg_errors.ReadOnlySqlTransaction as exc:  # 25006: a standby, or read-only
-            raise StoreError(f"PostgreSQL: the server is read-only ({str(exc).strip()})",
-                             field="db", code=ErrorCode.STORE_READ_ONLY) from exc
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(f"PostgreSQL: {str(exc).strip()}") from exc
         except psycopg.Error as exc:
-            raise StoreError(f"PostgreSQL: {str(exc).strip()}") from exc
+            error = store_error(exc, attempt, attempts)
+            if error is not None:
+                raise error from exc
     raise AssertionError("unreachable")
+
+
+def store_error(exc: psycopg.Error, attempt: int, attempts: int) -> StoreError | None:
+    """The store error :func:`retrying` raises for ``exc`` on try ``attempt`` (from 0) of
+    ``attempts``; ``None``: try again (the async store maps errors the same way)."""
+    if isinstance(exc, (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)):
+        if attempt < attempts - 1:
+            return None
+        return StoreError(f"PostgreSQL: {str(exc).strip()} ({attempts} attempts)",
+                          code=ErrorCode.STORE_BUSY)
+    if isinstance(exc, pg_errors.UniqueViolation):
+        return RevConflict(f"revision already exists: {exc.diag.message_detail}")
+    if isinstance(exc, pg_errors.DiskFull):  # SQLSTATE 53100: the transaction rolled back
+        return StoreError(f"PostgreSQL: the server's disk is full ({str(exc).strip()}); "
+                          "nothing was written past the last commit", field="db",
+                          code=ErrorCode.STORE_FULL)
+    if isinstance(exc, pg_errors.ReadOnlySqlTransaction):  # 25006: a standby, or read-only
+        return StoreError(f"PostgreSQL: the server is read-only ({str(exc).strip()})",
+                          field="db", code=ErrorCode.STORE_READ_ONLY)
+    if isinstance(exc, psycopg.OperationalError):
+        return StoreUnavailable(f"PostgreSQL: {str(exc).strip()}")
+    return StoreError(f"PostgreSQL: {str(exc).strip()}")
 
 
 def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from claimfsm.state.errors import RevConflict, UnknownRevision
 from claimfsm.state.holds import timer_of
 from claimfsm.state.model import Revision
-from claimfsm.state.postgres.commit import PostgresCommit
+from claimfsm.state.postgres.commit import HEAD_OF, TIMER, PostgresCommit
 from claimfsm.state.postgres.core import MAX_REV
 from claimfsm.state.postgres.db import (
     CREATE,
@@ -30,14 +30,14 @@ from claimfsm.state.postgres.verify import prune_blobs, verify_rows
 from claimfsm.state.sqlite.db import ChainBroken, CorruptStore
 from claimfsm.state.sqlite.maintenance import restamp_rows
 from claimfsm.state.sqlite.read import checked_page
-from claimfsm.state.sqlite.rows import encode_revision, inflate, packed
+from claimfsm.state.sqlite.rows import Encoded, encode_revision, inflate, packed
 from claimfsm.state.store import ChainCheck, CompactReport, StateStore
 
 if TYPE_CHECKING:
     from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
     from claimfsm.state.queue import WaitingPage, WaitingQuery
 
-__all__ = ["PostgresStore"]
+__all__ = ["HEAD_OF", "TIMER", "PostgresStore"]
 
 
 class PostgresStore(PostgresCommit, StateStore):
@@ -57,6 +57,18 @@ class PostgresStore(PostgresCommit, StateStore):
 
     def create(self, first: Revision) -> Revision:
         """Start a session with revision 0; :class:`RevConflict` if it exists."""
+        sql, params, encoded = self._create_plan(first)
+        rows = self._query(sql, params)
+        if not rows:
+            raise RevConflict(f"session {first.sid!r} already exists", sid=first.sid)
+        timer = timer_of(first.state)
+        if timer is not None:  # paused before its first state: listed as waiting
+            self._query(TIMER, (rows[0][0], timer[0], int(timer[1]), timer[2]))
+        self._created(first.sid, rows[0][0], encoded)
+        return first
+
+    def _create_plan(self, first: Revision) -> tuple[str, tuple[Any, ...], Encoded]:
+        """The statement that stores revision 0 (the async store runs it too)."""
         self._check_stamp(first)
         sid = first.sid
         if first.rev != 0 or first.parent_rev is not None:
@@ -67,19 +79,12 @@ class PostgresStore(PostgresCommit, StateStore):
         row = (0, *packed(encoded.row))
         entry = listed(first.state)
         if hashes:
-            rows = self._query(CREATE_BLOBS, (sid, hashes, zs, datas, *entry, *row))
-        else:
-            rows = self._query(CREATE, (sid, *entry, *row))
-        if not rows:
-            raise RevConflict(f"session {sid!r} already exists", sid=sid)
-        timer = timer_of(first.state)
-        if timer is not None:  # paused before its first state: listed as waiting
-            self._query("INSERT INTO st_timers (id, due, waiting, since)"
-                        " VALUES (%s, %s, %s, %s) RETURNING id",
-                        (rows[0][0], timer[0], int(timer[1]), timer[2]))
-        self._ids[sid] = rows[0][0]
+            return CREATE_BLOBS, (sid, hashes, zs, datas, *entry, *row), encoded
+        return CREATE, (sid, *entry, *row), encoded
+
+    def _created(self, sid: str, session: int, encoded: Encoded) -> None:
+        self._ids[sid] = session
         self._remember(sid, encoded)
-        return first
 
     def head(self, sid: str) -> Revision:
         """The newest revision (the head is always read from the server)."""
