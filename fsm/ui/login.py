@@ -70,7 +70,7 @@ def login_routes(gate: Gate) -> list[Route]:
             return HTMLResponse(_form("/", "BAD_INPUT: the form has more fields than key "
                                       "and next"), status_code=422)
         text = (fields.get("key") or [""])[0].strip()
-        next_path = _next_of((fields.get("next") or [None])[0])
+        next_path = _next_of((fields.get("next") or [""])[0])
         key = gate.key(text)
         if key is None:
             gate.throttle.failed(address)
