@@ -12,6 +12,7 @@ from urllib.parse import quote
 import orjson
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -80,6 +81,9 @@ async def _body(request: Request, model: type[M]) -> M:
     # browser asking first (CORS), so it cannot drive sessions through a form post.
     header = request.headers.get("content-type", "")
     kind, params = media_type(header)
+    if not header and request.headers.get("content-length", "0") == "0" \
+            and "transfer-encoding" not in request.headers:
+        kind = JSON_TYPE  # no body at all (curl -X POST): the model's defaults, as {}
     if kind != JSON_TYPE or params.get("charset", "utf-8").lower() not in ("utf-8", "utf8"):
         raise UnsupportedMedia(f"content-type: {header[:100] or 'none'!r}; send "
                                "application/json (UTF-8)", field="content-type")
@@ -127,14 +131,18 @@ def query_of(request: Request) -> SummaryQuery:
 
 
 async def read_upload(request: Request) -> tuple[bytes | None, dict[str, str]]:
-    """A multipart form's ``file`` (``None`` when empty) and its other fields."""
-    async with request.form(max_part_size=MAX_RECORD) as form:
-        fields = {k: v for k, v in form.items() if isinstance(v, str)}
-        upload = form.get("file")
-        data = None
-        if upload is not None and not isinstance(upload, str) and upload.filename:
-            data = await upload.read(MAX_RECORD + 1)
-            fields["source"] = upload.filename
+    """A multipart form's ``file`` (``None`` when empty) and its other fields; a body that
+    is not a multipart form is ``BAD_INPUT``."""
+    try:
+        async with request.form(max_part_size=MAX_RECORD) as form:
+            fields = {k: v for k, v in form.items() if isinstance(v, str)}
+            upload = form.get("file")
+            data = None
+            if upload is not None and not isinstance(upload, str) and upload.filename:
+                data = await upload.read(MAX_RECORD + 1)
+                fields["source"] = upload.filename
+    except HTTPException as exc:  # Starlette's word for a form it cannot parse
+        raise BadInput(f"file: not a multipart form ({exc.detail})", field="file") from None
     if data is not None and len(data) > MAX_RECORD:
         raise InputTooLarge(f"file: over {MAX_RECORD} bytes", field="file", limit=MAX_RECORD)
     return data, fields

@@ -142,7 +142,8 @@ def create_app(service: Service, *, db_label: str = "", allowed_hosts: Iterable[
         return HTMLResponse(replay_page(names, result))
 
     async def spec(request: Request) -> Response:
-        return JSONResponse(openapi(service.engine.driver.definition))
+        return JSONResponse(openapi(service.engine.driver.definition,
+                                    service.record_names()))
 
     routes = [
         Route("/", home, methods=["GET"]),

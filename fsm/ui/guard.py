@@ -84,8 +84,8 @@ class Guard:
         limit = self.limits.max_upload if kind == MULTIPART else self.limits.max_body
         length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > limit):
-            await _answer(send, scope["path"], "INPUT_TOO_LARGE" if length.isdigit()
-                          else "BAD_INPUT", f"content-length: {length[:40]!r}, the limit "
+            await _answer(send, scope["path"], ErrorCode.INPUT_TOO_LARGE if length.isdigit()
+                          else ErrorCode.BAD_INPUT, f"content-length: {length[:40]!r}, the limit "
                           f"is {limit} bytes", "content-length")
             return
         counted = _Counted(receive, limit, self.limits)
@@ -107,18 +107,18 @@ class Guard:
         host = headers.get("host", "")
         served = self.hosts | {host_name(str((scope.get("server") or ("",))[0]))}
         if host_name(host) not in served or not host:
-            return ("HOST_NOT_ALLOWED", f"host: {host[:100]!r} is not a name this server "
+            return (ErrorCode.HOST_NOT_ALLOWED, f"host: {host[:100]!r} is not a name this server "
                     "answers to (claimfsm ui --allowed-host NAME adds one)", "host")
         if scope["method"] in _SAFE and not _guarded_read(scope, headers):
             return None
         site = headers.get("sec-fetch-site")
         if site is not None and site not in _SAME:
-            return ("CROSS_ORIGIN", f"sec-fetch-site: {site[:40]!r}: a page of another site "
-                    "may not send this request", "sec-fetch-site")
+            return (ErrorCode.CROSS_ORIGIN, f"sec-fetch-site: {site[:40]!r}: a page of "
+                    "another site may not send this request", "sec-fetch-site")
         origin = headers.get("origin")
         if origin is not None and urlsplit(origin).netloc.lower() != host.lower():
-            return ("CROSS_ORIGIN", f"origin: {origin[:100]!r} is not this server's origin",
-                    "origin")
+            return (ErrorCode.CROSS_ORIGIN, f"origin: {origin[:100]!r} is not this server's "
+                    "origin", "origin")
         return None
 
 
@@ -155,19 +155,22 @@ class _Counted:
 
     async def __call__(self) -> dict[str, Any]:
         if self.done:
-            # After the body only a disconnect can come (a streamed answer waits for it).
-            return dict(await self.receive())
-        wait = min(self.limits.body_idle, self.deadline - time.monotonic())
-        try:
-            message: dict[str, Any] = await asyncio.wait_for(self.receive(), max(wait, 0.0))
-        except TimeoutError:
-            raise RequestTimeout(f"body: no data for {wait:.0f} s (at most "
-                                 f"{self.limits.body_idle:.0f} s between parts and "
-                                 f"{self.limits.body_total:.0f} s in all)",
-                                 field="body") from None
+            # No body is owed (none declared, or it is all in): a streamed answer waits
+            # here for the disconnect, which may take any time. Still counted: an ASGI
+            # server may pass a body without declaring it.
+            message = dict(await self.receive())
+        else:
+            wait = min(self.limits.body_idle, self.deadline - time.monotonic())
+            try:
+                message = dict(await asyncio.wait_for(self.receive(), max(wait, 0.0)))
+            except TimeoutError:
+                raise RequestTimeout(f"body: no data for {wait:.0f} s (at most "
+                                     f"{self.limits.body_idle:.0f} s between parts and "
+                                     f"{self.limits.body_total:.0f} s in all)",
+                                     field="body") from None
         if message["type"] == "http.request":
             self.seen += len(message.get("body", b""))
-            self.done = not message.get("more_body", False)
+            self.done = self.done or not message.get("more_body", False)
             if self.seen > self.limit:
                 raise InputTooLarge(f"body: over {self.limit} bytes", field="body",
                                     limit=self.limit)

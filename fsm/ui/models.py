@@ -67,7 +67,7 @@ class ResumeRequest(StepRequest):
     """Continue a paused session and run it on to its next stop; ``actor`` (default
     ``api``) is recorded in the ``Resumed`` event."""
 
-    actor: str = Field(default="api", min_length=1, max_length=200)
+    actor: str = Field(default="api", min_length=1, max_length=200, pattern=r"\S")
 
 
 class InputRequest(ResumeRequest):

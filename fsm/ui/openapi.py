@@ -231,12 +231,15 @@ def _operation(op: Op, schemas: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def openapi(machine: MachineDef | None = None) -> dict[str, Any]:
-    """The OpenAPI 3.1 document (``machine``: its state names are the values the
-    ``fsm`` filter and the pause lists take; default the claim machine)."""
+def openapi(machine: MachineDef | None = None,
+            records: list[str] | None = None) -> dict[str, Any]:
+    """The OpenAPI 3.1 document (``machine``: its non-final states are the values the
+    pause lists take, default the claim machine; ``records``: the names a replay may
+    ask for, when known)."""
     from claimfsm.engine.machine import DEFAULT_MACHINE
 
-    names = sorted((machine or DEFAULT_MACHINE).names)
+    machine = machine or DEFAULT_MACHINE
+    names = sorted(set(machine.names) - machine.finals)  # where a session may pause
     schemas: dict[str, Any] = {}
     paths: dict[str, Any] = {}
     for op in ENDPOINTS:
@@ -244,6 +247,8 @@ def openapi(machine: MachineDef | None = None) -> dict[str, Any]:
     start = schemas["StartRequest"]["properties"]
     for key in ("pause_before", "pause_after"):
         start[key]["anyOf"][0]["items"] = {"type": "string", "enum": names}
+    if records:
+        schemas["ReplayRequest"]["properties"]["name"] = {"type": "string", "enum": records}
     return {"openapi": "3.1.0",
             "info": {"title": "claimfsm", "version": "1",
                      "description": "Drive and inspect claim-verification sessions. "

@@ -77,7 +77,9 @@ class HeadQuery(Query):
 class HistoryQuery(Query):
     """``GET /api/v1/sessions/{sid}/history``."""
 
-    offset: QueryInt = Field(default=0, ge=0, le=MAX_INT, description="first revision")
+    # Bounded so that the page's end (offset + limit) is still a 64-bit integer.
+    offset: QueryInt = Field(default=0, ge=0, le=MAX_INT - MAX_HISTORY_PAGE,
+                             description="first revision")
     limit: QueryInt = Field(default=100, ge=1, le=MAX_HISTORY_PAGE,
                             description="revisions in the page")
 
