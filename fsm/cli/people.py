@@ -13,11 +13,13 @@ import click
 import orjson
 
 from claimfsm.cli.common import db_option, durability_option, emit, engine, fail, json_option
+from claimfsm.cli.observing import log_format_option
 from claimfsm.engine.views import session_summary, verdict_json
 
 if TYPE_CHECKING:
     from claimfsm.engine.config import Durability
     from claimfsm.engine.runtime import Engine
+    from claimfsm.engine.tick import TickReport
     from claimfsm.state.model import Revision
 
 __all__ = ["edit", "finish", "input_command", "people_options", "resume", "tick"]
@@ -186,17 +188,45 @@ def edit(sid: str, changes: tuple[str, ...], actor: str, expected_rev: int | Non
               help="Advance at most this many due sessions (earliest first).")
 @json_option
 @durability_option
-def tick(db: str, limit: int, as_json: bool, durability: Durability) -> None:
+@log_format_option
+def tick(db: str, limit: int, as_json: bool, durability: Durability,
+         log_format: str | None) -> None:
     """Advance every session that is due: a wait state whose timeout passed moves to its
     on_timeout state, a retry whose time came runs; each then runs on to its next stop.
     Several tickers may race: each due session is advanced exactly once. Prints
-    {"due", "advanced", "skipped", "sids"} with --json."""
+    {"due", "advanced", "skipped", "sids"} with --json. With --log-format, each step is
+    logged (sid, rev, code) on stderr and then one "tick" line with the counts."""
+    handler = None
+    if log_format is not None:
+        from claimfsm.observe.logs import setup_logging
+
+        handler = setup_logging("json" if log_format == "json" else "text")
+    try:
+        report = _tick_logged(db, as_json, durability, limit, log_format is not None)
+    finally:
+        if handler is not None:
+            from claimfsm.observe.logs import stop_logging
+
+            stop_logging(handler)
+    if as_json:
+        emit(report.to_json())
+    else:
+        click.echo(f"due {report.due}, advanced {report.advanced}, "
+                   f"skipped {report.skipped}")
+
+
+def _tick_logged(db: str, as_json: bool, durability: Durability, limit: int,
+                 logged: bool) -> TickReport:
     from claimfsm.engine.tick import tick as run_tick
 
     with engine(db, as_json, durability=durability, create=False) as eng:
+        if logged:
+            from claimfsm.observe.logs import log_event
+            from claimfsm.observe.observer import Observer
+
+            eng.driver.observer = Observer()  # one "step" line per step
         report = run_tick(eng.driver, limit=limit)
-        if as_json:
-            emit(report.to_json())
-        else:
-            click.echo(f"due {report.due}, advanced {report.advanced}, "
-                       f"skipped {report.skipped}")
+        if logged:
+            log_event("tick", due=report.due, advanced=report.advanced,
+                      skipped=report.skipped)
+        return report

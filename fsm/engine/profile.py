@@ -265,7 +265,8 @@ def resolve_profile(
     found = find_config(cwd or Path.cwd()) if use_config else None
     if found is not None:
         path, table = found
-        table = {k: v for k, v in table.items() if k != "sources"}  # engine.sources reads it
+        # [sources.*] is engine.sources', [ui] is claimfsm ui's (allowed_hosts).
+        table = {k: v for k, v in table.items() if k not in ("sources", "ui")}
         _build(table, path.name)  # report a bad file as the file, not as the merge
         values.update(table)
         if isinstance(values.get("stance_model"), str):

@@ -15,11 +15,14 @@ handling answers them (a JSON error under ``/api/``, the page's error elsewhere)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+
+from starlette.requests import ClientDisconnect
 
 from claimfsm._base.errors import ClaimFsmError, ErrorCode
 from claimfsm.engine.errors import InputTooLarge
@@ -40,7 +43,7 @@ class Limits:
     max_body: int = 1 << 20  # a JSON body (and any body of a route that takes no upload)
     max_upload: int = (32 << 20) + (64 << 10)  # a multipart record upload and its framing
     body_idle: float = 10.0  # the longest pause between two parts of a body
-    body_total: float = 120.0  # the whole body
+    body_total: float = 30.0  # the whole body, however steadily it trickles in
     header_timeout: float = 10.0  # request line and headers (the server's protocol)
     keep_alive: float = 5.0  # an idle kept-alive connection
     max_connections: int = 256  # open connections before new requests get 503
@@ -100,7 +103,9 @@ class Guard:
                                                   (b"connection", b"close")]}
             await send(message)
 
-        await self.app(scope, counted, sending)
+        # A client gone mid-body has nobody left to answer: not an error to log.
+        with contextlib.suppress(ClientDisconnect):
+            await self.app(scope, counted, sending)
 
     def _refusal(self, scope: Scope, headers: dict[str, str]
                  ) -> tuple[str, str, str] | None:
