@@ -258,12 +258,16 @@ def openapi(machine: MachineDef | None = None,
 
 def markdown() -> str:
     """The API reference of docs/ui.md, generated from the table."""
-    lines = ["| method | path | operationId | what | success |", "|---|---|---|---|---|"]
+    lines = ["| method | path | operationId | what | success | its own errors |",
+             "|---|---|---|---|---|---|"]
+    common = set(COMMON)
     for op in ENDPOINTS:
         body = f" (body: `{op.body.__name__}`)" if op.body is not None else ""
         answer = op.answer if isinstance(op.answer, str) else f"`{op.answer.__name__}`"
+        own = "; ".join(f"{status}: {', '.join(codes)}" for status, codes in
+                        _errors(c for c in op.errors if c not in common).items()) or "-"
         lines.append(f"| {op.method.upper()} | `{op.path}` | `{op.op_id}` | {op.summary}"
-                     f"{body} | {op.status}: {answer} |")
+                     f"{body} | {op.status}: {answer} | {own} |")
     lines += ["", "Request bodies (unknown fields are refused with 422; numbers are JSON "
               "integers, never `true`, `\"3\"` or `3.0`):", ""]
     seen: set[str] = set()

@@ -35,17 +35,27 @@ VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3)
 QUERY_TEXT = (st.text(max_size=24) | st.integers(min_value=-(2**80), max_value=2**80).map(str)
               | st.floats(allow_nan=False).map(str)
               | st.sampled_from(["", "SUPPORTS", "none", "MAYBE", "WAITING", "1e3", "²"]))
+REVIEW = st.fixed_dictionaries({"decision": st.sampled_from(["approve", "override", "send_back",
+                                                             "x"])},
+                                optional={"verdict": SCALARS, "reason": SCALARS,
+                                          "queries": VALUES, "doc_ids": VALUES})
 KINDS = st.sampled_from(["application/json", "application/json", "APPLICATION/JSON",
                          "application/jsonx", "text/plain", "multipart/form-data", ""])
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, Any, str]]:
+def world(tmp_path_factory: pytest.TempPathFactory
+          ) -> Iterator[tuple[TestClient, Any, list[str]]]:
     service = make_service(Path(tmp_path_factory.mktemp("fuzz")) / "fuzz.db")
     with TestClient(create_app(service), raise_server_exceptions=False) as client:
         sid = client.post("/api/v1/sessions", json={"claim": "Honey never spoils."}).json()
         client.post(f"/api/v1/sessions/{sid['sid']}/step", json={})
-        yield client, service, sid["sid"]
+        # One waiting for a review: input and edit reach past their NOT_WAITING check.
+        waits = client.post("/api/v1/sessions", json={
+            "claim": "NASA landed on the Moon in 1969.", "review": "always"}).json()["sid"]
+        assert client.post(f"/api/v1/sessions/{waits}/run", json={}).json()["status"] == (
+            "WAITING")
+        yield client, service, [sid["sid"], waits]
     service.close()
 
 
@@ -63,16 +73,19 @@ def _fields(op: Op) -> list[str]:
 
 
 @st.composite
-def requests(draw: st.DrawFn, op: Op, sid: str) -> dict[str, Any]:
+def requests(draw: st.DrawFn, op: Op, sids: list[str]) -> dict[str, Any]:
     names = _fields(op)
-    path = op.path.replace("{sid}", draw(st.sampled_from([sid, "nope", "a%2Fb", "%00"])))
+    path = op.path.replace("{sid}", draw(st.sampled_from([*sids, "nope", "a%2Fb", "%00"])))
     path = path.replace("{rev}", quote(draw(QUERY_TEXT | st.just("0")), safe="") or "0")
     path = path.replace("{doc_id}", quote(draw(st.text(min_size=1, max_size=12)), safe=""))
     query = draw(st.dictionaries(st.sampled_from([*names, "x"]), QUERY_TEXT, max_size=4))
     out: dict[str, Any] = {"method": op.method.upper(), "url": path, "params": query,
                            "headers": {}}
     if op.body is not None or op.method != "get":
-        body = draw(st.fixed_dictionaries({}, optional=dict.fromkeys(names, VALUES)) | VALUES)
+        fields = dict.fromkeys(names, VALUES)
+        if "input" in fields:
+            fields["input"] = REVIEW | VALUES
+        body = draw(st.fixed_dictionaries({}, optional=fields) | VALUES)
         kind = draw(KINDS)
         out["content"] = json.dumps(body).encode()
         if kind:
@@ -81,14 +94,14 @@ def requests(draw: st.DrawFn, op: Op, sid: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("op", OPS, ids=[op.op_id for op in OPS])
-def test_no_request_gets_a_500_or_writes_when_refused(world: tuple[TestClient, Any, str],
-                                                      op: Op) -> None:
-    client, service, sid = world
+def test_no_request_gets_a_500_or_writes_when_refused(
+        world: tuple[TestClient, Any, list[str]], op: Op) -> None:
+    client, service, sids = world
 
     # A hang guard, not a performance figure: no example may take a minute.
     @settings(max_examples=25, derandomize=True, deadline=timedelta(seconds=60),
               suppress_health_check=list(HealthCheck))
-    @given(request=requests(op, sid))
+    @given(request=requests(op, sids))
     def check(request: dict[str, Any]) -> None:
         before = _snapshot(service)
         r = client.request(**request)
