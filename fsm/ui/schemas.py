@@ -192,6 +192,8 @@ class Machine(_Out):
 
 
 class _Error(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     code: str
     msg: str
     field: str | None = None
@@ -199,6 +201,8 @@ class _Error(BaseModel):
 
 class ErrorBody(BaseModel):
     """Every error: ``{"error": {"code", "msg", "field"?}}``."""
+
+    model_config = ConfigDict(defer_build=True)
 
     error: _Error
 

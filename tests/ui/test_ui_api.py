@@ -238,7 +238,10 @@ def test_an_unexpected_error_is_one_internal_line(client: TestClient, monkeypatc
 
 def test_openapi_lists_every_api_route(client: TestClient) -> None:
     served = client.get("/api/v1/openapi.json").json()
-    assert served == openapi() and served["openapi"].startswith("3.")
+    records = client.get("/api/v1/records").json()["records"]
+    assert served == openapi(None, records) and served["openapi"].startswith("3.")
+    assert served["components"]["schemas"]["ReplayRequest"]["properties"]["name"][
+        "enum"] == records
     routes = {(m.lower(), r.path) for r in client.app.routes  # type: ignore[attr-defined]
               for m in (r.methods or ()) if r.path.startswith("/api/") and m != "HEAD"}
     documented = {(m, p) for p, ops in served["paths"].items() for m in ops}
