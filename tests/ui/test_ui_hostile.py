@@ -331,3 +331,19 @@ def test_the_request_log_names_method_path_status_duration_and_actor(
         stop_logging(handler)
     line = text.getvalue().strip()
     assert "\n" not in line and "request" in line and "status=404" in line
+
+
+def test_claimfsm_ui_serves_its_bound_names_and_the_configured_ones(
+        tmp_path: Path, monkeypatch: Any, capsys: Any) -> None:
+    from claimfsm.cli.ui import _served_names
+
+    monkeypatch.chdir(tmp_path)
+    assert set(_served_names("127.0.0.1", ("a.example",))) == {
+        "127.0.0.1", "a.example", "localhost", "::1"}
+    (tmp_path / "claimfsm.toml").write_text('[ui]\nallowed_hosts = ["claims.example.org"]\n')
+    assert "claims.example.org" in _served_names("10.0.0.5", ())
+    assert "localhost" not in _served_names("10.0.0.5", ())  # not bound to loopback
+    (tmp_path / "claimfsm.toml").write_text('[ui]\nallowed_hosts = "claims.example.org"\n')
+    with pytest.raises(SystemExit) as stopped:
+        _served_names("127.0.0.1", ())
+    assert stopped.value.code == 2 and "BAD_CONFIG" in capsys.readouterr().err
