@@ -19,8 +19,8 @@ from claimfsm.engine.views import session_summary, verdict_json
 if TYPE_CHECKING:
     from claimfsm.engine.config import Durability
     from claimfsm.engine.runtime import Engine
-    from claimfsm.replay.write import Recorder
     from claimfsm.engine.tick import TickReport
+    from claimfsm.replay.write import Recorder
     from claimfsm.state.model import Revision
 
 __all__ = ["edit", "finish", "input_command", "people_options", "resume", "tick"]
