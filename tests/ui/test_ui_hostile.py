@@ -271,7 +271,12 @@ def test_every_error_code_answers_its_own_status(client: TestClient, monkeypatch
         def boom(self: Any, sid: str, _code: str = code) -> None:
             raise ClaimFsmError(f"sid: {_code} for the test", code=_code)
 
+        async def aboom(self: Any, sid: str, _code: str = code) -> None:
+            raise ClaimFsmError(f"sid: {_code} for the test", code=_code)
+
+        # The API reads the head on the async path, the pages on the sync one.
         monkeypatch.setattr(Service, "head", boom)
+        monkeypatch.setattr(Service, "ahead", aboom)
         r = client.get("/api/v1/sessions/abc/head")
         seen[str(code)] = r.status_code
         assert r.json()["error"]["code"] == code
