@@ -104,6 +104,12 @@ bench-async: install
 	$(BIN)/python -m tests.support.pg $(BIN)/python -m claimfsm.bench.concurrency \
 		--json bench-async.json
 
+# 70 slow-header and 70 slow-body connections for 40 s against claimfsm ui while a normal
+# client asks (docs/operations.md).
+.PHONY: bench-slow-clients
+bench-slow-clients: install
+	$(BIN)/claimfsm bench slow-clients --json bench-slow-clients.json
+
 # Step cost with traces, metrics and logs off and on (docs/operations.md).
 .PHONY: bench-observe
 bench-observe: install

@@ -49,8 +49,8 @@ def test_every_code_is_on_the_errors_page_once_with_its_statuses() -> None:
             for line in render_errors().splitlines() if line.startswith("| `")}
     assert len(rows) == len(ErrorCode)
     assert rows["| `STORE_BUSY`"] == ["2", "503 |"]
-    assert rows["| `INTERRUPTED`"] == ["130", "- |"]
-    assert rows["| `NO_PLANS`"] == ["1", "- |"]
+    assert rows["| `INTERRUPTED`"] == ["130", "503 |"]  # every code has a status now
+    assert rows["| `NO_PLANS`"] == ["1", "422 |"]
 
 
 def test_relative_links_in_readme_and_docs_resolve() -> None:

@@ -13,11 +13,13 @@ import click
 import orjson
 
 from claimfsm.cli.common import db_option, durability_option, emit, engine, fail, json_option
+from claimfsm.cli.observing import log_format_option
 from claimfsm.engine.views import session_summary, verdict_json
 
 if TYPE_CHECKING:
     from claimfsm.engine.config import Durability
     from claimfsm.engine.runtime import Engine
+    from claimfsm.engine.tick import TickReport
     from claimfsm.replay.write import Recorder
     from claimfsm.state.model import Revision
 
@@ -233,27 +235,54 @@ def edit(sid: str, changes: tuple[str, ...], actor: str, expected_rev: int | Non
               "advances that session, its timeout (a person line) or due retry and the "
               "steps that follow are appended to F. F must end at the session's head "
               "(else RECORD_MISMATCH).")
+@log_format_option
 def tick(db: str, limit: int, as_json: bool, durability: Durability,
-         record: str | None) -> None:
+         record: str | None, log_format: str | None) -> None:
     """Advance every session that is due: a wait state whose timeout passed moves to its
     on_timeout state, a retry whose time came runs; each then runs on to its next stop.
     Several tickers may race: each due session is advanced exactly once. Prints
     {"due", "advanced", "skipped", "sids", "conflicts"} with --json (conflicts: the
-    skipped sessions another writer moved first)."""
+    skipped sessions another writer moved first). With --log-format, each step is
+    logged (sid, rev, code) on stderr and then one "tick" line with the counts."""
+    handler = None
+    if log_format is not None:
+        from claimfsm.observe.logs import setup_logging
+
+        handler = setup_logging("json" if log_format == "json" else "text")
+    try:
+        report = _tick_logged(db, as_json, durability, limit, record, log_format is not None)
+    finally:
+        if handler is not None:
+            from claimfsm.observe.logs import stop_logging
+
+            stop_logging(handler)
+    if as_json:
+        emit(report.to_json())
+    else:
+        click.echo(f"due {report.due}, advanced {report.advanced}, "
+                   f"skipped {report.skipped}")
+
+
+def _tick_logged(db: str, as_json: bool, durability: Durability, limit: int,
+                 record: str | None, logged: bool) -> TickReport:
     from claimfsm.engine.tick import tick as run_tick
     from claimfsm.replay.people import tick_recorded
 
     with engine(db, as_json, durability=durability, create=False) as eng:
+        if logged:
+            from claimfsm.observe.logs import log_event
+            from claimfsm.observe.observer import Observer
+
+            eng.driver.observer = Observer()  # one "step" line per step
         if record is None:
             report = run_tick(eng.driver, limit=limit)
         else:
             rec, recorded = _tick_recorder(eng, record, as_json)
             report = tick_recorded(eng.driver, rec, recorded, limit=limit)
-        if as_json:
-            emit(report.to_json())
-        else:
-            click.echo(f"due {report.due}, advanced {report.advanced}, "
-                       f"skipped {report.skipped}")
+        if logged:
+            log_event("tick", due=report.due, advanced=report.advanced,
+                      skipped=report.skipped)
+        return report
 
 
 def _tick_recorder(eng: Engine, record: str, as_json: bool) -> tuple[Recorder, str]:

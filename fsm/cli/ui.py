@@ -51,6 +51,26 @@ def _check_port(host: str, port: int) -> None:
                  "--port", as_json=False)
 
 
+def _served_names(host: str, given: tuple[str, ...]) -> list[str]:
+    # The bound address is served anyway (the guard reads it off each connection).
+    names = [host, *given, *_configured_hosts()]
+    if _loopback(host):
+        names += ["localhost", "127.0.0.1", "::1"]
+    return names
+
+
+def _configured_hosts() -> list[str]:
+    from claimfsm.engine.profile import find_config
+
+    found = find_config(Path.cwd())
+    table = (found[1] if found else {}).get("ui", {})
+    hosts = table.get("allowed_hosts", []) if isinstance(table, dict) else None
+    if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+        fail("BAD_CONFIG", "claimfsm.toml: [ui] allowed_hosts must be a list of host "
+             "names", as_json=False)
+    return list(hosts or [])
+
+
 @click.command()
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True,
@@ -64,10 +84,15 @@ def _check_port(host: str, port: int) -> None:
 @click.option("--records", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=None, help="Folder of record files the replay page offers "
               "(default: the bundled fixtures/sessions).")
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="Also answer requests whose Host header names NAME (repeatable; e.g. "
+              "the name a proxy forwards). Besides these, only the bound address is "
+              "served, and localhost when it is loopback: a guard against DNS "
+              "rebinding. Also [ui] allowed_hosts = [...] in claimfsm.toml.")
 @otel_option
 @log_format_option
 def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None, otel: bool,
-       log_format: str | None) -> None:
+       log_format: str | None, allowed_hosts: tuple[str, ...]) -> None:
     """Serve the web inspector for the sessions in --db: list and search sessions, see a
     session's diagram, timeline, revisions, diffs and verdict, step/run/roll back/fork it,
     and replay records. The JSON API is under /api/v1 (OpenAPI at /api/v1/openapi.json);
@@ -77,7 +102,11 @@ def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None, 
     Binds 127.0.0.1 by default. Once the store has an API key (`claimfsm keys add`),
     every page and /api/v1 call needs one, as a bearer key or through the /login form
     (docs/security.md); without keys it is open to whoever reaches the port, so only a
-    loopback address may be bound.
+    loopback address may be bound. Requests are refused when their Host is not a name of
+    this server (421), when a page of another site sends them (403), when their body is
+    over the limit (413, counted while it is read) or too slow (408); slow headers are cut
+    after 10 s. With --log-format, every request is logged (method, path, status, ms,
+    actor: the key's name). See docs/operations.md.
     """
     try:
         import uvicorn
@@ -102,7 +131,8 @@ def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None, 
 
     with engine(db, False) as eng:
         service = Service(eng, records) if records is not None else Service(eng)
-        app = create_app(service, db_label=db)
+        app = create_app(service, db_label=db,
+                         allowed_hosts=_served_names(host, allowed_hosts))
         try:
             from claimfsm.ui.observing import observe_app
 
@@ -110,9 +140,9 @@ def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None, 
         except ImportError as exc:  # an older install of the ui extra
             click.echo(f"warning: no /metrics: {exc.name} is not installed "
                        "(pip install 'claimfsm[ui]')", err=True)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                access_log=False)
-        server = uvicorn.Server(config)
+        from claimfsm.ui.serving import server_config
+
+        server = uvicorn.Server(server_config(app, host, port))
         click.echo(f"claimfsm ui: {db} at http://{host}:{port}/ (Ctrl-C stops it)", err=True)
         from claimfsm.engine.tick import Ticker
 

@@ -3,22 +3,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 
 from claimfsm._base.errors import http_status
 from claimfsm.engine.errors import ClaimFsmError
 from claimfsm.engine.version import session_version
 from claimfsm.state.model import Revision
-from claimfsm.ui.api import JSON, api_routes, query_int, query_of, read_upload
+from claimfsm.ui.access import RequestLog
+from claimfsm.ui.api import api_routes, query_int, query_of, read_upload
 from claimfsm.ui.auth import Gate
-from claimfsm.ui.guard import Guard
-from claimfsm.ui.html import e, page
+from claimfsm.ui.authz import AuthGuard
+from claimfsm.ui.guard import Guard, Limits
 from claimfsm.ui.keys_api import keys_routes
 from claimfsm.ui.login import login_routes
 from claimfsm.ui.openapi import openapi
@@ -31,6 +34,7 @@ from claimfsm.ui.pages import (
     sessions_page,
 )
 from claimfsm.ui.people_api import people_routes
+from claimfsm.ui.refusal import error_parts
 from claimfsm.ui.replaying import replay_bytes
 from claimfsm.ui.review_routes import review_routes
 from claimfsm.ui.service import Service
@@ -45,22 +49,32 @@ def status_of(code: str) -> int:
     return http_status(code)
 
 
-def _error_response(request: Request, code: str, msg: str, field: Any = None) -> Response:
-    status = status_of(code)
-    if request.url.path.startswith("/api/"):
-        err: dict[str, Any] = {"code": code, "msg": msg}
-        if field:
-            err["field"] = str(field)
-        return JSON({"error": err}, status_code=status)
-    body = (f'<h1>{status}</h1><p class="msg err" id="error"><code>{e(code)}</code>: {e(msg)}'
-            '</p><p><a href="/">back to the sessions</a></p>')
-    return HTMLResponse(page(code, body), status_code=status)
+def _error_response(request: Request, code: str, msg: str, field: Any = None,
+                    headers: dict[str, str] | None = None) -> Response:
+    status, raw, body = error_parts(request.url.path, code, msg, field, headers)
+    response = Response(body, status_code=status)
+    response.raw_headers = raw
+    return response
 
 
-def create_app(service: Service, *, db_label: str = "", gate: Gate | None = None) -> Starlette:
-    """The web app over ``service`` (``db_label`` is shown on the sessions page). Once
-    the store has an API key, every request needs one (``gate``: the default reads the
-    service's store; docs/security.md)."""
+def _allowed(app: Starlette, request: Request) -> str:
+    # The methods the path's routes take, for a 405's Allow header.
+    methods: set[str] = set()
+    for route in app.router.routes:
+        if isinstance(route, Route) and route.matches(request.scope)[0] != Match.NONE:
+            methods |= route.methods or set()
+    return ", ".join(sorted(methods))
+
+
+def create_app(service: Service, *, db_label: str = "", allowed_hosts: Iterable[str] = (),
+               limits: Limits | None = None, gate: Gate | None = None) -> Starlette:
+    """The web app over ``service`` (``db_label`` is shown on the sessions page).
+
+    Requests are served for the address each connection came in on and for
+    ``allowed_hosts``; ``limits`` bound bodies and their reading
+    (:mod:`claimfsm.ui.guard`). With the event log on, every request is logged
+    (:mod:`claimfsm.ui.access`). Once the store has an API key, every request needs one
+    (``gate``: the default reads the service's store; docs/security.md)."""
 
     async def on_error(request: Request, exc: Exception) -> Response:
         if isinstance(exc, ClaimFsmError):
@@ -133,7 +147,8 @@ def create_app(service: Service, *, db_label: str = "", gate: Gate | None = None
         return HTMLResponse(replay_page(names, result))
 
     async def spec(request: Request) -> Response:
-        return JSONResponse(openapi())
+        return JSONResponse(openapi(service.engine.driver.definition,
+                                    service.record_names()))
 
     routes = [
         Route("/", home, methods=["GET"]),
@@ -149,15 +164,20 @@ def create_app(service: Service, *, db_label: str = "", gate: Gate | None = None
     ]
     gate = gate or Gate(service.engine.store)
     routes += [*login_routes(gate), *keys_routes(gate)]
-    app = Starlette(routes=routes, exception_handlers=handlers)
-    # The router's own list: routes added later (/metrics) are guarded too.
-    app.add_middleware(Guard, gate=gate, routes=app.router.routes)
+    middleware = [Middleware(RequestLog),
+                  Middleware(Guard, hosts=tuple(allowed_hosts), limits=limits or Limits())]
+    app = Starlette(routes=routes, exception_handlers=handlers, middleware=middleware)
+    # Innermost, after the host and origin checks, so the request log sees the key's
+    # name; given the router's own list, so routes added later (/metrics) are guarded.
+    app.user_middleware.append(Middleware(AuthGuard, gate=gate, routes=app.router.routes))
 
     async def not_found(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 404)
         if status == 405:
+            allow = _allowed(app, request)
             return _error_response(request, "METHOD_NOT_ALLOWED",
-                                   f"{request.method} is not allowed on {request.url.path}")
+                                   f"{request.method} is not allowed on {request.url.path}; "
+                                   f"it takes {allow}", headers={"allow": allow})
         return _error_response(request, "NOT_FOUND", f"no route {request.url.path}")
 
     app.add_exception_handler(404, not_found)

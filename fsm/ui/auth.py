@@ -1,7 +1,7 @@
 """Who a request is (docs/security.md): the store's API keys, cached briefly; the login
 sessions the pages' cookie names; the per-address limit on failed attempts.
 
-Nothing here speaks HTTP (:mod:`claimfsm.ui.guard` does): a :class:`Gate` answers "which
+Nothing here speaks HTTP (:mod:`claimfsm.ui.authz` does): a :class:`Gate` answers "which
 live key is this text", "which login is this cookie", and "may this address try again".
 The key text is never kept, logged or put in an error message; a login session keeps the
 key's name and id, so revoking the key ends its logins too.

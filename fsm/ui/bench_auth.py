@@ -112,7 +112,7 @@ def run(rounds: int = ROUNDS, calls: int = ASGI_CALLS,
     every call must answer 200."""
     from claimfsm.ui.app import create_app
     from claimfsm.ui.auth import Gate
-    from claimfsm.ui.guard import COOKIE
+    from claimfsm.ui.authz import COOKIE
     from claimfsm.ui.service import Service
 
     text, row = new_key("bench", "read", now=datetime.now(UTC))
@@ -130,9 +130,9 @@ def run(rounds: int = ROUNDS, calls: int = ASGI_CALLS,
         modes = {"off": ("off", {}), "bearer": ("on", {"authorization": f"Bearer {text}"}),
                  "cookie": ("on", {"cookie": f"{COOKIE}={cookie}"})}
         servers = {name: _serve(app) for name, app in apps.items()}
-        from claimfsm.ui.guard import Guard
+        from claimfsm.ui.authz import AuthGuard
 
-        guards = {name: Guard(_nothing, gate=gate, routes=apps["on"].router.routes)
+        guards = {name: AuthGuard(_nothing, gate=gate, routes=apps["on"].router.routes)
                   for name, gate in (("off", Gate(MemoryStore())), ("on", gate_on))}
         guard: dict[str, list[float]] = {m: [] for m in modes}
         asgi: dict[str, list[float]] = {m: [] for m in modes}

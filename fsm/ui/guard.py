@@ -1,224 +1,184 @@
-"""The ASGI middleware that asks for a key (docs/security.md). While the store has no API
-key every request passes, as before keys existed. Once it has one, every request but the
-login form needs ``Authorization: Bearer KEY`` or the login cookie, and a role at least
-the route's (:mod:`claimfsm.ui.roles`); a request that changes something with the cookie
-also carries the login's CSRF token (``X-CSRF-Token``, or a form's first field
-``csrf``). Failed keys count against the client address (:class:`~claimfsm.ui.auth.Throttle`).
+"""The guards in front of every route (docs/operations.md), one ASGI middleware:
 
-The request's key name becomes its actor (``request.state.actor``); the pages learn the
-viewer from :data:`claimfsm.ui.viewer.VIEWER`.
-"""
+- the ``Host`` header must name the address the connection came in on or a configured
+  host (``--allowed-host``): a page on a rebinding domain never reaches a loopback server;
+- a state-changing request (any method but GET, HEAD, OPTIONS), and any request of the API
+  or ``/metrics``, sent by a page of another origin (``Origin`` not this host, or
+  ``Sec-Fetch-Site`` cross-site or same-site) is refused; following a link to a page is not;
+- a body is counted while it is read (chunked too) and refused as soon as it passes the
+  limit, and must arrive in time: a pause between two parts or the whole body over the
+  limits of :class:`Limits` answers ``REQUEST_TIMEOUT``.
+
+Body refusals are raised from ``receive`` as ``ClaimFsmError`` so the route's own error
+handling answers them (a JSON error under ``/api/``, the page's error elsewhere)."""
 
 from __future__ import annotations
 
-import hmac
-import re
-from collections import deque
-from urllib.parse import quote
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
 
-import orjson
-from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import Headers
-from starlette.requests import cookie_parser
-from starlette.routing import BaseRoute
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.requests import ClientDisconnect
 
-from claimfsm._base.codes import ErrorCode, http_status
-from claimfsm.state.keys import role_rank
-from claimfsm.ui.auth import Gate, Login
-from claimfsm.ui.html import e, page
-from claimfsm.ui.roles import PUBLIC, ROUTE_ROLES
-from claimfsm.ui.viewer import VIEWER, Viewer
+from claimfsm._base.errors import ClaimFsmError, ErrorCode
+from claimfsm.engine.errors import InputTooLarge
+from claimfsm.ui.media import MULTIPART, media_type
+from claimfsm.ui.refusal import error_parts
 
-__all__ = ["COOKIE", "Guard", "refusal"]
+__all__ = ["Guard", "Limits", "RequestTimeout", "host_name"]
 
-COOKIE = "claimfsm_session"
+Scope = dict[str, Any]
 _SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
-_PREFIX_MAX = 8192
-_FIELD_URLENCODED = re.compile(rb"^csrf=([A-Za-z0-9_-]{1,100})(?:&|$)")
+_SAME = frozenset({"same-origin", "none"})
 
 
-def refusal(path: str, code: str, msg: str, *,
-            headers: dict[str, str] | None = None) -> tuple[int, list[tuple[bytes, bytes]],
-                                                            bytes]:
-    """Status, headers and body of an error answer: JSON under ``/api/`` (and for
-    ``/metrics``, read by programs), an HTML page elsewhere."""
-    status = http_status(code)
-    extra = [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
-    if path.startswith("/api/") or path == "/metrics":
-        body = orjson.dumps({"error": {"code": code, "msg": msg}})
-        return status, [(b"content-type", b"application/json"), *extra], body
-    login = '<p><a href="/login">log in</a></p>' if status in (401, 403) else ""
-    html = page(code, f'<h1>{status}</h1><p class="msg err" id="error"><code>{e(code)}'
-                f"</code>: {e(msg)}</p>{login}")
-    return status, [(b"content-type", b"text/html; charset=utf-8"), *extra], html.encode()
+@dataclass(frozen=True)
+class Limits:
+    """What a request may cost: body sizes in bytes, waits in seconds, open connections."""
+
+    max_body: int = 1 << 20  # a JSON body (and any body of a route that takes no upload)
+    max_upload: int = (32 << 20) + (64 << 10)  # a multipart record upload and its framing
+    body_idle: float = 10.0  # the longest pause between two parts of a body
+    body_total: float = 30.0  # the whole body, however steadily it trickles in
+    header_timeout: float = 10.0  # request line and headers (the server's protocol)
+    keep_alive: float = 5.0  # an idle kept-alive connection
+    max_connections: int = 256  # open connections before new requests get 503
+    max_header_bytes: int = 64 << 10  # request line and headers together
 
 
-async def _answer(send: Send, status: int, headers: list[tuple[bytes, bytes]],
-                  body: bytes) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [*headers, (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
+class RequestTimeout(ClaimFsmError):
+    """A request body that did not arrive within :class:`Limits`' waits."""
+
+    code = ErrorCode.REQUEST_TIMEOUT
 
 
-def _first_field(prefix: bytes, content_type: str) -> str | None:
-    # The CSRF field comes first in the pages' forms, and browsers send fields in
-    # document order: reading a few KB is enough, the rest of the body streams on.
-    kind = content_type.lower()
-    if kind.startswith("application/x-www-form-urlencoded"):
-        found = _FIELD_URLENCODED.match(prefix)
-        return found.group(1).decode() if found else None
-    if kind.startswith("multipart/form-data"):
-        boundary = re.search(r'boundary="?([^";]{1,200})"?', content_type)
-        if boundary is None:
-            return None
-        part = re.match(rb"^--" + re.escape(boundary.group(1).encode())
-                        + rb'\r\nContent-Disposition: form-data; name="csrf"\r\n\r\n'
-                        rb"([A-Za-z0-9_-]{1,100})\r\n--", prefix, re.IGNORECASE)
-        return part.group(1).decode() if part else None
-    return None
+def host_name(value: str) -> str:
+    """The host part of a ``Host`` header or an origin's netloc, lower-cased, without the
+    port and IPv6 brackets."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:value.find("]")] if "]" in value else ""
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
 class Guard:
-    """Wraps the app; ``routes`` is the app's route list (read on each request, so a
-    route added later, ``/metrics``, is checked too)."""
+    """The middleware: ``hosts`` are the configured host names, served besides the
+    address each connection was accepted on."""
 
-    def __init__(self, app: ASGIApp, *, gate: Gate, routes: list[BaseRoute]) -> None:
+    def __init__(self, app: Any, *, hosts: Iterable[str] = (), limits: Limits | None = None):
         self.app = app
-        self.gate = gate
-        self.routes = routes
-        self._table: list[tuple[re.Pattern[str], dict[str, str]]] = []
-        self._indexed = -1
+        self.hosts = frozenset(host_name(h) for h in hosts if h)
+        self.limits = limits or Limits()
 
-    def role_of(self, scope: Scope) -> str:
-        """The role the request's route needs: a route not in :data:`ROUTE_ROLES` needs
-        more than any key has; no route at all (a 404 or 405 to come) needs read."""
-        if len(self.routes) != self._indexed:
-            self._index()
-        method = "GET" if scope["method"] == "HEAD" else scope["method"]
-        path = scope["path"]
-        for regex, roles in self._table:
-            if regex.match(path):
-                return roles.get(method, "read")  # another method: the 405 to come
-        return "read"
-
-    def _index(self) -> None:
-        # Path regexes in route order, each with its methods' roles: one regex match per
-        # route until the path's, as the router itself does (routes are only appended).
-        table: dict[str, tuple[re.Pattern[str], dict[str, str]]] = {}
-        for route in self.routes:
-            path = getattr(route, "path", "")
-            regex = getattr(route, "path_regex", None)
-            if regex is None:
-                continue
-            _, roles = table.setdefault(path, (regex, {}))
-            for method in getattr(route, "methods", None) or ():
-                roles[method] = ROUTE_ROLES.get((method, path), "unlisted")
-        self._table = list(table.values())
-        self._indexed = len(self.routes)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        gate = self.gate
-        if gate.stale():
-            await run_in_threadpool(gate.reload)
-        if not gate.required:
-            await self.app(scope, receive, send)
+        headers = _headers(scope)
+        refusal = self._refusal(scope, headers)
+        if refusal is not None:
+            await _answer(send, scope["path"], *refusal)
             return
-        role = self.role_of(scope)
-        if role == PUBLIC:
-            await self.app(scope, receive, send)
+        kind, _ = media_type(headers.get("content-type"))
+        limit = self.limits.max_upload if kind == MULTIPART else self.limits.max_body
+        length = headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > limit):
+            await _answer(send, scope["path"], ErrorCode.INPUT_TOO_LARGE if length.isdigit()
+                          else ErrorCode.BAD_INPUT, f"content-length: {length[:40]!r}, the limit "
+                          f"is {limit} bytes", "content-length")
             return
-        path, method = scope["path"], scope["method"]
-        headers = Headers(scope=scope)
-        who = await self._identify(scope, headers, send)
-        if who is None:
-            return
-        name, has, login = who
-        if role == "unlisted" or role_rank(has) < role_rank(role):
-            need = "a role no key has" if role == "unlisted" else f"the {role} role"
-            await _answer(send, *refusal(
-                path, ErrorCode.FORBIDDEN,
-                f"role: {method} {path} needs {need}; key {name} has the {has} role"))
-            return
-        if login is not None and method not in _SAFE:
-            token = headers.get("x-csrf-token")
-            if token is None:
-                token, receive = await self._form_token(headers, receive)
-            # As bytes: compare_digest refuses a str that is not ASCII (a hostile header).
-            if token is None or not hmac.compare_digest(token.encode(), login.csrf.encode()):
-                await _answer(send, *refusal(
-                    path, ErrorCode.CSRF_FAILED,
-                    "csrf: the form or request lacks this login's token; reload the page"))
-                return
-        scope.setdefault("state", {})["actor"] = name
-        reset = VIEWER.set(Viewer(name, has, None if login is None else login.csrf))
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            VIEWER.reset(reset)
+        counted = _Counted(receive, limit, self.limits)
+        # No length and no chunking: HTTP/1.1 says there is no body to wait for.
+        counted.done = length in (None, "0") and "transfer-encoding" not in headers
 
-    async def _identify(self, scope: Scope, headers: Headers,
-                        send: Send) -> tuple[str, str, Login | None] | None:
-        """The key's name and role and the login (``None`` for a bearer key), or ``None``
-        once a refusal is sent."""
-        path, gate = scope["path"], self.gate
-        address = (scope.get("client") or ("unknown", 0))[0]
-        bearer = headers.get("authorization")
-        if bearer is not None:
-            wait = gate.throttle.wait(address)
-            if wait:
-                await _answer(send, *refusal(
-                    path, ErrorCode.TOO_MANY_ATTEMPTS,
-                    f"Authorization: too many bad keys from {address}; wait {wait} s",
-                    headers={"Retry-After": str(wait)}))
-                return None
-            scheme, _, text = bearer.partition(" ")
-            key = gate.key(text.strip()) if scheme.lower() == "bearer" else None
-            if key is None:
-                gate.throttle.failed(address)
-                await _answer(send, *refusal(
-                    path, ErrorCode.AUTH_REQUIRED, "Authorization: the key is wrong, revoked or "
-                    "expired (send Authorization: Bearer KEY)",
-                    headers={"WWW-Authenticate": 'Bearer realm="claimfsm"'}))
-                return None
-            return key.name, key.role, None
-        token = cookie_parser(headers.get("cookie", "")).get(COOKIE)
-        login = gate.logged_in(token) if token else None
-        if login is not None:
-            return login.name, login.role, login
-        if scope["method"] in _SAFE and not path.startswith("/api/") and path != "/metrics":
-            target = path + ("?" + scope["query_string"].decode("latin-1")
-                             if scope.get("query_string") else "")
-            await _answer(send, 303, [(b"location", b"/login?next="
-                                       + quote(target, safe="").encode())], b"")
+        async def sending(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start" and not counted.done:
+                # Answered before the body was read to its end (a refusal, a timeout):
+                # the rest is never read, so the connection cannot carry another request.
+                message = {**message, "headers": [*message.get("headers", []),
+                                                  (b"connection", b"close")]}
+            await send(message)
+
+        # A client gone mid-body has nobody left to answer: not an error to log.
+        with contextlib.suppress(ClientDisconnect):
+            await self.app(scope, counted, sending)
+
+    def _refusal(self, scope: Scope, headers: dict[str, str]
+                 ) -> tuple[str, str, str] | None:
+        host = headers.get("host", "")
+        served = self.hosts | {host_name(str((scope.get("server") or ("",))[0]))}
+        if host_name(host) not in served or not host:
+            return (ErrorCode.HOST_NOT_ALLOWED, f"host: {host[:100]!r} is not a name this server "
+                    "answers to (claimfsm ui --allowed-host NAME adds one)", "host")
+        if scope["method"] in _SAFE and not _guarded_read(scope, headers):
             return None
-        await _answer(send, *refusal(
-            path, ErrorCode.AUTH_REQUIRED, "Authorization: this server needs an API key: "
-            "send Authorization: Bearer KEY, or log in at /login",
-            headers={"WWW-Authenticate": 'Bearer realm="claimfsm"'}))
+        site = headers.get("sec-fetch-site")
+        if site is not None and site not in _SAME:
+            return (ErrorCode.CROSS_ORIGIN, f"sec-fetch-site: {site[:40]!r}: a page of "
+                    "another site may not send this request", "sec-fetch-site")
+        origin = headers.get("origin")
+        if origin is not None and urlsplit(origin).netloc.lower() != host.lower():
+            return (ErrorCode.CROSS_ORIGIN, f"origin: {origin[:100]!r} is not this server's "
+                    "origin", "origin")
         return None
 
-    @staticmethod
-    async def _form_token(headers: Headers, receive: Receive) -> tuple[str | None, Receive]:
-        """The first form field ``csrf`` of the body, and a ``receive`` that hands the
-        app the whole body again."""
-        kept: deque[Message] = deque()
-        size = 0
-        while size < _PREFIX_MAX:
-            message = await receive()
-            kept.append(message)
-            if message["type"] != "http.request":
-                break
-            size += len(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        prefix = b"".join(m.get("body", b"") for m in kept if m["type"] == "http.request")
-        token = _first_field(prefix[:_PREFIX_MAX], headers.get("content-type", ""))
 
-        async def replay() -> Message:
-            return kept.popleft() if kept else await receive()
+def _guarded_read(scope: Scope, headers: dict[str, str]) -> bool:
+    # A link followed from another site to a page is fine; the API and the metrics are
+    # for scripts and this server's own pages, and are read with no navigation.
+    path = str(scope["path"])
+    api = path.startswith("/api/") or path == "/metrics"
+    return api or headers.get("sec-fetch-mode", "navigate") != "navigate"
 
-        return token, replay
+
+def _headers(scope: Scope) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in scope["headers"]:
+        # A repeated Host, Origin or length is ambiguous: the first one counts, always.
+        out.setdefault(k.decode("latin-1").lower(), v.decode("latin-1"))
+    return out
+
+
+async def _answer(send: Any, path: str, code: str, msg: str, field: str) -> None:
+    # The body, if any, is never read: the connection closes after the answer.
+    status, raw, body = error_parts(path, code, msg, field, {"connection": "close"})
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+class _Counted:
+    """``receive`` with the body counted against ``limit`` and timed."""
+
+    def __init__(self, receive: Any, limit: int, limits: Limits):
+        self.receive, self.limit, self.limits = receive, limit, limits
+        self.seen, self.done = 0, False
+        self.deadline = time.monotonic() + limits.body_total
+
+    async def __call__(self) -> dict[str, Any]:
+        if self.done:
+            # No body is owed (none declared, or it is all in): a streamed answer waits
+            # here for the disconnect, which may take any time. Still counted: an ASGI
+            # server may pass a body without declaring it.
+            message = dict(await self.receive())
+        else:
+            wait = min(self.limits.body_idle, self.deadline - time.monotonic())
+            try:
+                message = dict(await asyncio.wait_for(self.receive(), max(wait, 0.0)))
+            except TimeoutError:
+                raise RequestTimeout(f"body: no data for {wait:.0f} s (at most "
+                                     f"{self.limits.body_idle:.0f} s between parts and "
+                                     f"{self.limits.body_total:.0f} s in all)",
+                                     field="body") from None
+        if message["type"] == "http.request":
+            self.seen += len(message.get("body", b""))
+            self.done = self.done or not message.get("more_body", False)
+            if self.seen > self.limit:
+                raise InputTooLarge(f"body: over {self.limit} bytes", field="body",
+                                    limit=self.limit)
+        else:
+            self.done = True
+        return message

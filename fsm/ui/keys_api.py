@@ -1,7 +1,8 @@
-"""``/api/v1/keys`` for admins (docs/security.md): list the keys (never a key's text),
-add one (its text is in that answer only), revoke one. Each is the CLI's ``claimfsm keys``
-with the same JSON shapes; the change takes effect at once in this server (the guard's
-cached key list is dropped) and within :data:`~claimfsm.ui.auth.KEY_TTL` in others."""
+"""``/api/v1/keys`` for admins (docs/security.md): list the keys (never a key's text:
+``{"keys": [...]}``, each as ``claimfsm keys list --json`` lists it), add one (its text is
+in that answer only), revoke one, with the CLI's shapes. A change takes effect at once
+in this server (the guard's cached key list is dropped) and within
+:data:`~claimfsm.ui.auth.KEY_TTL` in others."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ def keys_routes(gate: Gate) -> list[Route]:
     async def listed(request: Request) -> Response:
         now = stamp(gate.now())
         rows = await run_in_threadpool(lambda: list(store.api_keys()))
-        return JSON([{**k.public(), "status": "revoked" if k.revoked_at else
-                      "live" if k.live(now) else "expired"} for k in rows])
+        return JSON({"keys": [{**k.public(), "status": "revoked" if k.revoked_at else
+                               "live" if k.live(now) else "expired"} for k in rows]})
 
     async def add(request: Request) -> Response:
         body = await read_json(request, KeyRequest)

@@ -13,7 +13,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from claimfsm.ui.auth import LOGIN_TTL, Gate
-from claimfsm.ui.guard import COOKIE
+from claimfsm.ui.authz import COOKIE
 from claimfsm.ui.html import e, page
 
 __all__ = ["login_routes"]

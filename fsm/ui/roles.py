@@ -3,7 +3,7 @@ review gives input to a waiting session; write starts, steps, runs, rolls back, 
 edits, resumes and replays; admin deletes sessions and manages keys. ``public`` routes
 (the login form) need no key.
 
-Every route of the app must be listed: :mod:`claimfsm.ui.guard` refuses one that is not
+Every route of the app must be listed: :mod:`claimfsm.ui.authz` refuses one that is not
 (403), and a test walks every route so a new one without a role fails.
 """
 

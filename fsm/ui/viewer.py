@@ -1,4 +1,4 @@
-"""Who is looking at a page (set by :mod:`claimfsm.ui.guard` for the request being
+"""Who is looking at a page (set by :mod:`claimfsm.ui.authz` for the request being
 served): the page shell shows the name and a log-out button, hands the page's scripts
 the CSRF token, and lets them disable what the role may not do. ``None`` when the store
 has no keys (and in reports)."""

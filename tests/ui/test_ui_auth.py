@@ -350,7 +350,7 @@ def test_keys_api(world: World) -> None:
     assert c.get("/api/v1/sessions", headers=_bearer(added["key"])).status_code == 200
     listed = c.get("/api/v1/keys", headers=admin)
     assert added["key"] not in listed.text and "digest" not in listed.text
-    assert {k["name"]: k["status"] for k in listed.json()} == {
+    assert {k["name"]: k["status"] for k in listed.json()["keys"]} == {
         "k-read": "live", "k-review": "live", "k-write": "live", "k-admin": "live",
         "gone": "revoked", "old": "expired", "bot": "live"}
     for body, code in (({"name": "bot", "role": "read"}, "KEY_EXISTS"),
