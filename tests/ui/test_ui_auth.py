@@ -383,5 +383,11 @@ def test_no_key_in_the_logs(world: World, capfd: pytest.CaptureFixture[str]) -> 
         stop_logging(handler)
     logged = out.getvalue() + "".join(capfd.readouterr())
     assert '"sid"' in out.getvalue()  # the steps were logged
+    import json
+
+    requests = [json.loads(line) for line in out.getvalue().splitlines()
+                if '"event":"request"' in line]
+    actors = {(r["method"], r["status"], r["actor"]) for r in requests}
+    assert ("POST", 201, "k-write") in actors and ("GET", 401, "-") in actors
     for text in keys.values():
         assert text not in logged and text[len("cfk_") + 13:] not in logged
