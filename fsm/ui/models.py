@@ -89,9 +89,10 @@ class EditRequest(ResumeRequest):
 class KeyRequest(_Body):
     """An API key to add (admin); ``expires`` as ``keys add --expires`` (30d, 12h)."""
 
-    name: str = Field(min_length=1, max_length=64)
+    # The patterns of state.keys (check_name, parse_duration), so the schema says them.
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
     role: Literal["read", "review", "write", "admin"]
-    expires: str | None = Field(default=None, max_length=16)
+    expires: str | None = Field(default=None, pattern=r"^[1-9][0-9]{0,5}[smhdw]$")
 
 
 # The answers of /api/v1/keys (the admin's; docs/security.md): described for the OpenAPI

@@ -21,21 +21,34 @@ ROOT = HERE.parents[1]
 
 
 def test_schemathesis_finds_nothing(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
     import uvicorn  # noqa: F401  (needed by serve)
 
+    from claimfsm.state.keys import new_key
     from claimfsm.ui.app import create_app
     from tests.support.ui_helpers import make_service, serve
 
     service = make_service(tmp_path / "st.db")
+    # With a key, as a shared server runs: the keys operations are fuzzed too, and a key
+    # they add cannot lock the run out.
+    key, row = new_key("schemathesis-admin", "admin", now=datetime.now(UTC))
+    service.engine.store.add_key(row)
     st = shutil.which("st", path=str(Path(sys.executable).parent))
     assert st is not None, "the dev extra installs Schemathesis' st"
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.support.st_hooks",
            "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     try:
-        with serve(create_app(service, db_label="st.db")) as url:
+        # Schemathesis sends wrong keys on purpose (its auth checks); the throttle, which
+        # would then block this address, is tested in test_ui_auth.py.
+        from claimfsm.ui.auth import Gate, Throttle
+
+        gate = Gate(service.engine.store, throttle=Throttle(limit=10**9))
+        with serve(create_app(service, db_label="st.db", gate=gate)) as url:
             run = subprocess.run(
                 [st, "--config-file", str(HERE / "schemathesis.toml"), "run",
                  f"{url}/api/v1/openapi.json", "--checks", "all",
+                 "--header", f"Authorization: Bearer {key}",
                  "--exclude-checks", "ensure_resource_availability",
                  "--max-examples", "25", "--generation-deterministic",
                  # A hang guard, not a performance figure: the first hybrid session
