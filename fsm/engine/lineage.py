@@ -29,11 +29,14 @@ __all__ = [
     "FORKED",
     "LINEAGE_KEY",
     "fork_profile",
+    "changed_fields",
     "fork_revision",
     "forked_event",
     "forked_from",
     "forks_of",
     "lineage_json",
+    "lineage_text",
+    "parents_of",
     "rewinds",
 ]
 
@@ -93,14 +96,45 @@ def forks_of(store: StateStore, sid: str, limit: int = 100) -> list[dict[str, An
     return out
 
 
-def lineage_json(head: Revision, forks: Sequence[Mapping[str, Any]] | None = None
+def lineage_json(store: StateStore, head: Revision, *, forks: bool = True
                  ) -> dict[str, Any]:
-    """``{"forked_from": {"sid", "rev", "at"} | None, "forks": [...]}`` (``forks`` only
-    when given)."""
-    out: dict[str, Any] = {"forked_from": forked_from(head)}
-    if forks is not None:
-        out["forks"] = [dict(f) for f in forks]
+    """``{"forked_from": {"sid", "rev", "at", "changes"} | None, "forks": [{"sid", "rev",
+    "at"}]}`` of the session at ``head``: its parent (with what a what-if changed, read
+    from the fork's own revision) and, with ``forks``, the sessions forked from it."""
+    link = forked_from(head)
+    if link is not None:
+        mark = link.get("rev")
+        event = None
+        if isinstance(mark, int) and mark + 1 <= head.rev:
+            event = forked_event([store.get(head.sid, mark + 1)])
+        link["changes"] = list(event.get("changes", [])) if event else []
+    out: dict[str, Any] = {"forked_from": link}
+    if forks:
+        out["forks"] = forks_of(store, head.sid)
     return out
+
+
+def parents_of(store: StateStore, sids: Sequence[str]) -> dict[str, dict[str, Any] | None]:
+    """``{"sid", "rev", "at"}`` of the parent of each of ``sids`` that is a fork (``None``
+    for the others): one read of their heads."""
+    heads = store.heads(list(sids))
+    return {sid: (forked_from(heads[sid]) if sid in heads else None) for sid in sids}
+
+
+def lineage_text(lineage: Mapping[str, Any]) -> list[str]:
+    """``forked from SID@REV at TS (judge: lexical -> learned)`` and ``forks: SID@REV,
+    ...`` for people (nothing for a session that is neither)."""
+    lines = []
+    link = lineage.get("forked_from")
+    if link:
+        changed = ", ".join(f"{c['field'].removeprefix('profile.')}: {c['old']} -> {c['new']}"
+                            for c in link.get("changes", []))
+        lines.append(f"forked from {link['sid']}@{link['rev']} at {link.get('at')}"
+                     + (f" ({changed})" if changed else ""))
+    forks = lineage.get("forks")
+    if forks:
+        lines.append("forks: " + ", ".join(f"{f['sid']}@{f['rev']}" for f in forks))
+    return lines
 
 
 def fork_profile(parent: Profile, options: Mapping[str, Any]) -> Profile:
