@@ -242,7 +242,8 @@ def api_routes(service: Service) -> list[Route]:
         revs = await call(lambda: service.history(sid))
         if not revs:
             service.head(sid)  # UNKNOWN_SESSION
-        html = render_report(service.engine.driver.definition, revs)
+        lineage = await call(lambda: service.lineage(revs[-1]))
+        html = render_report(service.engine.driver.definition, revs, lineage=lineage)
         return HTMLResponse(html, headers={
             "content-disposition": f'attachment; filename="claimfsm-{sid[:64]}.html"'})
 
