@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import quote
 
+import orjson
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -29,7 +30,7 @@ from claimfsm.ui.diff import diff_values
 from claimfsm.ui.html import e, page
 from claimfsm.ui.service import Service
 
-__all__ = ["MAX_CHANGES", "compare_json", "compare_page", "compare_routes"]
+__all__ = ["MAX_CHANGES", "compare_json", "compare_page", "compare_routes", "pretty_short"]
 
 T = TypeVar("T")
 
@@ -131,10 +132,12 @@ def compare_page(data: dict[str, Any]) -> str:
     if first is None:
         where = f'<p id="first-difference">The two sessions hold the same {same} revisions.</p>'
     else:
+        # One block per change, A above B: it reads on a phone as on a wide screen.
         rows = "".join(
-            f'<tr><td><code>{e(c["path"])}</code></td><td>{e(c["op"])}</td>'
-            f'<td class="wrap">{e(_short(c["before"]))}</td>'
-            f'<td class="wrap">{e(_short(c["after"]))}</td></tr>' for c in first["changes"])
+            f'<li><code class="wrap">{e(c["path"])}</code> <span class="muted">{e(c["op"])}'
+            f'</span><div class="wrap"><b>A</b> {e(_short(c["before"]))}</div>'
+            f'<div class="wrap"><b>B</b> {e(_short(c["after"]))}</div></li>'
+            for c in first["changes"])
         more = (f'<p class="muted">{first["total"] - len(first["changes"])} more changes</p>'
                 if first["total"] > len(first["changes"]) else "")
         side = " · ".join(f"{n.upper()}: {e(s['fsm'])} {e(s['skill'] or '-')}"
@@ -144,9 +147,8 @@ def compare_page(data: dict[str, Any]) -> str:
                  f'differ at <b>revision {first["rev"]}</b> ({side}).</p>' if same else
                  f'<p id="first-difference">They differ from <b>revision 0</b> on ({side}).</p>')
         if rows:
-            where += ('<div class="scroll"><table id="difference"><thead><tr><th>path</th>'
-                      f"<th>change</th><th>A</th><th>B</th></tr></thead><tbody>{rows}"
-                      f"</tbody></table></div>{more}")
+            where += (f'<details id="difference"><summary>What differs at revision '
+                      f'{first["rev"]}</summary><ul class="changes">{rows}</ul></details>{more}')
     relation = f'<p id="relation">{e(data["relation"])}</p>' if data["relation"] else ""
     ca, cb = _cited(a), _cited(b)
     body = (f'<h1>Compare sessions</h1><div class="card" id="compare-summary">'
@@ -158,8 +160,13 @@ def compare_page(data: dict[str, Any]) -> str:
 
 
 def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else repr(value)
+    text = value if isinstance(value, str) else pretty_short(value)
     return text if len(text) <= 300 else text[:297] + "..."
+
+
+def pretty_short(value: Any) -> str:
+    """JSON on one line (``null`` for nothing), as the rest of the inspector shows it."""
+    return orjson.dumps(value).decode()
 
 
 def _pair(request: Request) -> tuple[str, str]:

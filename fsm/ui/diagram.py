@@ -151,9 +151,11 @@ def diagram_svg(definition: MachineDef, *, path: Iterable[str] = (),
         times = counts.get((src, dst), 0) if counts else 0
         if times > 1:  # a move taken again and again: drawn once, counted
             mx, my = _midpoint(d)
-            my = my - 22 if src == dst else my - 4
+            # Beside a self-loop's arc (not on it); just above any other edge.
+            mx, my, anchor = (mx + 24, my - 14, "start") if src == dst else (mx, my - 4,
+                                                                             "middle")
             out.append(f'<text class="move-count" data-count="{src}->{dst}" x="{mx:.0f}" '
-                       f'y="{my:.0f}" text-anchor="middle" font-family="sans-serif" '
+                       f'y="{my:.0f}" text-anchor="{anchor}" font-family="sans-serif" '
                        f'font-size="12" font-weight="700" fill="#1f6feb">x{times}</text>')
     out.extend(_lineage_marks(pos, rewinds, forked_at))
     x0, y0 = pos[definition.initial]

@@ -38,11 +38,13 @@ ENDPOINTS: list[tuple[str, str, str, list[dict[str, Any]], Any, int, str]] = [
       _q("status", "string", "WAITING: only sessions waiting for a person"),
       _q("limit", "integer", "page size, 1-500 (50)"),
       _q("before", "integer", "the previous page's `next`")], None, 200,
-     "`{items: [{seq, sid, claim, fsm, verdict, revisions, updated, version, status}], next}`"),
+     "`{items: [{seq, sid, claim, fsm, verdict, revisions, updated, version, status, "
+     "forked_from}], next}`"),
     ("post", "/api/v1/sessions", "Start a session (revision 0)", [], StartRequest, 201,
      "the revision as `claimfsm start --json`"),
-    ("get", "/api/v1/sessions/{sid}", "A session: summary, verdict and head", [_SID], None,
-     200, "`{summary, verdict, head}`"),
+    ("get", "/api/v1/sessions/{sid}", "A session: summary, verdict, head and lineage", [_SID],
+     None, 200, "`{summary, verdict, head, forked_from: {sid, rev, at, changes} | null, "
+     "forks: [{sid, rev, at}]}`"),
     ("delete", "/api/v1/sessions/{sid}", "Delete the session, leaving a tombstone (will need "
      "the admin role)", [_SID], None, 200,
      "the tombstone as `claimfsm delete --json`: `{sid, deleted_at, actor, head, fsm, "
@@ -75,8 +77,9 @@ ENDPOINTS: list[tuple[str, str, str, list[dict[str, Any]], Any, int, str]] = [
      "the new head as `claimfsm edit --json`"),
     ("post", "/api/v1/sessions/{sid}/rollback", "Rewind to a revision (a new head)", [_SID],
      RollbackRequest, 200, "the new head as `claimfsm rollback --json`"),
-    ("post", "/api/v1/sessions/{sid}/fork", "Fork at a revision into a new session", [_SID],
-     ForkRequest, 201, "the new session's head as `claimfsm fork --json`"),
+    ("post", "/api/v1/sessions/{sid}/fork", "Fork at a revision into a new session (a what-if "
+     "fork with retrieval, judge, stance_model)", [_SID], ForkRequest, 201,
+     "the new session's head (its own first revision, `Forked`) as `claimfsm fork --json`"),
     ("get", "/api/v1/sessions/{sid}/report", "The self-contained HTML report", [_SID], None,
      200, "text/html, as `claimfsm report SID --html FILE`"),
     ("get", "/api/v1/sessions/{sid}/record", "The session's record (JSONL)", [_SID], None,
@@ -90,6 +93,11 @@ ENDPOINTS: list[tuple[str, str, str, list[dict[str, Any]], Any, int, str]] = [
     ("get", "/api/v1/documents/{doc_id}", "A document of the evidence index",
      [{"name": "doc_id", "in": "path", "required": True, "schema": {"type": "string"}}], None,
      200, "`{doc_id, title, text, source}`"),
+    ("get", "/api/v1/compare", "Two sessions side by side",
+     [_q("a", "string", "a session id", True), _q("b", "string", "another session id", True)],
+     None, 200, "`{a, b, relation, same_revisions, first_difference: {rev, a, b, total, "
+     "changes} | null}`; each side `{sid, claim, rev, fsm, verdict, profile, forked_from, "
+     "subclaims}`"),
     ("get", "/api/v1/machine", "The machine definition", [], None, 200,
      "`{name, initial, failure, states, transitions}`"),
     ("get", "/api/v1/openapi.json", "This document", [], None, 200, "OpenAPI 3.1"),
