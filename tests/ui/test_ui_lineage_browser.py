@@ -7,6 +7,7 @@ first differ, inside the window. Screenshots as tests/ui/test_ui_browser.py save
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,11 +16,14 @@ import pytest
 
 from tests.support.stance_data import write_dataset
 from tests.support.ui_helpers import make_service, serve
-from tests.ui.test_ui_browser import browser, rows, shot, until
+from tests.ui.test_ui_browser import browser, rows, until
 
 __all__ = ["browser"]  # the fixture, shared with the other browser tests
 
 SIZES = [(390, 844), (1400, 1000)]
+# Resolved now: a test below changes the working folder.
+SHOTS = Path(os.environ["CLAIMFSM_SCREENSHOTS"]).resolve() if os.environ.get(
+    "CLAIMFSM_SCREENSHOTS") else None
 CLAIM = "NASA landed on the Moon in 1969."
 
 
@@ -46,6 +50,18 @@ def site(tmp_path: Path) -> Iterator[tuple[str, Any, str]]:
     with serve(create_app(service, db_label="lineage.db")) as url:
         yield url, service, sid
     service.close()
+
+
+def shot(browser: Any, tmp_path: Path, name: str, css: str | None = None) -> None:
+    """A screenshot under ``tmp_path`` (and docs/ui with ``make docs``): the top of the
+    page, or the element ``css`` scrolled into view."""
+    script = ("window.scrollTo(0, 0)" if css is None else
+              f"document.querySelector({css!r}).scrollIntoView({{block: 'start'}})")
+    browser.execute_script(script)
+    browser.save_screenshot(str(tmp_path / f"{name}.png"))
+    if SHOTS is not None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(SHOTS / f"{name}.png"))
 
 
 def _size(browser: Any, size: tuple[int, int]) -> str:
@@ -76,7 +92,7 @@ def test_forked_from_and_forks_link_both_ways(browser: Any, site: Any, tmp_path:
     assert rewind.get_attribute("data-rev") == str(rewound)
     link = browser.find_element(By.CSS_SELECTOR, f'#forks li[data-fork-sid="{fork.sid}"] a')
     assert _inside(browser, "#lineage")
-    shot(browser, tmp_path, f"lineage-parent-{kind}")
+    shot(browser, tmp_path, f"lineage-parent-{kind}", "#lineage" if kind == "phone" else None)
     link.click()
     until(browser, lambda d: fork.sid in d.current_url and rows(d)[-1] == str(fork.rev))
     banner = browser.find_element(By.ID, "forked-from")
@@ -92,7 +108,7 @@ def test_forked_from_and_forks_link_both_ways(browser: Any, site: Any, tmp_path:
 @pytest.mark.parametrize("size", SIZES, ids=["390x844", "1400x1000"])
 def test_a_what_if_fork_with_the_learned_judge_and_the_comparison(
         browser: Any, site: Any, tmp_path: Path, model_path: Path,
-        size: tuple[int, int]) -> None:
+        size: tuple[int, int], monkeypatch: pytest.MonkeyPatch) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
@@ -105,9 +121,12 @@ def test_a_what_if_fork_with_the_learned_judge_and_the_comparison(
     at.clear()
     at.send_keys(str(verify_at))
     Select(form.find_element(By.NAME, "judge")).select_by_value("learned")
-    form.find_element(By.NAME, "stance_model").send_keys(str(model_path))
+    # A relative model file (the server runs in this process, from this folder): the
+    # screenshots show no path of the machine they were taken on.
+    monkeypatch.chdir(model_path.parent)
+    form.find_element(By.NAME, "stance_model").send_keys(model_path.name)
     assert _inside(browser, "#what-if-form")
-    shot(browser, tmp_path, f"what-if-form-{kind}")
+    shot(browser, tmp_path, f"what-if-form-{kind}", "#what-if-card")
     form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     until(browser, lambda d: sid not in d.current_url and "/sessions/" in d.current_url)
     fork_sid = browser.current_url.rsplit("/", 1)[1]
