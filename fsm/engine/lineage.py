@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 __all__ = [
     "FORKED",
     "LINEAGE_KEY",
-    "fork_profile",
     "changed_fields",
+    "fork_profile",
     "fork_revision",
     "forked_event",
     "forked_from",
@@ -37,7 +37,6 @@ __all__ = [
     "lineage_json",
     "lineage_text",
     "parents_of",
-    "rewinds",
 ]
 
 FORKED = "Forked"
@@ -66,16 +65,6 @@ def forked_event(revisions: Iterable[Revision]) -> dict[str, Any] | None:
             if event.get("type") == FORKED:
                 found = event
     return found
-
-
-def rewinds(revisions: Iterable[Revision]) -> list[tuple[int, int]]:
-    """``(revision, target)`` of each rewind among ``revisions``."""
-    out = []
-    for rev in revisions:
-        for event in rev.events:
-            if event.get("type") == "Rewind" and isinstance(event.get("to"), int):
-                out.append((rev.rev, int(event["to"])))
-    return out
 
 
 def forks_of(store: StateStore, sid: str, limit: int = 100) -> list[dict[str, Any]]:
