@@ -37,7 +37,10 @@ def tool_calls(rev: Revision) -> list[dict[str, Any]]:
 
 
 def _rollback_kind(rev: Revision) -> str:
-    rewind = next((ev for ev in rev.events if ev.get("type") == "Rewind"), None)
+    rewind = next((ev for ev in rev.events if ev.get("type") in ("Rewind", "Forked")), None)
+    if rewind is not None and rewind["type"] == "Forked":  # a fork's own first revision
+        src = rewind.get("from") or {}
+        return f"forked from {src.get('sid')}@{src.get('rev')}"
     if rewind is not None:
         return f"rewind to {rewind.get('to', '?')}" + (" (reopen)" if rewind.get("reopen") else "")
     rb = (rev.envelope or {}).get("rb")

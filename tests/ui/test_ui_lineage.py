@@ -110,6 +110,7 @@ def test_the_session_page_and_the_report_link_both_ways(client: TestClient) -> N
     assert re.search(rf'Forked from <a href="/sessions/{sid}"><code>{sid}</code></a>@3', child)
     assert f'href="/compare?a={sid}&amp;b={fork["sid"]}"' in child
     assert 'id="what-if-form"' in child and 'class="edge fork"' in child
+    assert f"<td>forked from {sid}@3</td>" in child  # the timeline's row of its own revision
     parent = client.get(f"/sessions/{sid}").text
     assert f'<li data-fork-sid="{fork["sid"]}"><a href="/sessions/{fork["sid"]}">' in parent
     report = client.get(f"/api/v1/sessions/{fork['sid']}/report").text
