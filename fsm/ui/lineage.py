@@ -4,6 +4,7 @@ and what the diagram draws for a session's history (moves counted, rewinds, fork
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -15,7 +16,8 @@ from claimfsm.state.model import Revision
 from claimfsm.ui.html import e
 from claimfsm.ui.static import asset
 
-__all__ = ["History", "history_marks", "lineage_banner", "lineage_script", "what_if_form"]
+__all__ = ["JUDGED_IN", "History", "history_marks", "lineage_banner", "lineage_script",
+           "what_if_form"]
 
 
 def _session(sid: str) -> str:
@@ -62,11 +64,18 @@ def lineage_banner(head: Revision, lineage: Mapping[str, Any], *, links: bool = 
     return "".join(out)
 
 
-def what_if_form(head: Revision) -> str:
+#: The state whose step judges: a what-if about the judge forks where the session entered it.
+JUDGED_IN = "VERIFY"
+
+
+def what_if_form(head: Revision, shown: Sequence[Revision] = ()) -> str:
     """Fork at a revision with another retrieval or judge (blank: the parent's), and
-    compare this session with any other by id."""
+    compare this session with any other by id. The revision offered is the last of
+    ``shown`` that entered the judging state (so the fork judges again), else the head."""
     prof = profile_json(head) or {}
-    at = max(0, head.state.entry_rev - 1) if head.rev else 0
+    entered = [r.rev for prev, r in itertools.pairwise(shown)
+               if r.fsm == JUDGED_IN and prev.fsm != JUDGED_IN]
+    at = entered[-1] if entered else head.rev
     return (
         '<div class="card" id="what-if-card"><h2>What if…</h2>'
         '<form id="what-if-form" class="inline">'

@@ -159,7 +159,7 @@ def session_page(definition: MachineDef, head: Revision, shown: Sequence[Revisio
         '<div id="diff-out"></div></div>'
         '<div class="card" id="detail"><p class="muted">Select a revision in the timeline '
         "to see its state, envelope and events.</p></div></div>"
-        f"{what_if_form(head)}</div>"
+        f"{what_if_form(head, shown)}</div>"
     )
     return page(f"Session {head.sid}", body + review_script() + lineage_script(),
                 script="session.js")

@@ -7,6 +7,7 @@ first differ, inside the window. Screenshots as tests/ui/test_ui_browser.py save
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -114,12 +115,13 @@ def test_a_what_if_fork_with_the_learned_judge_and_the_comparison(
 
     kind = _size(browser, size)
     url, service, sid = site
-    verify_at = next(r.rev for r in service.history(sid) if r.fsm == "VERIFY")
+    hist = service.history(sid)
+    # Offered by default: the last revision that entered VERIFY (after the rewind).
+    verify_at = [r.rev for p, r in itertools.pairwise(hist)
+                 if r.fsm == "VERIFY" and p.fsm != "VERIFY"][-1]
     browser.get(f"{url}/sessions/{sid}")
     form = browser.find_element(By.ID, "what-if-form")
-    at = form.find_element(By.NAME, "at")
-    at.clear()
-    at.send_keys(str(verify_at))
+    assert form.find_element(By.NAME, "at").get_attribute("value") == str(verify_at)
     Select(form.find_element(By.NAME, "judge")).select_by_value("learned")
     # A relative model file (the server runs in this process, from this folder): the
     # screenshots show no path of the machine they were taken on.
