@@ -97,6 +97,13 @@ bench-batch: install
 bench-prune: install
 	$(BIN)/python -m tests.support.pg $(BIN)/claimfsm bench prune --json bench-prune.json
 
+# N concurrent sessions: the async engine against a thread pool over the sync one, on
+# memory, SQLite and a throwaway PostgreSQL (docs/async.md).
+.PHONY: bench-async
+bench-async: install
+	$(BIN)/python -m tests.support.pg $(BIN)/python -m claimfsm.bench.concurrency \
+		--json bench-async.json
+
 # Step cost with traces, metrics and logs off and on (docs/operations.md).
 .PHONY: bench-observe
 bench-observe: install

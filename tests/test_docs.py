@@ -1,6 +1,7 @@
 """Docs that follow the code: the CLI reference, the error codes, the links between pages,
-the Python snippets of README.md and docs/api.md (run as written, from the front door), the
-import table of docs/architecture.md and the module table of docs/changes.md.
+the Python snippets of README.md, docs/api.md and docs/async.md (run as written, from the
+front door), the import table of docs/architecture.md and the module table of
+docs/changes.md.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from tests.test_layers import ALLOWED
 
 ROOT = Path(__file__).resolve().parent.parent
 # The pages whose ```python blocks run as written and import only from the front door.
-SNIPPET_PAGES = ("README.md", "docs/api.md")
+SNIPPET_PAGES = ("README.md", "docs/api.md", "docs/async.md")
 # The folders whose modules docs/changes.md accounts for, and their import names.
 PACKAGE_FOLDERS = {"fsm": "claimfsm", "skills": "claimfsm.skills", "state": "claimfsm.state"}
 

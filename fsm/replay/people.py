@@ -19,9 +19,12 @@ from claimfsm.state.errors import StoreError
 
 if TYPE_CHECKING:
     from claimfsm.engine.driver import Driver
+    from claimfsm.engine.step import StepResult
+    from claimfsm.engine.tick import TickReport
+    from claimfsm.replay.write import Recorder
     from claimfsm.state.model import Revision
 
-__all__ = ["person_of", "replay_person"]
+__all__ = ["person_of", "replay_person", "tick_recorded"]
 
 _ACTS = {"InputReceived": "input", "Edited": "edit", "Resumed": "resume",
          "TimedOut": "timeout", "Forked": "fork"}
@@ -87,3 +90,28 @@ def _refork(driver: Driver, head: Revision, line: Person) -> Revision:
     chosen = stored_profile({"profile": profile}) if isinstance(profile, dict) else None
     mark = fork_revision(head, str(parent.get("sid", "")), line.ts, chosen)
     return driver.store.commit(mark, expected_rev=head.rev)
+
+
+def tick_recorded(driver: Driver, rec: Recorder, sid: str, *, limit: int = 1000,
+                  now: datetime | None = None) -> TickReport:
+    """``claimfsm tick --record F``: a tick in which what it does to session ``sid`` (the
+    record's) goes on in ``rec``: its passed deadline as a ``person`` line, a due retry
+    and the steps after either as step lines. Other sessions advance as in any tick."""
+    from claimfsm.engine.tick import run_on, tick
+
+    def hook(result: StepResult) -> None:
+        if result.sid == sid:
+            rec(result)
+
+    before = driver.on_step
+    driver.on_step = hook
+    try:
+        report = tick(driver, limit=limit, now=now, run=False)
+        for advanced in report.sids:
+            head = driver.store.head(advanced)
+            if advanced == sid and rec.head < head.rev:  # a timeout: no step ran
+                rec.person(driver.store.get(sid, head.rev - 1), head)
+            run_on(driver, head)
+    finally:
+        driver.on_step = before
+    return report

@@ -169,12 +169,12 @@ def api_routes(service: Service) -> list[Route]:
     async def create(request: Request) -> Response:
         body = await _body(request, StartRequest)
         opts = body.model_dump(exclude={"claim"})
-        head = await call(lambda: service.start(body.claim, opts))
+        head = await service.astart(body.claim, opts)
         return JSON(revision_json(head, full=False), status_code=201)
 
     async def session(request: Request) -> Response:
         sid = sid_of(request)
-        head = await call(lambda: service.head(sid))
+        head = await service.ahead(sid)
         lineage = await call(lambda: service.lineage(head))
         return JSON({"summary": summary_of(0, head).model_dump(exclude={"seq"}),
                      "verdict": verdict_json(head), "head": revision_json(head, full=False),
@@ -189,7 +189,7 @@ def api_routes(service: Service) -> list[Route]:
 
     async def head(request: Request) -> Response:
         sid = sid_of(request)
-        rev = await call(lambda: service.head(sid))
+        rev = await service.ahead(sid)
         if request.query_params.get("brief"):
             return JSON({"sid": rev.sid, "rev": rev.rev, "fsm": rev.fsm, "ts": rev.ts})
         return JSON(revision_json(rev))
@@ -209,7 +209,7 @@ def api_routes(service: Service) -> list[Route]:
 
     async def revision(request: Request) -> Response:
         sid, rev = sid_of(request), _rev(request)
-        return JSON(revision_json(await call(lambda: service.revision(sid, rev))))
+        return JSON(revision_json(await service.arevision(sid, rev)))
 
     async def diff(request: Request) -> Response:
         sid, a, b = sid_of(request), _rev(request, "a"), _rev(request, "b")
@@ -218,23 +218,22 @@ def api_routes(service: Service) -> list[Route]:
 
     async def step(request: Request) -> Response:
         sid, body = sid_of(request), await _body(request, StepRequest)
-        return JSON(step_json(await call(lambda: service.step(sid, body.expected_rev))))
+        return JSON(step_json(await service.astep(sid, body.expected_rev)))
 
     async def run(request: Request) -> Response:
         sid, body = sid_of(request), await _body(request, RunRequest)
-        done = await call(lambda: service.run(sid, body.expected_rev, body.max_steps))
+        done = await service.arun(sid, body.expected_rev, body.max_steps)
         return JSON(verdict_json(done))
 
     async def rollback(request: Request) -> Response:
         sid, body = sid_of(request), await _body(request, RollbackRequest)
-        rev = await call(lambda: service.rollback(sid, body.to, reopen=body.reopen,
-                                                  expected_rev=body.expected_rev))
+        rev = await service.arollback(sid, body.to, reopen=body.reopen,
+                                      expected_rev=body.expected_rev)
         return JSON(revision_json(rev, full=False))
 
     async def fork(request: Request) -> Response:
         sid, body = sid_of(request), await _body(request, ForkRequest)
-        opts = body.model_dump(exclude={"at"})
-        rev = await call(lambda: service.fork(sid, body.at, opts))
+        rev = await service.afork(sid, body.at, body.model_dump(exclude={"at"}))
         return JSON(revision_json(rev, full=False), status_code=201)
 
     async def report(request: Request) -> Response:

@@ -3,7 +3,8 @@
 States are laid out left to right by their distance from the initial state; the
 machine's failure state sits on its own row below, so the moves into it fan out instead
 of crossing the main path. A session's executed moves and the states it visited are
-highlighted and its current state is marked. No script, no fonts or files from the
+highlighted and its current state is marked. A wait state is drawn dashed and
+labelled "waits for input". No script, no fonts or files from the
 network: the SVG is inlined into pages and reports as it is.
 """
 
@@ -129,6 +130,7 @@ def diagram_svg(definition: MachineDef, *, path: Iterable[str] = (),
     moves = executed_moves(states) if counts is None else set(counts)
     visited = set(states)
     pos = layout(definition)
+    waiting = {name: w.input_model.__name__ for name, w in definition.waits.items()}
     width = max(x for x, _ in pos.values()) + _W + _PAD
     height = max(y for _, y in pos.values()) + _H + _PAD
     if rewinds:  # room for the arcs below the lowest row
@@ -173,14 +175,23 @@ def diagram_svg(definition: MachineDef, *, path: Iterable[str] = (),
                 "#fecaca", "#b91c1c")
         rx = 20 if spec.final else 6
         label = escape(spec.name)
+        # A wait state holds the session for a person: dashed and labelled, so that it
+        # reads without colour (and its input model is the box's tooltip).
+        waits = waiting.get(spec.name)
+        note = "waits for input" if waits is not None else (
+            spec.skill or ("final" if spec.final else ""))
+        if waits is not None:
+            cls.append("wait")
         out.append(f'<g class="{" ".join(cls)}" data-state="{label}">'
-                   f'<rect x="{x:.0f}" y="{y:.0f}" width="{_W}" height="{_H}" rx="{rx}" '
+                   + (f'<title>{label}: waits for {escape(waits)}</title>' if waits else "")
+                   + f'<rect x="{x:.0f}" y="{y:.0f}" width="{_W}" height="{_H}" rx="{rx}" '
                    f'fill="{fill}" stroke="{stroke}" '
-                   f'stroke-width="{3 if spec.name == current else 1.5}"/>'
+                   + ('stroke-dasharray="6 4" ' if waits is not None else "")
+                   + f'stroke-width="{3 if spec.name == current else 1.5}"/>'
                    f'<text x="{x + _W / 2:.0f}" y="{y + 17:.0f}" text-anchor="middle" '
                    f'font-family="sans-serif" font-size="12" font-weight="600">{label}</text>'
                    f'<text x="{x + _W / 2:.0f}" y="{y + 31:.0f}" text-anchor="middle" '
                    f'font-family="sans-serif" font-size="10" fill="#555">'
-                   f'{escape(spec.skill or ("final" if spec.final else ""))}</text></g>')
+                   f'{escape(note)}</text></g>')
     out.append("</svg>")
     return "".join(out)

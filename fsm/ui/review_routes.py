@@ -24,7 +24,7 @@ __all__ = ["queue_query", "review_routes"]
 
 def queue_query(request: Request, now: datetime) -> tuple[WaitingQuery, str]:
     """The queue's query from ``fsm``, ``verdict``, ``age``, ``limit`` and ``after``
-    (``age``, e.g. ``1h``, keeps the sessions whose head is at least that old at
+    (``age``, e.g. ``1h``, keeps the sessions that have waited at least that long at
     ``now``), and the age as given."""
     p = request.query_params
     age = p.get("age") or ""

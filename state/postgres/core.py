@@ -36,6 +36,7 @@ class PostgresCore:
         if snapshot_every < 1:
             raise BadInput("snapshot_every must be at least 1", field="snapshot_every")
         self.url = redact(url)
+        self._dsn = url  # as given (password included): the async store connects with it
         self.snapshot_every = snapshot_every
         self._lock = threading.RLock()
         self._conn = connect(url, connect_timeout)
@@ -91,6 +92,11 @@ class PostgresCore:
         if raw is not None:
             return raw
         rows = self._query("SELECT z, data FROM st_blobs WHERE h = %s", (bytes.fromhex(digest),))
+        return self._blob_found(digest, rows)
+
+    def _blob_found(self, digest: str, rows: list[tuple[Any, ...]]) -> bytes:
+        """The blob ``digest`` from its ``st_blobs`` row (none: :class:`CodecError`),
+        cached."""
         if not rows:
             raise CodecError(f"blob {digest[:12]} is missing")
         raw = codec.unpack_blob(rows[0][0], bytes(rows[0][1]))
@@ -99,7 +105,12 @@ class PostgresCore:
         return raw
 
     def _decode(self, sid: str, rows: list[Row], *, every: bool, first: int = 0) -> list[Entry]:
-        return decode_rows(sid, ChainDecoder(sid), rows, self._fetch,
+        return self._decode_with(sid, rows, self._fetch, every=every, first=first)
+
+    def _decode_with(self, sid: str, rows: list[Row], fetch: Callable[[str], bytes], *,
+                     every: bool, first: int = 0) -> list[Entry]:
+        """``rows`` decoded with blobs from ``fetch``, each entry cached."""
+        return decode_rows(sid, ChainDecoder(sid), rows, fetch,
                            lambda row, entry: self._entries.put((sid, row[0]), entry),
                            every=every, first=first)
 

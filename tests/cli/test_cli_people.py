@@ -121,7 +121,7 @@ def test_tick_advances_a_due_retry_once(db: str) -> None:
         assert store.due("9999-01-01T00:00:00.000000") == [sid]
     first = run("tick", "--db", db, "--json")
     assert first.exit_code == 0, first.output
-    assert js(first) == {"due": 1, "advanced": 1, "skipped": 0, "sids": [sid]}
+    assert js(first) == {"due": 1, "advanced": 1, "skipped": 0, "sids": [sid], "conflicts": []}
     head = js(run("show", sid, "--db", db, "--json"))
     assert head["fsm"] == "DONE" and head["state"]["retry"] is None
     assert js(run("tick", "--db", db, "--json"))["due"] == 0
