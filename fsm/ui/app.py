@@ -19,6 +19,7 @@ from claimfsm.engine.version import session_version
 from claimfsm.state.model import Revision
 from claimfsm.ui.access import RequestLog
 from claimfsm.ui.api import api_routes, query_int, query_of, read_upload
+from claimfsm.ui.compare import compare_routes
 from claimfsm.ui.guard import Guard, Limits
 from claimfsm.ui.openapi import openapi
 from claimfsm.ui.pages import (
@@ -97,14 +98,16 @@ def create_app(service: Service, *, db_label: str = "", allowed_hosts: Iterable[
         page = service.history_page(sid, start, end - start)
         return head, list(page.items)
 
-    def shown_with_version(request: Request) -> tuple[Revision, list[Revision], str]:
+    def shown_with_version(request: Request
+                           ) -> tuple[Revision, list[Revision], str, dict[str, Any]]:
         head, revs = shown(request)
-        return head, revs, session_version(service.engine.store, head)
+        return head, revs, session_version(service.engine.store, head), service.lineage(head)
 
     async def session(request: Request) -> Response:
-        head, revs, version = await run_in_threadpool(lambda: shown_with_version(request))
+        head, revs, version, lineage = await run_in_threadpool(
+            lambda: shown_with_version(request))
         return HTMLResponse(session_page(service.engine.driver.definition, head, revs,
-                                         version))
+                                         version, lineage))
 
     async def session_panels(request: Request) -> Response:
         head, revs = await run_in_threadpool(lambda: shown(request))
@@ -156,6 +159,7 @@ def create_app(service: Service, *, db_label: str = "", allowed_hosts: Iterable[
         *api_routes(service),
         *people_routes(service),
         *review_routes(service),
+        *compare_routes(service),
     ]
     middleware = [Middleware(RequestLog),
                   Middleware(Guard, hosts=tuple(allowed_hosts), limits=limits or Limits())]

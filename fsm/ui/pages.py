@@ -13,6 +13,7 @@ from claimfsm.replay.runner import ReplayReport
 from claimfsm.state.catalog import SummaryPage, SummaryQuery
 from claimfsm.state.model import Revision
 from claimfsm.ui.html import e, json_html, page
+from claimfsm.ui.lineage import lineage_banner, lineage_script, what_if_form
 from claimfsm.ui.panels import diagram_panel, timeline, verdict_panel
 from claimfsm.ui.review import review_script, review_slot
 
@@ -130,10 +131,11 @@ def panels(definition: MachineDef, head: Revision, shown: Sequence[Revision]) ->
 
 
 def session_page(definition: MachineDef, head: Revision, shown: Sequence[Revision],
-                 version: str) -> str:
+                 version: str, lineage: Mapping[str, Any] | None = None) -> str:
     """A session: diagram, verdict, one page of the timeline (``shown``), revision detail,
-    diff, and the controls; ``version`` is the machine version the session runs on. Its
-    size is the page's, whatever the session's length."""
+    diff, and the controls; ``version`` is the machine version the session runs on;
+    ``lineage`` (:func:`claimfsm.engine.lineage.lineage_json`) its parent and forks, with
+    the what-if fork form. Its size is the page's, whatever the session's length."""
     pick = (f'from <input type="number" name="a" min="0" max="{head.rev}" '
             f'value="{shown[0].rev}" required> to <input type="number" name="b" min="0" '
             f'max="{head.rev}" value="{shown[-1].rev}" required>')
@@ -143,6 +145,7 @@ def session_page(definition: MachineDef, head: Revision, shown: Sequence[Revisio
         f'<span class="badge version" id="version" title="machine version">'
         f"version {e(version)}</span></h1>"
         f'<p><b>Claim:</b> {e(head.state.claim)}</p>'
+        f"{lineage_banner(head, lineage or {})}"
         '<div class="card inline"><button id="step" class="primary">Step</button> '
         '<button id="run">Run to the end</button> '
         f'<button id="check">Check chain</button> '
@@ -155,9 +158,11 @@ def session_page(definition: MachineDef, head: Revision, shown: Sequence[Revisio
         f'<form id="diff" class="inline">{pick}<button type="submit">Diff</button></form>'
         '<div id="diff-out"></div></div>'
         '<div class="card" id="detail"><p class="muted">Select a revision in the timeline '
-        "to see its state, envelope and events.</p></div></div></div>"
+        "to see its state, envelope and events.</p></div></div>"
+        f"{what_if_form(head, shown)}</div>"
     )
-    return page(f"Session {head.sid}", body + review_script(), script="session.js")
+    return page(f"Session {head.sid}", body + review_script() + lineage_script(),
+                script="session.js")
 
 
 def document_page(doc: dict[str, Any]) -> str:

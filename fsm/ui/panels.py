@@ -13,6 +13,7 @@ from claimfsm.engine.views import profile_text, verdict_json
 from claimfsm.state.model import Revision
 from claimfsm.ui.diagram import diagram_svg
 from claimfsm.ui.html import e, mark_terms
+from claimfsm.ui.lineage import history_marks
 
 __all__ = ["diagram_panel", "timeline", "tool_calls", "verdict_panel"]
 
@@ -22,8 +23,11 @@ def diagram_panel(definition: MachineDef, revisions: Sequence[Revision],
     """The machine with the path of ``revisions`` and the current state (``head``'s,
     default the last revision's) highlighted."""
     head = revisions[-1] if head is None else head
+    # Moves counted, rewinds and a fork's start drawn as such (claimfsm.ui.lineage).
+    marks = history_marks(revisions)
     svg = diagram_svg(definition, path=[r.fsm for r in revisions], current=head.fsm,
-                      title=f"state diagram of session {head.sid}")
+                      title=f"state diagram of session {head.sid}", counts=marks.moves,
+                      rewinds=marks.rewinds, forked_at=marks.forked_at)
     return f'<div class="diagram" id="diagram">{svg}</div>'
 
 
@@ -33,7 +37,10 @@ def tool_calls(rev: Revision) -> list[dict[str, Any]]:
 
 
 def _rollback_kind(rev: Revision) -> str:
-    rewind = next((ev for ev in rev.events if ev.get("type") == "Rewind"), None)
+    rewind = next((ev for ev in rev.events if ev.get("type") in ("Rewind", "Forked")), None)
+    if rewind is not None and rewind["type"] == "Forked":  # a fork's own first revision
+        src = rewind.get("from") or {}
+        return f"forked from {src.get('sid')}@{src.get('rev')}"
     if rewind is not None:
         return f"rewind to {rewind.get('to', '?')}" + (" (reopen)" if rewind.get("reopen") else "")
     rb = (rev.envelope or {}).get("rb")
