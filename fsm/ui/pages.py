@@ -80,7 +80,8 @@ def sessions_page(result: SummaryPage, query: SummaryQuery, states: Sequence[str
         f'<input name="version" size="18" value="{e(version or "")}" '
         'placeholder="any version">'
         '<button type="submit">Filter</button></form>'
-        '<div class="scroll-x"><table id="sessions"><thead><tr><th>session</th><th>claim</th><th>state</th>'
+        '<div class="scroll-x"><table id="sessions"><thead><tr><th>session</th><th>claim</th>'
+        "<th>state</th>"
         "<th>verdict</th><th>revisions</th><th>last update</th><th>version</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table></div>"
         + ('<p class="muted">No sessions match.</p>' if not rows else "")
