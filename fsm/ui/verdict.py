@@ -33,8 +33,8 @@ def doubts(head: Revision) -> list[Doubt]:
     judgment, whatever the label (a SUPPORTS verdict's doubt is shown too)."""
     found: list[Doubt] = []
     v = head.state.verdict
-    if v:
-        found += warnings(Verdict.model_construct(label=v.get("label"),
+    if v and "label" in v:
+        found += warnings(Verdict.model_construct(label=v["label"],
                                                   reasons=list(v.get("reasons", [])),
                                                   cites=list(v.get("cites", []))))
     for j in head.state.judgments:
@@ -83,7 +83,8 @@ def _evidence(head: Revision, sub: dict[str, Any], links: bool) -> str:
     judgment = next((j for j in head.state.judgments if j.get("id") == sub["id"]), {})
     stances = {s["id"]: s for s in judgment.get("stances", [])}
     cites = set(judgment.get("cites", []))
-    shown, folded = [], []
+    shown: list[tuple[bool, str]] = []
+    folded: list[tuple[bool, str]] = []
     for ev in head.state.evidence.get(sub["id"], []):
         cited = ev["id"] in cites
         html = _sentence(ev, stances.get(ev["id"]), cited, head.state.claim, links)

@@ -259,7 +259,8 @@ def test_the_replay_scrolls_to_the_diverging_value(browser: Any, demo: Any, tmp_
     inside, shown = browser.execute_script(
         "const h = document.getElementById('hit').getBoundingClientRect();"
         "const box = document.querySelector('#divergence pre').getBoundingClientRect();"
-        "return [h.top >= box.top && h.bottom <= box.bottom, h.top >= 0 && h.bottom <= innerHeight]")
+        "return [h.top >= box.top && h.bottom <= box.bottom,"
+        " h.top >= 0 && h.bottom <= innerHeight]")
     assert inside and shown
     no_overflow(browser)
 
