@@ -113,6 +113,8 @@ def test_a_doubted_verdict_reads_as_a_warning(browser: Any, demo: Any, tmp_path:
     assert "below the relevance floor (0.40)" in folded.text
     hidden = folded.find_elements(By.CSS_SELECTOR, ".ev")
     assert hidden and not any(h.is_displayed() for h in hidden)
+    no_overflow(browser)
+    shot(browser, tmp_path, f"verdict-doubts-{size}")
     # The engine's terms are one click away, not on the page.
     text = browser.find_element(By.ID, "verdict").text
     assert "rb=" not in text and "warning: s1" not in text and "key terms" not in text
@@ -121,8 +123,6 @@ def test_a_doubted_verdict_reads_as_a_warning(browser: Any, demo: Any, tmp_path:
     terms.click()
     raw = browser.find_element(By.ID, "engine-terms").text
     assert "rb=state" in raw and "warning: s1: number not confirmed: 1850" in raw
-    no_overflow(browser)
-    shot(browser, tmp_path, f"verdict-doubts-{size}")
 
 
 @pytest.mark.parametrize("size", SIZES)
