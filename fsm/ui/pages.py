@@ -9,6 +9,7 @@ from urllib.parse import quote, urlencode
 
 from claimfsm.engine.errors import BadInput
 from claimfsm.engine.machine import MachineDef
+from claimfsm.engine.views import status_json
 from claimfsm.replay.runner import ReplayReport
 from claimfsm.state.catalog import SummaryPage, SummaryQuery
 from claimfsm.state.model import Revision
@@ -125,6 +126,13 @@ def blocked(definition: MachineDef, head: Revision) -> str | None:
     if head.fsm in definition.finals:
         return (f"The session is {head.fsm}: nothing is left to run. Roll back or fork "
                 "a revision to run it again.")
+    wait = status_json(head)["waiting"]
+    if wait and wait.get("kind") == "input":
+        return (f"The session waits for input ({wait.get('input')}) in {wait.get('state')}: "
+                "give it with the form below (or claimfsm input).")
+    if wait:
+        return (f"The session is paused in {wait.get('state')}: it runs on when resumed "
+                "(claimfsm resume, or POST .../resume).")
     return None
 
 

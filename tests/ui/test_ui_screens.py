@@ -45,7 +45,9 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, 
     assert result.exit_code == 0, result.output
     service = Service.open(str(db))
     sids = {"canberra": service.run(service.start(CANBERRA).sid).sid,
-            "nasa": service.run(service.start("NASA landed on the Moon in 1969.").sid).sid}
+            "nasa": service.run(service.start("NASA landed on the Moon in 1969.").sid).sid,
+            "waiting": service.run(service.start("Sydney is the capital of Australia.",
+                                                 {"review": "always"}).sid).sid}
     with serve(create_app(service, db_label="demo.db")) as url:
         yield url, db, sids
     service.close()
@@ -152,6 +154,10 @@ def test_actions_that_cannot_apply_are_disabled(browser: Any, demo: Any, size: s
         assert "DONE: nothing is left to run" in button.get_attribute("title")
     browser.execute_script("document.getElementById('step').click()")
     assert browser.find_element(By.ID, "msg").text == ""  # no request, so no red 409
+    browser.get(f"{url}/sessions/{sids['waiting']}")
+    step = browser.find_element(By.ID, "step")
+    assert not step.is_enabled()
+    assert "waits for input (ReviewInput) in REVIEW" in step.get_attribute("title")
     with Engine.open(str(db), config=EngineConfig(seed=False, create=False)) as eng:
         sid = eng.start("Honey never spoils.").sid
     browser.get(f"{url}/sessions/{sid}")
@@ -267,15 +273,28 @@ def test_the_replay_scrolls_to_the_diverging_value(browser: Any, demo: Any, tmp_
 
 
 @pytest.mark.parametrize("width", [390, 1400, 1920])
-def test_no_page_overflows_and_focus_is_visible(browser: Any, demo: Any, width: int) -> None:
+def test_no_page_overflows_and_focus_is_visible(browser: Any, demo: Any, tmp_path: Path,
+                                                width: int) -> None:
+    from click.testing import CliRunner
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    url, _db, sids = demo
+    from claimfsm.cli.main import main
+
+    url, db, sids = demo
     browser.set_window_size(width, 900)
-    for path in ("/", f"/sessions/{sids['canberra']}", "/review", "/replay"):
+    for path in ("/", f"/sessions/{sids['canberra']}", f"/sessions/{sids['waiting']}",
+                 "/review", "/replay"):
         browser.get(url + path)
         no_overflow(browser)
+    assert browser.execute_script("return document.title").startswith("Replay")
+    report = tmp_path / "report.html"
+    result = CliRunner().invoke(main, ["report", sids["canberra"], "--db", str(db),
+                                       "--html", str(report)])
+    assert result.exit_code == 0, result.output
+    browser.get(report.as_uri())
+    assert "Warning (s1)" in browser.find_element(By.ID, "warnings").text
+    no_overflow(browser)
     browser.get(f"{url}/sessions/{sids['canberra']}")
     # Keyboard only: Tab reaches the controls, each focused one shows an outline, and
     # Enter on a timeline row opens its revision.

@@ -95,3 +95,15 @@ def test_why_step_and_run_are_off() -> None:
     assert blocked(DEFAULT_MACHINE, _head("RETRIEVAL")) is None
     assert "DONE: nothing is left to run" in (blocked(DEFAULT_MACHINE, _head("DONE")) or "")
     assert "reopening" in (blocked(DEFAULT_MACHINE, _head("FAILED")) or "")
+
+
+def test_step_and_run_are_off_while_a_session_waits(tmp_path: Any) -> None:
+    from claimfsm.engine.profile import resolve_profile
+    from claimfsm.engine.runtime import Engine
+
+    with Engine.open(str(tmp_path / "w.db")) as eng:
+        sid = eng.start("Sydney is the capital of Australia.",
+                        profile=resolve_profile({"review": "always"})).sid
+        head = eng.driver.run(sid)
+    assert head.fsm == "REVIEW"
+    assert "waits for input (ReviewInput) in REVIEW" in (blocked(DEFAULT_MACHINE, head) or "")
