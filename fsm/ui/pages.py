@@ -16,6 +16,7 @@ from claimfsm.state.model import Revision
 from claimfsm.ui.html import e, json_html, page
 from claimfsm.ui.panels import diagram_panel, timeline, verdict_panel
 from claimfsm.ui.review import review_script, review_slot
+from claimfsm.ui.timeline import time_cell
 
 __all__ = [
     "SESSION_PAGE",
@@ -53,7 +54,7 @@ def sessions_page(result: SummaryPage, query: SummaryQuery, states: Sequence[str
                     f'{quote(s.sid, safe="")}"><code>{e(s.sid)}</code></a></td>'
                     f"<td>{e(s.claim)}</td><td><span class=\"badge {e(s.fsm)}\">{e(s.fsm)}"
                     f"</span></td><td>{verdict}</td><td>{s.revisions}</td>"
-                    f'<td class="muted">{e(s.updated)}</td>'
+                    f'<td class="muted">{time_cell(s.updated)}</td>'
                     f'<td><code class="version">{e(versions.get(s.sid, ""))}</code></td></tr>')
     keep = {k: v for k, v in (("q", query.q), ("fsm", query.fsm), ("verdict", query.verdict),
                               ("version", version),

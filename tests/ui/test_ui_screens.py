@@ -288,6 +288,10 @@ def test_no_page_overflows_and_focus_is_visible(browser: Any, demo: Any, tmp_pat
         browser.get(url + path)
         no_overflow(browser)
     assert browser.execute_script("return document.title").startswith("Replay")
+    browser.get(url + "/")
+    stamp = browser.find_element(By.CSS_SELECTOR, "#sessions time")
+    assert re.fullmatch(r"just now|\d+ (s|min|h|d) ago", stamp.text), stamp.text
+    assert stamp.get_attribute("title") == stamp.get_attribute("datetime")
     report = tmp_path / "report.html"
     result = CliRunner().invoke(main, ["report", sids["canberra"], "--db", str(db),
                                        "--html", str(report)])
