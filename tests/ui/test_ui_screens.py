@@ -234,6 +234,12 @@ def test_a_state_filters_the_timeline(browser: Any, demo: Any, size: str) -> Non
               else '#diagram svg g[data-state="RETRIEVAL"]')
     state = browser.find_element(By.CSS_SELECTOR, target)
     assert state.is_displayed()
+    # The SVG's state names stay readable at any width (it scrolls in its card instead
+    # of shrinking): the 12 px labels are drawn at least 10 px tall.
+    label = browser.execute_script(
+        "return document.querySelector('#diagram svg g[data-state] text')"
+        ".getBoundingClientRect().height")
+    assert label >= 10, label
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", state)
     state.click()
     visible = browser.execute_script(
