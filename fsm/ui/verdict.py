@@ -15,6 +15,7 @@ from claimfsm.skills.stance.combine import CHECK_PREFIX
 from claimfsm.skills.verdict_aggregate import Verdict, warnings
 from claimfsm.state.model import Revision
 from claimfsm.ui.html import e, mark_terms, pretty
+from claimfsm.ui.timeline import time_cell
 from claimfsm.ui.wording import ICONS, LABEL_WORDS, check_words, reason_words
 
 __all__ = ["RELEVANCE_FLOOR", "doubts", "verdict_panel"]
@@ -132,7 +133,7 @@ def verdict_panel(head: Revision, *, links: bool = True) -> str:
         what = (f"input ({w.get('input')})" if w["kind"] == "input"
                 else f"resume (paused {w.get('when')} {w['state']})")
         out.append(f'<p id="waiting"><span class="badge WAITING">⏸ WAITING</span> for '
-                   f"{e(what)} since {e(w.get('since'))}</p>")
+                   f"{e(what)} since {time_cell(str(w.get('since')))}</p>")
     found = doubts(head)
     if verdict:
         review = (head.state.verdict or {}).get("review") or {}
