@@ -203,4 +203,4 @@ docs: install
 	$(BIN)/claimfsm diagram > /dev/null
 	$(BIN)/python -m claimfsm.ui.docs docs/ui.md
 	CLAIMFSM_SCREENSHOTS=docs/ui $(BIN)/python -m pytest -q -p no:cacheprovider tests/ui/test_ui_browser.py \
-		tests/ui/test_ui_review_browser.py
+		tests/ui/test_ui_review_browser.py tests/ui/test_ui_lineage_browser.py tests/ui/test_ui_screens.py

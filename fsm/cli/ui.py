@@ -170,9 +170,11 @@ def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None, 
 def report(sid: str, db: str, html: str) -> None:
     """Write session SID as one HTML file that opens offline: the state diagram with the
     executed path, the timeline, every revision's state, envelope and events, and the
-    verdict with its evidence. For a bug report or a review."""
+    verdict with its evidence, and its lineage (the session it was forked from, the
+    sessions forked from it). For a bug report or a review."""
     from datetime import UTC, datetime
 
+    from claimfsm.engine.lineage import lineage_json
     from claimfsm.engine.machine import DEFAULT_MACHINE
     from claimfsm.ui.report import render_report
 
@@ -180,7 +182,8 @@ def report(sid: str, db: str, html: str) -> None:
         revisions = list(opened.history(sid))
         if not revisions:
             opened.head(sid)
-    text = render_report(DEFAULT_MACHINE, revisions,
+        lineage = lineage_json(opened, revisions[-1])
+    text = render_report(DEFAULT_MACHINE, revisions, lineage=lineage,
                          generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
     try:
         Path(html).write_text(text, encoding="utf-8")

@@ -31,6 +31,7 @@ from typing import Any
 from claimfsm.engine.driver import Driver, StepResult
 from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.engine.limits import seconds_left
+from claimfsm.engine.step import iso
 from claimfsm.state.aio import AsyncStore
 from claimfsm.state.errors import RevConflict
 from claimfsm.state.holds import HOLD_KEY, hold_of
@@ -124,8 +125,14 @@ class AsyncDriver:
         return result
 
     async def afork(self, sid: str, at: int, new_sid: str | None = None) -> Revision:
-        """A new session whose history is ``sid``'s up to revision ``at``."""
-        return await self.store.fork(sid, at, new_sid or self.driver.new_sid())
+        """A new session whose history is ``sid``'s up to revision ``at``, then its own
+        revision naming its parent (:meth:`Driver.fork
+        <claimfsm.engine.driver.Driver.fork>`); returns that revision."""
+        from claimfsm.engine.lineage import fork_revision  # loads when forking
+
+        copy = await self.store.fork(sid, at, new_sid or self.driver.new_sid())
+        mark = fork_revision(copy, sid, iso(self.driver.clock.now()))
+        return await self.store.commit(mark, expected_rev=copy.rev)
 
     # -- one step -------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
 from claimfsm.engine.errors import (
@@ -48,6 +48,9 @@ from claimfsm.state.holds import HOLD_KEY, hold_of
 from claimfsm.state.model import RetryState, Revision, SessionState, new_state, trusted
 from claimfsm.state.rollback import entry_state, rewind_revision, tools_restored
 from claimfsm.state.store import StateStore
+
+if TYPE_CHECKING:
+    from claimfsm.engine.profile import Profile
 
 __all__ = ["Driver", "StepResult", "ToolSession", "ToolsFactory", "iso"]
 
@@ -196,9 +199,17 @@ class Driver(PeopleMixin):
                               reopen=failed and reopen, actor=actor)
         return self.store.commit(rev, expected_rev=head.rev)
 
-    def fork(self, sid: str, at: int, new_sid: str | None = None) -> Revision:
-        """A new session whose history is ``sid``'s up to revision ``at``."""
-        return self.store.fork(sid, at, new_sid or self.new_sid())
+    def fork(self, sid: str, at: int, new_sid: str | None = None, *,
+             profile: Profile | None = None) -> Revision:
+        """A new session whose history is ``sid``'s up to revision ``at``, then one
+        revision of its own (``at + 1``, stamped now) recording its parent and, with
+        ``profile`` (a what-if fork), the profile it runs on with
+        (:mod:`claimfsm.engine.lineage`). Returns that revision, the fork's head."""
+        from claimfsm.engine.lineage import fork_revision  # loads when forking
+
+        copy = self.store.fork(sid, at, new_sid or self.new_sid())
+        mark = fork_revision(copy, sid, iso(self.clock.now()), profile)
+        return self.store.commit(mark, expected_rev=copy.rev)
 
     # -- one step -------------------------------------------------------------------------
 

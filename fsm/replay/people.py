@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["person_of", "replay_person", "tick_recorded"]
 
 _ACTS = {"InputReceived": "input", "Edited": "edit", "Resumed": "resume",
-         "TimedOut": "timeout"}
+         "TimedOut": "timeout", "Forked": "fork"}
 
 
 def person_of(parent: Revision, rev: Revision, h: str | None) -> Person | None:
@@ -43,6 +43,9 @@ def person_of(parent: Revision, rev: Revision, h: str | None) -> Person | None:
         payload = event.get("payload")
     elif act == "edit":
         payload = [[c["field"], c["new"]] for c in event.get("changes", [])]
+    elif act == "fork":  # the parent, and the profile a what-if runs on with
+        payload = {"from": event.get("from"),
+                   "profile": rev.state.config.get("profile") if event.get("changes") else None}
     return Person(head=parent.rev, rev=rev.rev, act=act,
                   before=parent.fsm, after=rev.fsm, actor=event.get("actor"), ts=rev.ts,
                   payload=payload, h=h)
@@ -61,6 +64,8 @@ def replay_person(driver: Driver, head: Revision, line: Person, now: datetime
             rev = driver.edit(sid, changes, expected_rev=head.rev, actor=actor)
         elif line.act == "resume":
             rev = driver.resume(sid, expected_rev=head.rev, actor=actor)
+        elif line.act == "fork":
+            rev = _refork(driver, head, line)
         else:
             found = driver.advance(sid, now)
             if found is None:
@@ -71,6 +76,20 @@ def replay_person(driver: Driver, head: Revision, line: Person, now: datetime
     if rev.fsm != line.after:
         return None, ("after", line.after, rev.fsm)
     return rev, None
+
+
+def _refork(driver: Driver, head: Revision, line: Person) -> Revision:
+    """The fork's own revision again, on the replayed copy of its parent's revisions."""
+    from claimfsm.engine.lineage import fork_revision
+    from claimfsm.engine.profile import stored_profile
+
+    payload = line.payload if isinstance(line.payload, dict) else {}
+    given = payload.get("from")
+    parent: dict[str, Any] = given if isinstance(given, dict) else {}
+    profile = payload.get("profile")
+    chosen = stored_profile({"profile": profile}) if isinstance(profile, dict) else None
+    mark = fork_revision(head, str(parent.get("sid", "")), line.ts, chosen)
+    return driver.store.commit(mark, expected_rev=head.rev)
 
 
 def tick_recorded(driver: Driver, rec: Recorder, sid: str, *, limit: int = 1000,

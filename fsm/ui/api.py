@@ -167,9 +167,11 @@ def api_routes(service: Service) -> list[Route]:
         query = query_of(request)
         version = request.query_params.get("version") or None
         page, versions = await call(lambda: service.versioned(query, version))
+        parents = await call(lambda: service.parents([i.sid for i in page.items]))
         out = page.to_json()
         for item in out["items"]:
             item["version"] = versions[item["sid"]]
+            item["forked_from"] = parents[item["sid"]]
         return JSON(out)
 
     async def create(request: Request) -> Response:
@@ -182,8 +184,10 @@ def api_routes(service: Service) -> list[Route]:
     async def session(request: Request) -> Response:
         sid = sid_of(request)
         head = await service.ahead(sid)
+        lineage = await call(lambda: service.lineage(head))
         return JSON({"summary": summary_of(0, head).model_dump(exclude={"seq"}),
-                     "verdict": verdict_json(head), "head": revision_json(head, full=False)})
+                     "verdict": verdict_json(head), "head": revision_json(head, full=False),
+                     **lineage})
 
     async def delete(request: Request) -> Response:
         # The tombstone names the key (admin role); on a store without keys, "api".
@@ -236,7 +240,7 @@ def api_routes(service: Service) -> list[Route]:
 
     async def fork(request: Request) -> Response:
         sid, body = sid_of(request), await _body(request, ForkRequest)
-        rev = await service.afork(sid, body.at)
+        rev = await service.afork(sid, body.at, body.model_dump(exclude={"at"}))
         return JSON(revision_json(rev, full=False), status_code=201,
                     headers={"location": session_url(rev.sid)})
 
@@ -245,7 +249,8 @@ def api_routes(service: Service) -> list[Route]:
         revs = await call(lambda: service.history(sid))
         if not revs:
             service.head(sid)  # UNKNOWN_SESSION
-        html = render_report(service.engine.driver.definition, revs)
+        lineage = await call(lambda: service.lineage(revs[-1]))
+        html = render_report(service.engine.driver.definition, revs, lineage=lineage)
         return HTMLResponse(html, headers={
             "content-disposition": f'attachment; filename="claimfsm-{sid[:64]}.html"'})
 

@@ -21,6 +21,7 @@ from claimfsm.ui.access import RequestLog
 from claimfsm.ui.api import api_routes, query_int, query_of, read_upload
 from claimfsm.ui.auth import Gate
 from claimfsm.ui.authz import AuthGuard
+from claimfsm.ui.compare import compare_routes
 from claimfsm.ui.guard import Guard, Limits
 from claimfsm.ui.keys_api import keys_routes
 from claimfsm.ui.login import login_routes
@@ -102,14 +103,16 @@ def create_app(service: Service, *, db_label: str = "", allowed_hosts: Iterable[
         page = service.history_page(sid, start, end - start)
         return head, list(page.items)
 
-    def shown_with_version(request: Request) -> tuple[Revision, list[Revision], str]:
+    def shown_with_version(request: Request
+                           ) -> tuple[Revision, list[Revision], str, dict[str, Any]]:
         head, revs = shown(request)
-        return head, revs, session_version(service.engine.store, head)
+        return head, revs, session_version(service.engine.store, head), service.lineage(head)
 
     async def session(request: Request) -> Response:
-        head, revs, version = await run_in_threadpool(lambda: shown_with_version(request))
+        head, revs, version, lineage = await run_in_threadpool(
+            lambda: shown_with_version(request))
         return HTMLResponse(session_page(service.engine.driver.definition, head, revs,
-                                         version))
+                                         version, lineage))
 
     async def session_panels(request: Request) -> Response:
         head, revs = await run_in_threadpool(lambda: shown(request))
@@ -161,6 +164,7 @@ def create_app(service: Service, *, db_label: str = "", allowed_hosts: Iterable[
         *api_routes(service),
         *people_routes(service),
         *review_routes(service),
+        *compare_routes(service),
     ]
     gate = gate or Gate(service.engine.store)
     routes += [*login_routes(gate), *keys_routes(gate)]

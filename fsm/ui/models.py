@@ -52,9 +52,13 @@ class RollbackRequest(StepRequest):
 
 
 class ForkRequest(_Body):
-    """Fork at revision ``at`` into a new session."""
+    """Fork at revision ``at`` into a new session; a profile field given (a what-if
+    fork) changes the parent's profile for the fork, which runs on with it from ``at``."""
 
     at: int = Field(ge=0, le=MAX_INT)
+    retrieval: Literal["lexical", "hybrid"] | None = None
+    judge: Literal["lexical", "learned"] | None = None
+    stance_model: str | None = Field(default=None, max_length=4096)
 
 
 class ReplayRequest(_Body):

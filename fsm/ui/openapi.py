@@ -30,6 +30,7 @@ from claimfsm.ui.models import (
     StepRequest,
 )
 from claimfsm.ui.queries import (
+    CompareQuery,
     DiffQuery,
     HeadQuery,
     HistoryQuery,
@@ -39,6 +40,7 @@ from claimfsm.ui.queries import (
 )
 from claimfsm.ui.schemas import (
     Check,
+    Compare,
     Diff,
     Document,
     ErrorBody,
@@ -108,8 +110,8 @@ ENDPOINTS: tuple[Op, ...] = (
     Op("post", "/api/v1/sessions", "startSession", "Start a session (revision 0); "
        "`Location` names it", RevisionShort, 201, body=StartRequest,
        errors=_BODY + _WRITE + _PROFILE),
-    Op("get", _S, "getSession", "A session: summary, verdict and head", SessionOut,
-       errors=_SID),
+    Op("get", _S, "getSession", "A session: summary, verdict, head and lineage "
+       "(forked_from, forks)", SessionOut, errors=_SID),
     Op("delete", _S, "deleteSession", "Delete the session, leaving a tombstone",
        TombstoneOut, errors=_SID + _WRITE),
     Op("get", f"{_S}/head", "getHead", "The head revision (brief=1: sid, rev, fsm, ts)",
@@ -137,7 +139,8 @@ ENDPOINTS: tuple[Op, ...] = (
        errors=_BODY + _WRITE + _REV + (_E.REV_CONFLICT, _E.SESSION_FAILED,
                                        _E.VERSION_MISMATCH)),
     Op("post", f"{_S}/fork", "forkSession", "Fork at a revision into a new session; "
-       "`Location` names it", RevisionShort, 201, body=ForkRequest,
+       "`Location` names it; retrieval, judge or stance_model make it a what-if fork",
+       RevisionShort, 201, body=ForkRequest,
        errors=_BODY + _WRITE + _REV + (_E.CHAIN_BROKEN,)),
     Op("get", f"{_S}/report", "getReport", "The self-contained HTML report, as `claimfsm "
        "report SID --html FILE`", "text/html", errors=_SID),
@@ -151,6 +154,9 @@ ENDPOINTS: tuple[Op, ...] = (
        errors=_BODY + _RECORD, upload=True),
     Op("get", "/api/v1/documents/{doc_id}", "getDocument", "A document of the evidence "
        "index", Document, errors=(_E.NOT_FOUND,)),
+    Op("get", "/api/v1/compare", "compareSessions", "Two sessions side by side: verdicts, "
+       "evidence, how they are related and the first revision where they differ", Compare,
+       query=CompareQuery, errors=_QUERY + _SID),
     Op("get", "/api/v1/machine", "getMachine", "The machine definition", Machine),
     Op("get", "/api/v1/openapi.json", "getOpenapi", "This document (OpenAPI 3.1)",
        "application/json"),

@@ -17,8 +17,8 @@ from claimfsm.engine.errors import BadInput
 from claimfsm.engine.views import MAX_HISTORY_PAGE
 from claimfsm.state.catalog import MAX_PAGE
 
-__all__ = ["MAX_INT", "DiffQuery", "HeadQuery", "HistoryQuery", "Query", "RevisionPath",
-           "SessionsQuery", "VerdictFilter", "bad_input", "query_model", "whole"]
+__all__ = ["MAX_INT", "CompareQuery", "DiffQuery", "HeadQuery", "HistoryQuery", "Query",
+           "RevisionPath", "SessionsQuery", "VerdictFilter", "bad_input", "query_model", "whole"]
 
 #: The largest revision number, sequence or offset a store keeps (SQLite's and
 #: PostgreSQL's 64-bit integers): a larger one is out of range, a 422.
@@ -89,6 +89,13 @@ class DiffQuery(Query):
 
     a: QueryInt = Field(ge=0, le=MAX_INT, description="from revision")
     b: QueryInt = Field(ge=0, le=MAX_INT, description="to revision")
+
+
+class CompareQuery(Query):
+    """``/compare`` and ``/api/v1/compare``: two sessions side by side."""
+
+    a: str = Field(min_length=1, max_length=200, description="a session id")
+    b: str = Field(min_length=1, max_length=200, description="another session id")
 
 
 class RevisionPath(Query):

@@ -29,6 +29,7 @@ ROUTE_ROLES: dict[tuple[str, str], str] = {
     ("GET", "/replay"): "read",
     ("POST", "/replay"): "write",  # spends CPU like a run
     ("GET", "/review"): "read",
+    ("GET", "/compare"): "read",
     ("GET", "/metrics"): "read",
     # the JSON API
     ("GET", "/api/v1/openapi.json"): "read",
@@ -54,6 +55,7 @@ ROUTE_ROLES: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/replay"): "write",
     ("GET", "/api/v1/documents/{doc_id}"): "read",
     ("GET", "/api/v1/machine"): "read",
+    ("GET", "/api/v1/compare"): "read",
     ("GET", "/api/v1/keys"): "admin",
     ("POST", "/api/v1/keys"): "admin",
     ("DELETE", "/api/v1/keys/{name}"): "admin",

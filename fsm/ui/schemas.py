@@ -10,9 +10,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
-    "ANSWERS", "Change", "Check", "Diff", "Document", "ErrorBody", "HeadBrief", "HistoryOut",
-    "InputOut", "Machine", "Records", "ReplayOut", "ResumeOut", "RevisionOut", "RevisionShort",
-    "SessionItem", "SessionOut", "SessionsPage", "StepOut", "TombstoneOut", "VerdictOut",
+    "ANSWERS", "Change", "Check", "Compare", "Diff", "Document", "ErrorBody", "HeadBrief",
+    "HistoryOut", "InputOut", "Machine", "Records", "ReplayOut", "ResumeOut", "RevisionOut",
+    "RevisionShort", "SessionItem", "SessionOut", "SessionsPage", "StepOut", "TombstoneOut",
+    "VerdictOut",
 ]
 
 
@@ -63,6 +64,7 @@ class SessionItem(_Out):
     updated: str
     status: str
     version: str
+    forked_from: dict[str, Any] | None = None
 
 
 class SessionsPage(_Out):
@@ -102,6 +104,8 @@ class SessionOut(_Out):
     summary: dict[str, Any]
     verdict: VerdictOut
     head: RevisionShort
+    forked_from: dict[str, Any] | None = None
+    forks: list[dict[str, Any]] = []
 
 
 class StepOut(_Out):
@@ -207,7 +211,19 @@ class ErrorBody(BaseModel):
     error: _Error
 
 
+class Compare(_Out):
+    """Two sessions side by side (``/api/v1/compare``): each side ``{sid, claim, rev, fsm,
+    verdict, profile, forked_from, subclaims}``."""
+
+    a: dict[str, Any]
+    b: dict[str, Any]
+    relation: str | None
+    same_revisions: int
+    first_difference: dict[str, Any] | None
+
+
 ANSWERS: tuple[type[BaseModel], ...] = (
-    Check, Diff, Document, ErrorBody, HeadBrief, HistoryOut, InputOut, Machine, Records,
+    Check, Compare, Diff, Document, ErrorBody, HeadBrief, HistoryOut, InputOut, Machine, Records,
     ReplayOut, ResumeOut, RevisionOut, RevisionShort, SessionOut, SessionsPage, StepOut,
     TombstoneOut, VerdictOut)
+

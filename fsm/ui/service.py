@@ -193,9 +193,26 @@ class Service:
 
         return self._locked(run)
 
-    def fork(self, sid: str, at: int) -> Revision:
-        """A new session whose history is ``sid``'s up to revision ``at``."""
-        return self._locked(lambda: self.engine.driver.fork(sid, at))
+    def fork(self, sid: str, at: int, options: Mapping[str, Any] | None = None) -> Revision:
+        """A new session whose history is ``sid``'s up to revision ``at``, then its own
+        revision naming its parent; ``options`` (retrieval, judge, stance_model; ``None``:
+        unchanged) make it a what-if fork (:func:`~claimfsm.engine.whatif.what_if_fork`)."""
+        from claimfsm.engine.whatif import what_if_fork
+
+        return self._locked(lambda: what_if_fork(self.engine, sid, at, options))
+
+    def lineage(self, head: Revision) -> dict[str, Any]:
+        """``{"forked_from", "forks"}`` of the session at ``head``
+        (:func:`~claimfsm.engine.lineage.lineage_json`)."""
+        from claimfsm.engine.lineage import lineage_json
+
+        return self._locked(lambda: lineage_json(self.engine.store, head))
+
+    def parents(self, sids: list[str]) -> dict[str, dict[str, Any] | None]:
+        """The parent ``{sid, rev, at}`` of each of ``sids`` that is a fork."""
+        from claimfsm.engine.lineage import parents_of
+
+        return self._locked(lambda: parents_of(self.engine.store, sids))
 
     # -- replay ---------------------------------------------------------------------
 
@@ -265,6 +282,10 @@ class Service:
         await self._aexpect(sid, expected_rev)
         return await self.aengine.arollback(sid, to, reopen=reopen, actor=actor)
 
-    async def afork(self, sid: str, at: int) -> Revision:
-        """:meth:`fork`, awaited."""
+    async def afork(self, sid: str, at: int, options: Mapping[str, Any] | None = None
+                    ) -> Revision:
+        """:meth:`fork`, awaited; a what-if fork (``options`` given) checks and loads its
+        profile as :meth:`fork` does, on a worker thread."""
+        if any(v is not None for v in (options or {}).values()):
+            return await self.aengine.call(lambda: self.fork(sid, at, options))
         return await self.aengine.afork(sid, at)

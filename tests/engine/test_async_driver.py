@@ -107,7 +107,9 @@ def test_arun_and_astart_match_run_and_start(where: Callable[[], str | None]) ->
             back = await engine.arollback(first.sid, 2)
             assert back.rev == done.rev + 1 and back.fsm == history[2].fsm
             fork = await engine.afork(first.sid, 3, "copy")
-            assert fork.sid == "copy" and fork.rev == 3
+            # Revisions 0..3 copied, then the fork's own, naming its parent.
+            assert fork.sid == "copy" and fork.rev == 4
+            assert fork.events[0]["from"] == {"sid": first.sid, "rev": 3}
 
     asyncio.run(go())
 

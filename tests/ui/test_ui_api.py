@@ -104,9 +104,9 @@ def test_rollback_and_fork(client: TestClient) -> None:
     forked = client.post(f"/api/v1/sessions/{sid}/fork", json={"at": 2})
     assert forked.status_code == 201
     new = forked.json()["sid"]
-    assert new != sid and forked.json()["rev"] == 2
+    assert new != sid and forked.json()["rev"] == 3
     hist = client.get(f"/api/v1/sessions/{new}/history").json()
-    assert hist["total"] == 3
+    assert hist["total"] == 4
     _error(client.post(f"/api/v1/sessions/{sid}/fork", json={"at": 99}), 404,
            "UNKNOWN_REVISION")
 

@@ -18,7 +18,8 @@
   // What each control needs; the server refuses it anyway (403 FORBIDDEN). Panels are
   // redrawn after each step, so controls are checked again on every change.
   const needs = [
-    ['#step, #run, #start button, [data-rollback], [data-fork], #replay-form button', 'write'],
+    ['#step, #run, #start button, [data-rollback], [data-fork], #replay-form button, ' +
+     '#what-if-form button', 'write'],
     ['#review-submit', 'review'],
   ];
   function disable() {
