@@ -164,7 +164,7 @@ ENDPOINTS: tuple[Op, ...] = (
        KeyList),
     Op("post", "/api/v1/keys", "addKey", "Add an API key (admin); the answer holds the key, "
        "the only time it is shown", KeyAdded, 201, body=KeyRequest,
-       errors=_BODY + _WRITE + (_E.KEY_EXISTS, _E.BAD_DURATION)),
+       errors=(*_BODY, *_WRITE, _E.KEY_EXISTS)),
     Op("delete", "/api/v1/keys/{name}", "revokeKey", "Revoke an API key (admin)", KeyOut,
        errors=(*_WRITE, _E.UNKNOWN_KEY)),
 )

@@ -355,9 +355,12 @@ def test_keys_api(world: World) -> None:
         "gone": "revoked", "old": "expired", "bot": "live"}
     for body, code in (({"name": "bot", "role": "read"}, "KEY_EXISTS"),
                        ({"name": "x", "role": "boss"}, "BAD_INPUT"),
-                       ({"name": "x", "role": "read", "expires": "3y"}, "BAD_DURATION")):
+                       ({"name": "x y", "role": "read"}, "BAD_INPUT"),
+                       ({"name": "x", "role": "read", "expires": "3y"}, "BAD_INPUT")):
         r = c.post("/api/v1/keys", json=body, headers=admin)
         assert r.json()["error"]["code"] == code and r.status_code in (409, 422), body
+        if code == "BAD_INPUT":
+            assert r.json()["error"]["field"] in ("role", "name", "expires"), r.json()
     r = c.delete("/api/v1/keys/bot", headers=admin)
     assert r.status_code == 200 and r.json()["status"] == "revoked"
     assert c.get("/api/v1/sessions", headers=_bearer(added["key"])).status_code == 401
