@@ -44,7 +44,9 @@ CHUNK = 200
 async def _asgi_us(app: Any, path: str, headers: list[tuple[bytes, bytes]], n: int) -> float:
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
              "method": "GET", "scheme": "http", "path": path, "raw_path": path.encode(),
-             "query_string": b"brief=1", "root_path": "", "headers": headers,
+             "query_string": b"brief=1", "root_path": "",
+             # The Host the server is bound to: the host guard serves only that.
+             "headers": [(b"host", b"127.0.0.1"), *headers],
              "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 80)}
     statuses: list[int] = []
 
