@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 from claimfsm.skills.analysis.text import STOPWORDS, words
 from claimfsm.skills.stance.lexicon import (
@@ -70,7 +71,42 @@ class Analysis:
     @property
     def terms(self) -> frozenset[str]:
         """Every token's matching term."""
-        return frozenset(t.term for t in self.tokens)
+        return self._index.terms
+
+    @cached_property
+    def _index(self) -> _TermIndex:
+        # Built once per text (analyze is cached), read by every claim term of every
+        # claim the text is matched against.
+        return _TermIndex.of(self.tokens)
+
+    @cached_property
+    def _key_terms(self) -> tuple[ClaimTerm, ...]:
+        return _claim_terms(self)
+
+
+@dataclass(frozen=True, eq=False)
+class _TermIndex:
+    """Token positions by term, terms by their first five letters (``close`` extends only
+    terms of five letters or more), and the positions of direction words."""
+
+    at: dict[str, tuple[int, ...]]
+    by_prefix: dict[str, tuple[str, ...]]
+    direction: tuple[int, ...]
+    terms: frozenset[str]
+
+    @classmethod
+    def of(cls, tokens: Sequence[Token]) -> _TermIndex:
+        at: dict[str, list[int]] = {}
+        for i, tok in enumerate(tokens):
+            at.setdefault(tok.term, []).append(i)
+        by_prefix: dict[str, list[str]] = {}
+        for t in at:
+            if len(t) >= 5:
+                by_prefix.setdefault(t[:5], []).append(t)
+        return cls(at={t: tuple(p) for t, p in at.items()},
+                   by_prefix={k: tuple(v) for k, v in by_prefix.items()},
+                   direction=tuple(i for i, tok in enumerate(tokens) if tok.term in DIRECTION),
+                   terms=frozenset(at))
 
 
 @dataclass(frozen=True)
@@ -95,8 +131,12 @@ def _normalise(text: str) -> str:
     return text.replace("\u2019", "'").replace("\u2018", "'")
 
 
+@lru_cache(maxsize=8192)
 def analyze(text: str) -> Analysis:
-    """Tokens (possessive ``'s`` dropped) with clause indexes, and the numbers."""
+    """Tokens (possessive ``'s`` dropped) with clause indexes, and the numbers.
+
+    Cached by text (bounded): a sentence is judged against every subclaim, by EXTRACT,
+    VERIFY and AGGREGATE, and the result is immutable."""
     text = _normalise(text)
     toks: list[Token] = []
     for clause, part in enumerate(_CLAUSE.split(text)):
@@ -116,6 +156,10 @@ def analyze(text: str) -> Analysis:
 
 def claim_terms(claim: Analysis) -> tuple[ClaimTerm, ...]:
     """The claim's key terms in order: no stopwords, cues, hedges or bare numbers."""
+    return claim._key_terms
+
+
+def _claim_terms(claim: Analysis) -> tuple[ClaimTerm, ...]:
     seen: set[str] = set()
     out: list[ClaimTerm] = []
     for t in claim.tokens:
@@ -151,11 +195,26 @@ def coverage(terms: Sequence[ClaimTerm], sent: Analysis) -> Coverage:
     covered: list[ClaimTerm] = []
     missing: list[ClaimTerm] = []
     positions: set[int] = set()
+    index = sent._index
     for ct in terms:
-        hits = [i for i, tok in enumerate(sent.tokens) if _matches(ct.term, tok)]
+        hits = _hits(ct.term, index)
         (covered if hits else missing).append(ct)
         positions.update(hits)
     return Coverage(tuple(covered), tuple(missing), frozenset(positions))
+
+
+def _hits(ct: str, index: _TermIndex) -> set[int]:
+    # Every token ``_matches`` accepts, found by lookups instead of a scan of the tokens.
+    hits = set(index.at.get(ct, ()))
+    if len(ct) >= 5:
+        for t in index.by_prefix.get(ct[:5], ()):
+            if t != ct and close(ct, t):
+                hits.update(index.at[t])
+    if ct in DIRECTION:
+        hits.update(index.direction)
+    for t in ANTONYMS.get(ct, ()):
+        hits.update(index.at.get(t, ()))
+    return hits
 
 
 def denial(
