@@ -61,6 +61,16 @@ def _json_copy(args: Mapping[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _state_copy(state: dict[str, Any]) -> dict[str, Any]:
+    # A JSON round trip in C, tens of times cheaper than ``copy.deepcopy`` of the same
+    # policy state (it ran several times per tool call).
+    try:
+        copied: dict[str, Any] = orjson.loads(orjson.dumps(state))
+    except TypeError:  # not JSON (a caller's own objects): copy it the slow way
+        return copy.deepcopy(state)
+    return copied
+
+
 def _exception_failure(tool: str, exc: Exception) -> _Failure:
     if isinstance(exc, ToolError):
         return _Failure(exc.code, exc.user_message())
@@ -104,7 +114,7 @@ class Executor:
         for name in names:
             if names.count(name) > 1:
                 raise ToolDefinitionError(name, "duplicate policy name")
-        self.policy_state: dict[str, Any] = copy.deepcopy(dict(policy_state or {}))
+        self.policy_state: dict[str, Any] = _state_copy(dict(policy_state or {}))
         self.deadline = deadline
         self.budget = budget
         self.limits = limits
@@ -334,13 +344,8 @@ class Executor:
             self.policy_state = new_state
 
     def _policy_copy(self) -> dict[str, Any]:
-        """A private copy of ``policy_state`` (a policy or tool may keep or edit it): a JSON
-        round trip in C, about 40 times cheaper than ``copy.deepcopy`` of the same state."""
-        try:
-            copied: dict[str, Any] = orjson.loads(orjson.dumps(self.policy_state))
-        except TypeError:  # not JSON (a caller's own objects): copy it the slow way
-            return copy.deepcopy(self.policy_state)
-        return copied
+        """A private copy of ``policy_state`` (a policy or tool may keep or edit it)."""
+        return _state_copy(self.policy_state)
 
     def _restore(self, snaps: Mapping[str, Any], failure: _Failure) -> None:
         for rname, snap in snaps.items():
