@@ -107,7 +107,7 @@ def _result_text(rec: ResultRec) -> str:
     return " ".join(parts)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def _stems(text: str) -> frozenset[str]:
     # Every RETRIEVAL step reads all the session's results so far: each text once.
     return frozenset(stem(t) for t in tokens(text))

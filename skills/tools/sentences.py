@@ -108,7 +108,7 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in (" ".join(piece.split()) for piece in out) if s]
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=16384)
 def _norm(tok: str) -> str:
     # "10,000" and "10000" are the same number; words are lightly stemmed.
     if tok[0].isdigit():
@@ -124,7 +124,7 @@ def terms(text: str) -> list[str]:
     return list(_terms(text))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=4096)
 def _terms(text: str) -> tuple[str, ...]:
     # A page's sentences are ranked once per subclaim and again in the follow-up round.
     return tuple(_norm(t) for t in tokens(text))
