@@ -28,6 +28,7 @@ from claimfsm.skills.stance.lexicon import (
     term,
 )
 from claimfsm.skills.stance.numbers import NUMBER_WORDS, Num, find_numbers
+from claimfsm.skills.stance.term_index import TermIndex, close
 
 __all__ = [
     "Analysis",
@@ -74,39 +75,14 @@ class Analysis:
         return self._index.terms
 
     @cached_property
-    def _index(self) -> _TermIndex:
+    def _index(self) -> TermIndex:
         # Built once per text (analyze is cached), read by every claim term of every
         # claim the text is matched against.
-        return _TermIndex.of(self.tokens)
+        return TermIndex.of(t.term for t in self.tokens)
 
     @cached_property
     def _key_terms(self) -> tuple[ClaimTerm, ...]:
         return _claim_terms(self)
-
-
-@dataclass(frozen=True, eq=False)
-class _TermIndex:
-    """Token positions by term, terms by their first five letters (``close`` extends only
-    terms of five letters or more), and the positions of direction words."""
-
-    at: dict[str, tuple[int, ...]]
-    by_prefix: dict[str, tuple[str, ...]]
-    direction: tuple[int, ...]
-    terms: frozenset[str]
-
-    @classmethod
-    def of(cls, tokens: Sequence[Token]) -> _TermIndex:
-        at: dict[str, list[int]] = {}
-        for i, tok in enumerate(tokens):
-            at.setdefault(tok.term, []).append(i)
-        by_prefix: dict[str, list[str]] = {}
-        for t in at:
-            if len(t) >= 5:
-                by_prefix.setdefault(t[:5], []).append(t)
-        return cls(at={t: tuple(p) for t, p in at.items()},
-                   by_prefix={k: tuple(v) for k, v in by_prefix.items()},
-                   direction=tuple(i for i, tok in enumerate(tokens) if tok.term in DIRECTION),
-                   terms=frozenset(at))
 
 
 @dataclass(frozen=True)
@@ -174,15 +150,6 @@ def _claim_terms(claim: Analysis) -> tuple[ClaimTerm, ...]:
     return tuple(out)
 
 
-def close(a: str, b: str) -> bool:
-    """Same term, or one a short extension of the other ("australia"/"australian")."""
-    if a == b:
-        return True
-    short, long_ = sorted((a, b), key=len)
-    return (len(short) >= 5 and long_.startswith(short) and len(long_) - len(short) <= 2
-            and long_.isalpha())
-
-
 def _matches(ct: str, tok: Token) -> bool:
     if close(ct, tok.term):
         return True
@@ -197,24 +164,10 @@ def coverage(terms: Sequence[ClaimTerm], sent: Analysis) -> Coverage:
     positions: set[int] = set()
     index = sent._index
     for ct in terms:
-        hits = _hits(ct.term, index)
+        hits = index.hits(ct.term)
         (covered if hits else missing).append(ct)
         positions.update(hits)
     return Coverage(tuple(covered), tuple(missing), frozenset(positions))
-
-
-def _hits(ct: str, index: _TermIndex) -> set[int]:
-    # Every token ``_matches`` accepts, found by lookups instead of a scan of the tokens.
-    hits = set(index.at.get(ct, ()))
-    if len(ct) >= 5:
-        for t in index.by_prefix.get(ct[:5], ()):
-            if t != ct and close(ct, t):
-                hits.update(index.at[t])
-    if ct in DIRECTION:
-        hits.update(index.direction)
-    for t in ANTONYMS.get(ct, ()):
-        hits.update(index.at.get(t, ()))
-    return hits
 
 
 def denial(
