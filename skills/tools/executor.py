@@ -62,8 +62,8 @@ def _json_copy(args: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _state_copy(state: dict[str, Any]) -> dict[str, Any]:
-    # A JSON round trip in C, tens of times cheaper than ``copy.deepcopy`` of the same
-    # policy state (it ran several times per tool call).
+    # A JSON round trip in C: 1.6 times cheaper than ``copy.deepcopy`` of a typical policy
+    # state (two policies, 30 fetched documents), which ran several times per tool call.
     try:
         copied: dict[str, Any] = orjson.loads(orjson.dumps(state))
     except TypeError:  # not JSON (a caller's own objects): copy it the slow way
