@@ -22,18 +22,17 @@ import psycopg
 
 from claimfsm._base.errors import ClaimFsmError, ErrorCode
 from claimfsm.state.aio import AsyncStore
-from claimfsm.state.errors import RevConflict, StoreError, UnknownRevision, UnknownSession
+from claimfsm.state.errors import RevConflict, StoreError, UnknownRevision
 from claimfsm.state.holds import timer_of
 from claimfsm.state.model import Revision
-from claimfsm.state.postgres.core import MAX_REV
+from claimfsm.state.postgres.core import SESSION, inflated
 from claimfsm.state.postgres.db import ROWS, StoreUnavailable, redact, store_error
 from claimfsm.state.postgres.store import HEAD_OF, TIMER, PostgresStore
-from claimfsm.state.sqlite.rows import Entry, Row, inflate
+from claimfsm.state.sqlite.rows import Entry, Row
 from claimfsm.state.store import StateStore
 
 __all__ = ["AsyncPostgresStore"]
 
-_SESSION = "SELECT id, head FROM st_sessions WHERE sid = %s"
 _BLOB = "SELECT z, data FROM st_blobs WHERE h = %s"
 _ATTEMPTS = 5
 
@@ -129,16 +128,10 @@ class AsyncPostgresStore(AsyncStore):
         raise AssertionError("unreachable")
 
     async def _session(self, sid: str) -> tuple[int, int]:
-        rows = await self._query(_SESSION, (sid,))
-        if not rows or rows[0][1] < 0:  # head -1: deleted
-            raise UnknownSession(f"no session {sid!r}", sid=sid)
-        session, head = rows[0]
-        self._store._ids[sid] = session
-        return session, head
+        return self._store._known_session(sid, await self._query(SESSION, (sid,)))
 
     async def _rows(self, session: int, first: int, last: int) -> list[Row]:
-        rows = await self._query(ROWS, (session, first, last))
-        return inflate([(*r[:6], bytes(r[6]), bytes(r[7]), bytes(r[8])) for r in rows])
+        return inflated(await self._query(ROWS, (session, first, last)))
 
     async def _decode(self, sid: str, rows: list[Row], *, every: bool) -> list[Entry]:
         store = self._store
@@ -162,17 +155,12 @@ class AsyncPostgresStore(AsyncStore):
             return cached
         if session is None:
             session = self._store._ids.get(sid) or (await self._session(sid))[0]
-        if not 0 <= rev <= MAX_REV:
-            raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
-        first = rev - rev % self._store.snapshot_every
+        first = self._store._first_row(sid, rev)
         rows = await self._rows(session, first, rev)
         if first and (not rows or rows[0][2] != 0):
             rows = await self._rows(session, 0, rev)  # written under another snapshot policy
-        if not rows or rows[-1][0] != rev:
-            raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
-        snapshots = [i for i, row in enumerate(rows) if row[2] == 0]
-        start = snapshots[-1] if snapshots else 0
-        return (await self._decode(sid, rows[start:], every=False))[-1]
+        rows = self._store._from_snapshot(sid, rev, rows)
+        return (await self._decode(sid, rows, every=False))[-1]
 
     # -- the contract -----------------------------------------------------------------
 
