@@ -8,7 +8,8 @@ Serves a JSONL corpus (default: the bundled demo corpus) in three answer shapes:
   (``{"results": [{"key", "name", "body", "relevance"}]}``).
 
 Delay and faults are chosen by a path prefix, so one server serves every case:
-``/delay/MS/...`` answers after MS milliseconds; ``/fault/KIND/...`` answers with
+``/delay/MS/...`` answers after MS milliseconds, ``/jitter/MS/...`` after a random
+0..MS milliseconds (so concurrent requests finish in a random order); ``/fault/KIND/...`` answers with
 ``html`` (an HTML error page with status 200), ``text`` (plain non-JSON), ``huge``
 (8 MiB of JSON), ``malformed`` (JSON of another shape), ``500``, ``429``, ``hang``
 (never answers within a test's timeout), ``drop`` (closes the connection). ``GET /seen``
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import socket
 import subprocess
@@ -104,6 +106,9 @@ class Handler(BaseHTTPRequestHandler):
         m = re.match(r"^/delay/(\d+)(/.*)$", path)
         if m:
             delay, path = int(m.group(1)), m.group(2)
+        m = re.match(r"^/jitter/(\d+)(/.*)$", path)
+        if m:
+            delay, path = random.randint(0, int(m.group(1))), m.group(2)
         if delay:
             time.sleep(delay / 1000)
         m = re.match(r"^/fault/(\w+)(/.*)$", path)
