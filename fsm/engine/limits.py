@@ -98,8 +98,8 @@ def _tokens(config: Mapping[str, Any]) -> int | None:
 
 
 #: Calls of one step in flight at once when the session's config does not say: enough for
-#: a claim's searches (4 subclaims x 2 queries) to wait for the slowest, not the sum.
-DEFAULT_CONCURRENT_TOOLS = 8
+#: a claim's 4 subclaims x 4 queries to wait for the slowest answer, not the sum.
+DEFAULT_CONCURRENT_TOOLS = 16
 
 
 def _concurrent(config: Mapping[str, Any]) -> int:
