@@ -9,8 +9,8 @@ Serves a JSONL corpus (default: the bundled demo corpus) in three answer shapes:
 
 Delay and faults are chosen by a path prefix, so one server serves every case:
 ``/delay/MS/...`` answers after MS milliseconds, ``/jitter/MS/...`` after a random
-0..MS milliseconds (so concurrent requests finish in a random order); ``/fault/KIND/...`` answers with
-``html`` (an HTML error page with status 200), ``text`` (plain non-JSON), ``huge``
+0..MS milliseconds (concurrent requests finish in a random order); ``/fault/KIND/...``
+answers with ``html`` (an HTML error page with status 200), ``text`` (plain non-JSON), ``huge``
 (8 MiB of JSON), ``malformed`` (JSON of another shape), ``500``, ``429``, ``hang``
 (never answers within a test's timeout), ``drop`` (closes the connection). ``GET /seen``
 gives the headers of the last search request and the request count.

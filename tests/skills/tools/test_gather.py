@@ -100,7 +100,7 @@ def test_fifty_runs_in_random_completion_order_record_the_same_bytes() -> None:
         orders.add(tuple(gauge.finished))
         most = max(most, gauge.most)
     assert len(seen) == 1  # byte-identical calls, events, buckets
-    assert len(orders) > 1 and most > 1  # ... although calls overlapped and finished in other orders
+    assert len(orders) > 1 and most > 1  # though calls overlapped, finishing in other orders
     one = orjson.loads(seen.pop())
     assert [e["duration_ms"] for e in one["events"]][:2] == [36, 36]  # reads in plan order
 
@@ -123,7 +123,8 @@ def test_a_gather_of_one_at_a_time_records_what_single_calls_record() -> None:
 
 def test_the_concurrency_limit_and_a_tools_slots_bound_the_calls_in_flight() -> None:
     gauge, other = Gauge(), Gauge()
-    ex = Executor(ToolRegistry([slow_tool("s", gauge, max_ms=30), slow_tool("o", other, max_ms=30)]),
+    tools = [slow_tool("s", gauge, max_ms=30), slow_tool("o", other, max_ms=30)]
+    ex = Executor(ToolRegistry(tools),
                   clock=FixedClock(), max_concurrent=4, limits=ToolLimits(concurrency={"o": 2}))
     reqs = [*requests(8), *requests(8, "o")]
     reqs = [r._replace(call_id=f"{r.tool}{i}") for i, r in enumerate(reqs)]
