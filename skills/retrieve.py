@@ -213,7 +213,8 @@ def _run_steps(
                 yield _done(step, inp, tools.call(step.tool, step.params, call_id=step.id,
                                                   key=step.for_))
         return
-    made = gather([CallRequest(s.tool, s.params, s.id, s.for_) for s in calls])
+    made = gather([CallRequest(s.tool, s.params, s.id, s.for_) for s in calls],
+                  scope=str(inp.st.rev))
     got = {s.id: c for s, c in zip(calls, made, strict=True)}
     for step in todo:
         if step.id not in got:

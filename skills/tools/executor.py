@@ -143,12 +143,15 @@ class Executor:
         fb_args = {k: v for k, v in first.args.items() if k in accepted}
         return self._attempt(target, fb_args, cid, key, attempt=2)
 
-    def gather(self, requests: Sequence[CallRequest]) -> list[ToolCall | None]:
+    def gather(
+        self, requests: Sequence[CallRequest], *, scope: str | None = None
+    ) -> list[ToolCall | None]:
         """Run independent calls, :attr:`max_concurrent` at a time, recorded in the order
         given whatever order they finish in (:mod:`claimfsm.skills.tools.gather`); each
         request's final call, or ``None`` for one not made after a rate limit refused an
-        earlier one."""
-        return gather(self, requests, self.max_concurrent)
+        earlier one. ``scope`` (the step's head revision) keys the answers saved as they
+        arrive, when the ``answers`` resource is given."""
+        return gather(self, requests, self.max_concurrent, scope)
 
     def runtime_state(self) -> dict[str, Any]:
         """Everything replayable the runtime holds: policy, rate buckets, budget (JSON)."""

@@ -20,13 +20,20 @@ never depends on the order in which the calls finish:
    call read off the clock, the call and its event appended; a call that failed with a
    fallback code gets its fallback now, one by one.
 
+Given a ``scope`` (RETRIEVAL passes its head revision) and the executor's ``answers``
+resource, each call's answer is saved the moment it arrives: a process killed before the
+step commits leaves them, and the same step run again from the same head takes them
+instead of calling again (``claimfsm.state.answers``).
+
 A resource with ``snapshot``/``restore`` (a failed call is undone on it) cannot be shared
-by calls in flight: with one, the calls run one by one, as ``limit`` 1 does.
+by calls in flight: with one, the calls run one by one, each admitted, run and recorded
+before the next, as :meth:`Executor.call` does, and no answer is saved.
 """
 
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -44,7 +51,10 @@ from claimfsm.skills.tools.core import Tool
 if TYPE_CHECKING:
     from claimfsm.skills.tools.executor import Executor, _Failure
 
-__all__ = ["MAX_CONCURRENT_TOOLS", "CallRequest", "gather", "restorable"]
+__all__ = ["ANSWERS_RESOURCE", "MAX_CONCURRENT_TOOLS", "CallRequest", "gather", "restorable"]
+
+ANSWERS_RESOURCE = "answers"
+"""The executor resource where answers are saved as they arrive (``claimfsm.state.answers``)."""
 
 MAX_CONCURRENT_TOOLS = 64
 """The most calls a session may run at once (``config.max_concurrent_tools``)."""
@@ -68,6 +78,7 @@ class _Try:
     attempt: int
     start: datetime
     began: float
+    cid: str = ""
     tool: Tool[Any, Any] | None = None
     params: BaseModel | None = None
     deadline: datetime | None = None
@@ -97,16 +108,45 @@ class _Slot:
     tries: list[_Try]
 
 
-def gather(ex: Executor, requests: Sequence[CallRequest], limit: int) -> list[ToolCall | None]:
+class _Saved:
+    """The answers of this step saved so far, and where to save more."""
+
+    def __init__(self, store: Any, sid: str, scope: str) -> None:
+        self.store, self.sid, self.scope = store, sid, scope
+        self.lock = threading.Lock()
+        try:
+            self.found: dict[str, bytes] = store.load(sid, scope)
+        except Exception:  # saving answers spares repeated calls; without it they are made
+            self.store, self.found = None, {}
+
+    def save(self, key: str, body: bytes) -> None:
+        if self.store is None:
+            return
+        try:
+            self.store.save(self.sid, self.scope, key, body)
+        except Exception:  # as above: the call's answer stands, it is just not kept
+            with self.lock:
+                self.store = None
+
+
+def _key(one: _Try) -> str:
+    digest = hashlib.sha256(orjson.dumps(one.args, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    return f"{one.cid}/{one.attempt}/{one.name}/{digest[:32]}"
+
+
+def gather(ex: Executor, requests: Sequence[CallRequest], limit: int,
+           scope: str | None = None) -> list[ToolCall | None]:
     """Run ``requests`` (``limit`` at a time) and return each one's final call in plan
     order; ``None`` for a call not made (see the module docstring)."""
-    if limit <= 1 or len(requests) <= 1 or any(restorable(r) for r in ex.resources.values()):
+    if len(requests) <= 1 or any(restorable(r) for r in ex.resources.values()):
         return _one_by_one(ex, requests)
+    store = ex.resources.get(ANSWERS_RESOURCE) if scope is not None else None
+    saved = _Saved(store, ex.session_id, scope) if store is not None and scope else None
     out: list[ToolCall | None] = []
     todo = list(requests)
     while todo:
         wave, stop, rest = _admit(ex, todo)
-        _run(ex, wave, limit)
+        _run(ex, wave, max(1, limit), saved)
         out += [_commit(ex, slot) for slot in wave]
         if stop:
             return out + [None] * len(rest)
@@ -130,7 +170,7 @@ def restorable(resource: object) -> bool:
         getattr(resource, "restore", None))
 
 
-def _try(ex: Executor, name: str, args: Mapping[str, Any], attempt: int) -> _Try:
+def _try(ex: Executor, name: str, args: Mapping[str, Any], attempt: int, cid: str) -> _Try:
     from claimfsm.skills.tools.executor import _Failure, _json_copy
 
     hook = TOOL_HOOK.get()
@@ -139,9 +179,9 @@ def _try(ex: Executor, name: str, args: Mapping[str, Any], attempt: int) -> _Try
     try:
         recorded = _json_copy(args)
     except (TypeError, orjson.JSONEncodeError) as exc:
-        return _Try(name, {}, attempt, start, began, end=ex.clock.now(),
+        return _Try(name, {}, attempt, start, began, cid, end=ex.clock.now(),
                     failure=_Failure("BAD_ARGS", f"(root): args are not JSON ({exc})"))
-    one = _Try(name, recorded, attempt, start, began)
+    one = _Try(name, recorded, attempt, start, began, cid)
     try:
         one.tool, one.params, one.deadline = ex._admit(name, recorded, start)
         ex._consume(name)
@@ -156,14 +196,15 @@ def _admit(
     """The next wave: admitted calls, whether a rate limit ended the gather, what is left."""
     wave: list[_Slot] = []
     for i, req in enumerate(todo):
-        first = _try(ex, req.tool, req.args, 1)
+        first = _try(ex, req.tool, req.args, 1, req.call_id)
         if first.failure is not None and first.failure.code == "POLICY_DENIED" and wave:
             return wave, False, todo[i:]  # the denial may lift once the wave is committed
         tries = [first]
         target = ex.fallbacks.get(req.tool)
         if first.failure is not None and target is not None \
                 and first.failure.code in ex.fallback_codes:
-            tries.append(_try(ex, target, _fallback_args(ex, target, first.args), 2))
+            tries.append(_try(ex, target, _fallback_args(ex, target, first.args), 2,
+                              req.call_id))
         wave.append(_Slot(req, tries))
         last = tries[-1].failure
         if last is not None and last.code == "RATE_LIMITED":
@@ -178,7 +219,7 @@ def _fallback_args(ex: Executor, target: str, args: dict[str, Any]) -> dict[str,
 
 
 def _work(ex: Executor, one: _Try, done: threading.Event,
-          release: list[threading.Semaphore]) -> None:
+          release: list[threading.Semaphore], saved: _Saved | None) -> None:
     from claimfsm.skills.tools.executor import _exception_failure, _Failure
 
     assert one.tool is not None and one.params is not None
@@ -190,12 +231,18 @@ def _work(ex: Executor, one: _Try, done: threading.Event,
         if limits is not None and not limits.acquire(one.name):
             raise _Failure("CONCURRENCY_LIMITED", f"{one.name}: concurrency limit reached")
         try:
-            value, dumped = ex._handle(one.tool, one.params, one.deadline)
+            value, dumped = _answered(ex, one)
         finally:
             if limits is not None:
                 limits.release(one.name)
     except Exception as exc:
         failure = exc if isinstance(exc, _Failure) else _exception_failure(one.name, exc)
+        if saved is not None and failure.code != "CONCURRENCY_LIMITED":  # the handler ran
+            saved.save(_key(one), orjson.dumps({"code": failure.code, "message": failure.message,
+                                                "value": failure.value}))
+    else:
+        if saved is not None:
+            saved.save(_key(one), orjson.dumps({"ok": True, "value": dumped}))
     finally:
         one.finish(value, dumped, failure)
         for sem in release:
@@ -203,11 +250,37 @@ def _work(ex: Executor, one: _Try, done: threading.Event,
         done.set()
 
 
-def _run(ex: Executor, wave: list[_Slot], limit: int) -> None:
+def _answered(ex: Executor, one: _Try) -> tuple[BaseModel, dict[str, Any]]:
+    assert one.tool is not None and one.params is not None
+    return ex._handle(one.tool, one.params, one.deadline)
+
+
+def _restored(one: _Try, body: bytes) -> bool:
+    """Finish ``one`` with its saved answer (False: the answer is not readable)."""
+    from claimfsm.skills.tools.executor import _Failure
+
+    assert one.tool is not None
+    try:
+        saved = orjson.loads(body)
+        if saved.get("ok"):
+            value = one.tool.result.model_validate(saved["value"])
+            one.finish(value, value.model_dump(mode="json"), None)
+        else:
+            one.finish(None, None, _Failure(str(saved["code"]), str(saved["message"]),
+                                            saved.get("value")))
+    except Exception:  # a row that does not read back: make the call again
+        return False
+    return True
+
+
+def _run(ex: Executor, wave: list[_Slot], limit: int, saved: _Saved | None) -> None:
     """Phase 2: the wave's admitted attempts at once, waited for up to the deadline."""
     from claimfsm.skills.tools.executor import _Failure
 
     jobs = [slot.tries[-1] for slot in wave if slot.tries[-1].tool is not None]
+    if saved is not None:  # answers a killed process got for this step are not asked again
+        jobs = [one for one in jobs
+                if not (_key(one) in saved.found and _restored(one, saved.found[_key(one)]))]
     if not jobs:
         return
     deadline = ex._deadline()
@@ -227,7 +300,7 @@ def _run(ex: Executor, wave: list[_Slot], limit: int) -> None:
             break
         done[i] = threading.Event()
         context = contextvars.copy_context()  # traces of a handler follow the step's
-        threading.Thread(target=context.run, args=(_work, ex, one, done[i], sems),
+        threading.Thread(target=context.run, args=(_work, ex, one, done[i], sems, saved),
                          daemon=True, name=f"claimfsm-tool-{one.name}").start()
     for i, one in enumerate(jobs):
         left = None if until is None else max(0.0, until - time.monotonic())

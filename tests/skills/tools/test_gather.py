@@ -20,10 +20,11 @@ from pydantic import BaseModel, ConfigDict
 from claimfsm.skills.context import FixedClock, SystemClock
 from claimfsm.skills.tools.core import Tool, ToolContext, ToolResult
 from claimfsm.skills.tools.executor import Executor
-from claimfsm.skills.tools.gather import CallRequest
+from claimfsm.skills.tools.gather import ANSWERS_RESOURCE, CallRequest
 from claimfsm.skills.tools.limits import RateLimit, ToolLimits
 from claimfsm.skills.tools.policies import FetchBeforeExtractPolicy
 from claimfsm.skills.tools.registry import ToolRegistry
+from claimfsm.state.answers import MemoryAnswers
 
 
 class Q(BaseModel):
@@ -105,11 +106,31 @@ def test_fifty_runs_in_random_completion_order_record_the_same_bytes() -> None:
     assert [e["duration_ms"] for e in one["events"]][:2] == [36, 36]  # reads in plan order
 
 
-def test_a_gather_of_one_at_a_time_records_what_single_calls_record() -> None:
-    def run(gathered: bool) -> bytes:
+def test_a_gather_of_one_at_a_time_runs_one_call_at_a_time() -> None:
+    def run() -> bytes:
         gauge = Gauge()
         ex = Executor(ToolRegistry([slow_tool("s", gauge)]), max_concurrent=1,
                       clock=FixedClock(tick=timedelta(milliseconds=1)))
+        ex.gather(requests(5))
+        assert gauge.most == 1 and len(gauge.finished) == 5
+        return record(ex)
+
+    assert run() == run()
+
+
+def test_with_a_restorable_resource_calls_run_as_single_calls_do() -> None:
+    class Counter:
+        def snapshot(self) -> int:
+            return 0
+
+        def restore(self, snap: int) -> None:
+            return None
+
+    def run(gathered: bool) -> bytes:
+        gauge = Gauge()
+        ex = Executor(ToolRegistry([slow_tool("s", gauge)]), max_concurrent=8,
+                      clock=FixedClock(tick=timedelta(milliseconds=1)),
+                      resources={"counter": Counter()})
         if gathered:
             ex.gather(requests(5))
         else:
@@ -119,6 +140,24 @@ def test_a_gather_of_one_at_a_time_records_what_single_calls_record() -> None:
         return record(ex)
 
     assert run(True) == run(False)
+
+
+def test_saved_answers_are_taken_instead_of_calling_again() -> None:
+    answers = MemoryAnswers()
+    first = Gauge()
+    ex = Executor(ToolRegistry([slow_tool("s", first)]), max_concurrent=4, clock=FixedClock(),
+                  session_id="S", resources={ANSWERS_RESOURCE: answers})
+    ex.gather(requests(4), scope="7")
+    assert len(first.finished) == 4 and len(answers.load("S", "7")) == 4
+    again = Gauge()
+    ex2 = Executor(ToolRegistry([slow_tool("s", again)]), max_concurrent=4, clock=FixedClock(),
+                   session_id="S", resources={ANSWERS_RESOURCE: answers})
+    ex2.gather(requests(4), scope="7")
+    assert again.finished == [] and record(ex2) == record(ex)  # nothing asked twice
+    ex3 = Executor(ToolRegistry([slow_tool("s", again)]), max_concurrent=4, clock=FixedClock(),
+                   session_id="S", resources={ANSWERS_RESOURCE: answers})
+    ex3.gather(requests(4), scope="8")  # the next step: the last one's answers are dropped
+    assert len(again.finished) == 4 and set(answers.load("S", "8")) and not answers.load("S", "7")
 
 
 def test_the_concurrency_limit_and_a_tools_slots_bound_the_calls_in_flight() -> None:
