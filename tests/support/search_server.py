@@ -12,8 +12,10 @@ Delay and faults are chosen by a path prefix, so one server serves every case:
 0..MS milliseconds (concurrent requests finish in a random order); ``/fault/KIND/...``
 answers with ``html`` (an HTML error page with status 200), ``text`` (plain non-JSON), ``huge``
 (8 MiB of JSON), ``malformed`` (JSON of another shape), ``500``, ``429``, ``hang``
-(never answers within a test's timeout), ``drop`` (closes the connection). ``GET /seen``
-gives the headers of the last search request and the request count.
+(never answers within a test's timeout), ``drop`` (closes the connection);
+``/hangon/WORD/...`` holds a request whose URL or body holds WORD until ``GET /release``.
+``GET /seen`` gives the headers of the last search request and the request count;
+``GET /requests`` every request so far (path and body), ``done`` or still ``waiting``.
 
 Run: ``python tests/support/search_server.py [--corpus FILE] [--delay MS]``; prints
 ``PORT n`` on its first line. :func:`start` runs it for a test session.
@@ -72,6 +74,8 @@ class Handler(BaseHTTPRequestHandler):
     corpus: Corpus
     delay_ms = 0
     seen: ClassVar[dict[str, Any]] = {"headers": {}, "count": 0}
+    requests: ClassVar[list[dict[str, Any]]] = []
+    released = threading.Event()
     lock = threading.Lock()
 
     def log_message(self, *args: Any) -> None:  # quiet
@@ -100,8 +104,28 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/seen":
             with self.lock:
                 return self._json(self.seen)
+        if path == "/requests":
+            with self.lock:
+                return self._json(self.requests)
+        if path == "/release":
+            self.released.set()
+            return self._json({})
+        entry = {"path": self.path, "body": body, "state": "waiting"}
         with self.lock:
             type(self).seen = {"headers": dict(self.headers), "count": self.seen["count"] + 1}
+            self.requests.append(entry)
+        try:
+            self._answer(path, parts.query, body)
+        finally:
+            with self.lock:
+                entry["state"] = "done"
+
+    def _answer(self, path: str, raw_query: str, body: Any) -> None:
+        m = re.match(r"^/hangon/(\w+)(/.*)$", path)
+        if m:
+            word, path = m.group(1).lower(), m.group(2)
+            if word in (unquote(path + "?" + raw_query) + json.dumps(body)).lower():
+                self.released.wait(120)
         delay = self.delay_ms
         m = re.match(r"^/delay/(\d+)(/.*)$", path)
         if m:
@@ -114,7 +138,7 @@ class Handler(BaseHTTPRequestHandler):
         m = re.match(r"^/fault/(\w+)(/.*)$", path)
         if m:
             return self._fault(m.group(1))
-        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        query = {k: v[-1] for k, v in parse_qs(raw_query).items()}
         if path == "/w/api.php":
             return self._mediawiki(query)
         if path.endswith("/_search"):
