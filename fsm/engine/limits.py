@@ -98,8 +98,9 @@ def _tokens(config: Mapping[str, Any]) -> int | None:
 
 
 #: Calls of one step in flight at once when the session's config does not say: enough for
-#: a claim's 4 subclaims x 4 queries to wait for the slowest answer, not the sum.
-DEFAULT_CONCURRENT_TOOLS = 16
+#: a claim's 4 subclaims x 4 queries and its 4 claim-level searches to wait for the
+#: slowest answer, not for the sum (as many as a RETRIEVAL step runs: RUN_CONFIG batch).
+DEFAULT_CONCURRENT_TOOLS = 32
 
 
 def _concurrent(config: Mapping[str, Any]) -> int:
