@@ -83,6 +83,9 @@ class SQLiteAnswers:
 
             conn = connect_writer(self.path, check_same_thread=False, isolation_level=None,
                                   timeout=30.0)
+            # The store's own default: in WAL mode a commit survives the process being
+            # killed (what these rows are for), and costs no fsync.
+            conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute(_CREATE.format(t="TEXT", b="BLOB", f="REAL"))
             self._conn = conn
         return self._conn

@@ -150,15 +150,18 @@ def retrieval_with_delay(delay_ms: int = 100, claim: str = CLAIM_4X4,
 
 
 def batch_with_delay(delay_ms: int = 100, claims: int = 16, workers: int = 2,
-                     folder: Path | None = None) -> list[dict[str, Any]]:
-    """claims/s of ``batch`` on ``workers`` Ray workers with and without concurrent calls."""
+                     folder: Path | None = None,
+                     modes: tuple[str, ...] = ("concurrent", "one at a time", "concurrent"),
+                     ) -> list[dict[str, Any]]:
+    """claims/s of ``batch`` on ``workers`` Ray workers with and without concurrent calls
+    (``modes`` in turn: the first run of a process also pays for warming its caches)."""
     demo = [c["claim"] for c in json.loads((FIXTURES / "demo_claims.json").read_text())]
     items = [BatchClaim(id=f"c{i}", claim=demo[i % len(demo)]) for i in range(claims)]
     out: list[dict[str, Any]] = []
     with delayed_sources(delay_ms) as (sources, count), \
             tempfile.TemporaryDirectory(dir=folder) as tmp:
-        for mode in ("concurrent", "one at a time"):
-            db = str(Path(tmp) / f"{mode.replace(' ', '-')}.db")
+        for n, mode in enumerate(modes):
+            db = str(Path(tmp) / f"{n}.db")
             with Engine.open(db, config=EngineConfig(sources=sources)) as eng:
                 for item in items:  # each session keeps the setting in its own config
                     eng.driver.start(item.claim, sid=item.sid,
