@@ -32,24 +32,19 @@ before the next, as :meth:`Executor.call` does, and no answer is saved.
 
 from __future__ import annotations
 
-import contextvars
-import hashlib
-import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
-from pydantic import BaseModel
 
 from claimfsm._base.observe import TOOL_HOOK
 from claimfsm.skills.context import ToolCall
-from claimfsm.skills.tools.core import Tool
+from claimfsm.skills.tools.inflight import Attempt, Saved, run_wave
 
 if TYPE_CHECKING:
-    from claimfsm.skills.tools.executor import Executor, _Failure
+    from claimfsm.skills.tools.executor import Executor
 
 __all__ = ["ANSWERS_RESOURCE", "MAX_CONCURRENT_TOOLS", "CallRequest", "gather", "restorable"]
 
@@ -70,68 +65,9 @@ class CallRequest(NamedTuple):
 
 
 @dataclass
-class _Try:
-    """One attempt: admitted (``tool`` set, to run) or finished at admission (``end``)."""
-
-    name: str
-    args: dict[str, Any]
-    attempt: int
-    start: datetime
-    began: float
-    cid: str = ""
-    tool: Tool[Any, Any] | None = None
-    params: BaseModel | None = None
-    deadline: datetime | None = None
-    failure: _Failure | None = None
-    end: datetime | None = None
-    value: BaseModel | None = None
-    dumped: dict[str, Any] | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    finished: bool = False
-
-    def finish(self, value: BaseModel | None, dumped: dict[str, Any] | None,
-               failure: _Failure | None) -> None:
-        """The worker's outcome, kept unless the call was cancelled first."""
-        with self.lock:
-            if not self.finished:
-                self.value, self.dumped, self.failure = value, dumped, failure
-                self.finished = True
-
-    def cancel(self, failure: _Failure) -> None:
-        """Finish as ``failure`` unless the worker finished first."""
-        self.finish(None, None, failure)
-
-
-@dataclass
 class _Slot:
     request: CallRequest
-    tries: list[_Try]
-
-
-class _Saved:
-    """The answers of this step saved so far, and where to save more."""
-
-    def __init__(self, store: Any, sid: str, scope: str) -> None:
-        self.store, self.sid, self.scope = store, sid, scope
-        self.lock = threading.Lock()
-        try:
-            self.found: dict[str, bytes] = store.load(sid, scope)
-        except Exception:  # saving answers spares repeated calls; without it they are made
-            self.store, self.found = None, {}
-
-    def save(self, key: str, body: bytes) -> None:
-        if self.store is None:
-            return
-        try:
-            self.store.save(self.sid, self.scope, key, body)
-        except Exception:  # as above: the call's answer stands, it is just not kept
-            with self.lock:
-                self.store = None
-
-
-def _key(one: _Try) -> str:
-    digest = hashlib.sha256(orjson.dumps(one.args, option=orjson.OPT_SORT_KEYS)).hexdigest()
-    return f"{one.cid}/{one.attempt}/{one.name}/{digest[:32]}"
+    tries: list[Attempt]
 
 
 def gather(ex: Executor, requests: Sequence[CallRequest], limit: int,
@@ -141,12 +77,13 @@ def gather(ex: Executor, requests: Sequence[CallRequest], limit: int,
     if len(requests) <= 1 or any(restorable(r) for r in ex.resources.values()):
         return _one_by_one(ex, requests)
     store = ex.resources.get(ANSWERS_RESOURCE) if scope is not None else None
-    saved = _Saved(store, ex.session_id, scope) if store is not None and scope else None
+    saved = Saved(store, ex.session_id, scope) if store is not None and scope else None
     out: list[ToolCall | None] = []
     todo = list(requests)
     while todo:
         wave, stop, rest = _admit(ex, todo)
-        _run(ex, wave, max(1, limit), saved)
+        run_wave(ex, [slot.tries[-1] for slot in wave if slot.tries[-1].tool is not None],
+                 max(1, limit), saved)
         out += [_commit(ex, slot) for slot in wave]
         if stop:
             return out + [None] * len(rest)
@@ -170,7 +107,7 @@ def restorable(resource: object) -> bool:
         getattr(resource, "restore", None))
 
 
-def _try(ex: Executor, name: str, args: Mapping[str, Any], attempt: int, cid: str) -> _Try:
+def _try(ex: Executor, name: str, args: Mapping[str, Any], attempt: int, cid: str) -> Attempt:
     from claimfsm.skills.tools.executor import _Failure, _json_copy
 
     hook = TOOL_HOOK.get()
@@ -179,9 +116,9 @@ def _try(ex: Executor, name: str, args: Mapping[str, Any], attempt: int, cid: st
     try:
         recorded = _json_copy(args)
     except (TypeError, orjson.JSONEncodeError) as exc:
-        return _Try(name, {}, attempt, start, began, cid, end=ex.clock.now(),
+        return Attempt(name, {}, attempt, start, began, cid, end=ex.clock.now(),
                     failure=_Failure("BAD_ARGS", f"(root): args are not JSON ({exc})"))
-    one = _Try(name, recorded, attempt, start, began, cid)
+    one = Attempt(name, recorded, attempt, start, began, cid)
     try:
         one.tool, one.params, one.deadline = ex._admit(name, recorded, start)
         ex._consume(name)
@@ -216,113 +153,6 @@ def _fallback_args(ex: Executor, target: str, args: dict[str, Any]) -> dict[str,
     fallback = ex.registry.get(target)
     accepted = set(fallback.params.model_fields) if fallback is not None else set()
     return {k: v for k, v in args.items() if k in accepted}
-
-
-def _work(ex: Executor, one: _Try, done: threading.Event,
-          release: list[threading.Semaphore], saved: _Saved | None) -> None:
-    from claimfsm.skills.tools.executor import _exception_failure, _Failure
-
-    assert one.tool is not None and one.params is not None
-    limits = ex.limits
-    value: BaseModel | None = None
-    dumped: dict[str, Any] | None = None
-    failure: _Failure | None = None
-    try:
-        if limits is not None and not limits.acquire(one.name):
-            raise _Failure("CONCURRENCY_LIMITED", f"{one.name}: concurrency limit reached")
-        try:
-            value, dumped = _answered(ex, one)
-        finally:
-            if limits is not None:
-                limits.release(one.name)
-    except Exception as exc:
-        failure = exc if isinstance(exc, _Failure) else _exception_failure(one.name, exc)
-        if saved is not None and failure.code != "CONCURRENCY_LIMITED":  # the handler ran
-            saved.save(_key(one), orjson.dumps({"code": failure.code, "message": failure.message,
-                                                "value": failure.value}))
-    else:
-        if saved is not None:
-            saved.save(_key(one), orjson.dumps({"ok": True, "value": dumped}))
-    finally:
-        one.finish(value, dumped, failure)
-        for sem in release:
-            sem.release()
-        done.set()
-
-
-def _answered(ex: Executor, one: _Try) -> tuple[BaseModel, dict[str, Any]]:
-    assert one.tool is not None and one.params is not None
-    return ex._handle(one.tool, one.params, one.deadline)
-
-
-def _restored(one: _Try, body: bytes) -> bool:
-    """Finish ``one`` with its saved answer (False: the answer is not readable)."""
-    from claimfsm.skills.tools.executor import _Failure
-
-    assert one.tool is not None
-    try:
-        saved = orjson.loads(body)
-        if saved.get("ok"):
-            value = one.tool.result.model_validate(saved["value"])
-            one.finish(value, value.model_dump(mode="json"), None)
-        else:
-            one.finish(None, None, _Failure(str(saved["code"]), str(saved["message"]),
-                                            saved.get("value")))
-    except Exception:  # a row that does not read back: make the call again
-        return False
-    return True
-
-
-def _run(ex: Executor, wave: list[_Slot], limit: int, saved: _Saved | None) -> None:
-    """Phase 2: the wave's admitted attempts at once, waited for up to the deadline."""
-    from claimfsm.skills.tools.executor import _Failure
-
-    jobs = [slot.tries[-1] for slot in wave if slot.tries[-1].tool is not None]
-    if saved is not None:  # answers a killed process got for this step are not asked again
-        jobs = [one for one in jobs
-                if not (_key(one) in saved.found and _restored(one, saved.found[_key(one)]))]
-    if not jobs:
-        return
-    deadline = ex._deadline()
-    until = None
-    if deadline is not None:  # the injected clock's time left, waited out in wall time
-        until = time.monotonic() + max(0.0, (deadline - ex.clock.now()).total_seconds())
-    pool = threading.BoundedSemaphore(limit)
-    slots = ex.limits.slots if ex.limits is not None else (lambda _name: None)
-    per_tool: dict[str, threading.BoundedSemaphore] = {}
-    done: dict[int, threading.Event] = {}
-    for i, one in enumerate(jobs):
-        n = slots(one.name)
-        sems: list[threading.Semaphore] = [pool]
-        if n is not None:
-            sems.append(per_tool.setdefault(one.name, threading.BoundedSemaphore(n)))
-        if not _acquire_all(sems, until):
-            break
-        done[i] = threading.Event()
-        context = contextvars.copy_context()  # traces of a handler follow the step's
-        threading.Thread(target=context.run, args=(_work, ex, one, done[i], sems, saved),
-                         daemon=True, name=f"claimfsm-tool-{one.name}").start()
-    for i, one in enumerate(jobs):
-        left = None if until is None else max(0.0, until - time.monotonic())
-        if i in done and done[i].wait(left):
-            continue
-        assert deadline is not None
-        one.cancel(_Failure(
-            "DEADLINE_EXCEEDED", f"{one.name}: deadline {deadline.isoformat()} passed before "
-            "it answered; the call was cancelled"))
-
-
-def _acquire_all(sems: list[threading.Semaphore], until: float | None) -> bool:
-    """All of ``sems`` in order, or none of them once ``until`` has passed."""
-    had: list[threading.Semaphore] = []
-    for sem in sems:
-        left = None if until is None else max(0.0, until - time.monotonic())
-        if not sem.acquire(timeout=left):
-            for got in had:
-                got.release()
-            return False
-        had.append(sem)
-    return True
 
 
 def _commit(ex: Executor, slot: _Slot) -> ToolCall:
