@@ -117,7 +117,7 @@ def _try(ex: Executor, name: str, args: Mapping[str, Any], attempt: int, cid: st
         recorded = _json_copy(args)
     except (TypeError, orjson.JSONEncodeError) as exc:
         return Attempt(name, {}, attempt, start, began, cid, end=ex.clock.now(),
-                    failure=_Failure("BAD_ARGS", f"(root): args are not JSON ({exc})"))
+                       failure=_Failure("BAD_ARGS", f"(root): args are not JSON ({exc})"))
     one = Attempt(name, recorded, attempt, start, began, cid)
     try:
         one.tool, one.params, one.deadline = ex._admit(name, recorded, start)
