@@ -7,10 +7,13 @@ answer."""
 from __future__ import annotations
 
 import threading
+import time
+import urllib.request
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
+import orjson
 import pytest
 
 from claimfsm.engine.config import EngineConfig
@@ -105,3 +108,37 @@ def test_the_deadline_cancels_the_searches_still_waiting(server: Served) -> None
     assert answered and all(c["ok"] for c in answered)
     assert [c["id"] for c in calls] == sorted((c["id"] for c in calls),
                                               key=lambda i: int(i[1:]))  # plan order
+
+
+def test_web_search_asks_its_backends_at_the_same_time() -> None:
+    served = start()  # its own server: releasing the held requests is for good
+    try:
+        held = f"{served.url}/hangon/moon"
+        table = {"wiki": {"kind": "mediawiki", "url": f"{held}/w/api.php"},
+                 "web": {"kind": "opensearch", "url": f"{held}/docs/_search"},
+                 "news": {"kind": "json", "url": f"{held}/json/search?q={{q}}&n={{lim}}",
+                          "hits": "results", "fields": {"id": "key", "text": "body"}}}
+        with Engine.open(None, config=EngineConfig(sources=parse_sources(table))) as eng:
+            assert eng.driver.tools is not None
+            executor = eng.driver.tools(eng.start("x").state, eng.driver.clock)
+            result: list[Any] = []
+            thread = threading.Thread(target=lambda: result.append(executor.call(
+                "web_search", {"q": "moon landing", "lim": 3})))
+            thread.start()
+            waiting: list[Any] = []
+            for _ in range(600):  # the three requests are held at the server together
+                waiting = [r for r in _requests(served.url) if r["state"] == "waiting"]
+                if len(waiting) == 3:
+                    break
+                time.sleep(0.05)
+            _requests(served.url, "/release")
+            thread.join(60)
+        assert len(waiting) == 3
+        assert result and result[0].ok and result[0].value["hits"]
+    finally:
+        served.stop()
+
+
+def _requests(url: str, path: str = "/requests") -> Any:
+    with urllib.request.urlopen(url + path, timeout=10) as resp:
+        return orjson.loads(resp.read())
