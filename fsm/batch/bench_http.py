@@ -88,8 +88,13 @@ def delayed_sources(delay_ms: int) -> Iterator[tuple[dict[str, SourceConfig], li
             self.end_headers()
             self.wfile.write(raw)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
+    class Server(ThreadingHTTPServer):
+        # The default backlog of 5 drops the connections of 32 calls at once, and a
+        # dropped SYN is sent again a second later: a stall of the server, not the engine.
+        request_queue_size = 128
+        daemon_threads = True
+
+    server = Server(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/w/api.php"
     try:

@@ -211,6 +211,7 @@ def main() -> None:
     args = parser.parse_args()
     Handler.corpus = Corpus(args.corpus)
     Handler.delay_ms = args.delay
+    ThreadingHTTPServer.request_queue_size = 128  # calls at once: the default of 5 drops some
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print(f"PORT {server.server_address[1]}", flush=True)
