@@ -190,7 +190,8 @@ def main(argv: list[str] | None = None) -> None:  # pragma: no cover - the entry
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--batch-claim", choices=("demo", "4x4"), default="demo",
-                        help="batch the demo claims, or the 4 x 4 claim every time")
+                        help="batch the demo claims, or the 4 x 4 claim every time (the "
+                        "same searches: a worker's HTTP cache answers from its second claim)")
     parser.add_argument("--no-batch", action="store_true", help="RETRIEVAL only (no Ray).")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
