@@ -97,6 +97,19 @@ bench-batch: install
 bench-prune: install
 	$(BIN)/python -m tests.support.pg $(BIN)/claimfsm bench prune --json bench-prune.json
 
+# N concurrent sessions: the async engine against a thread pool over the sync one, on
+# memory, SQLite and a throwaway PostgreSQL (docs/async.md).
+.PHONY: bench-async
+bench-async: install
+	$(BIN)/python -m tests.support.pg $(BIN)/python -m claimfsm.bench.concurrency \
+		--json bench-async.json
+
+# 70 slow-header and 70 slow-body connections for 40 s against claimfsm ui while a normal
+# client asks (docs/operations.md).
+.PHONY: bench-slow-clients
+bench-slow-clients: install
+	$(BIN)/claimfsm bench slow-clients --json bench-slow-clients.json
+
 # Step cost with traces, metrics and logs off and on (docs/operations.md).
 .PHONY: bench-observe
 bench-observe: install
@@ -191,4 +204,4 @@ docs: install
 	$(BIN)/claimfsm diagram > /dev/null
 	$(BIN)/python -m claimfsm.ui.docs docs/ui.md
 	CLAIMFSM_SCREENSHOTS=docs/ui $(BIN)/python -m pytest -q -p no:cacheprovider tests/ui/test_ui_browser.py \
-		tests/ui/test_ui_review_browser.py
+		tests/ui/test_ui_review_browser.py tests/ui/test_ui_lineage_browser.py tests/ui/test_ui_screens.py

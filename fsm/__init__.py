@@ -18,6 +18,7 @@ from claimfsm._base.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from claimfsm.engine.api import MemoryInput, Workflow, define_machine, linear, skill, wait
+    from claimfsm.engine.async_runtime import AsyncEngine
     from claimfsm.engine.config import EngineConfig
     from claimfsm.engine.errors import ClaimFsmError, ErrorCode
     from claimfsm.engine.model_api import ask_model, model_tools
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 __version__ = "0.2.0"
 
 __all__ = [
+    "AsyncEngine",
     "ClaimFsmError",
     "Engine",
     "EngineConfig",
@@ -70,6 +72,7 @@ __getattr__ = lazy_exports(__name__, {
     "EngineConfig": "claimfsm.engine.config",
     "Profile": "claimfsm.engine.profile",
     "Engine": "claimfsm.engine.runtime",
+    "AsyncEngine": "claimfsm.engine.async_runtime",
     "replay_record": "claimfsm.replay.runner",
     "SkillContext": "claimfsm.skills.context",
     "Envelope": "claimfsm.skills.envelope",

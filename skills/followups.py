@@ -9,6 +9,7 @@ the revision that injects it explains itself.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from pydantic import ConfigDict, Field
@@ -106,11 +107,20 @@ def _result_text(rec: ResultRec) -> str:
     return " ".join(parts)
 
 
+@lru_cache(maxsize=1024)
+def _stems(text: str) -> frozenset[str]:
+    # Every RETRIEVAL step reads all the session's results so far: each text once.
+    return frozenset(stem(t) for t in tokens(text))
+
+
 def coverage(claims: Sequence[Claim], results: Sequence[ResultRec]) -> list[Coverage]:
     """Which of each subclaim's keywords its results' text covers (by stem)."""
     out: list[Coverage] = []
     for claim in claims:
-        seen = {stem(t) for r in results if r.for_ == claim.id for t in tokens(_result_text(r))}
+        seen: set[str] = set()
+        for r in results:
+            if r.for_ == claim.id:
+                seen |= _stems(_result_text(r))
         kws = keywords(claim.c)
         out.append(
             Coverage(

@@ -1,4 +1,5 @@
-"""The session-state model and the revision-stamped stores (SQLite default, in-memory).
+"""The session-state model and the revision-stamped stores (SQLite default, in-memory;
+their async contract for asyncio applications in ``aio``).
 
 Imports neither ``fsm`` nor ``skills``. The reusable store test suite lives in
 :mod:`claimfsm.state.contract` (it needs pytest, so it is not imported here).
@@ -13,6 +14,7 @@ from claimfsm._base.lazy import lazy_exports
 from claimfsm.state.fsck import FsckProblem, FsckReport, fsck
 
 if TYPE_CHECKING:
+    from claimfsm.state.aio import AsyncStore, ThreadedStore
     from claimfsm.state.errors import RevConflict, StoreError, UnknownRevision, UnknownSession
     from claimfsm.state.memory import MemoryStore
     from claimfsm.state.model import TOOL_SLICE, RetryState, Revision, SessionState
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TOOL_SLICE",
+    "AsyncStore",
     "ChainBroken",
     "ChainCheck",
     "CompactReport",
@@ -41,6 +44,7 @@ __all__ = [
     "StoreError",
     "SummaryPage",
     "SummaryQuery",
+    "ThreadedStore",
     "UnknownRevision",
     "UnknownSession",
     "entry_state",
@@ -60,6 +64,7 @@ _WHERE = {k: f"claimfsm.state.{v}" for k, v in {
     "rewind_revision": "rollback", "tools_restored": "rollback", "ChainBroken": "sqlite.db",
     "CorruptStore": "sqlite.db", "StoreBusy": "sqlite.db", "SQLiteStore": "sqlite.store",
     "ChainCheck": "store", "CompactReport": "store", "StateStore": "store",
+    "AsyncStore": "aio", "ThreadedStore": "aio",
     "SessionSummary": "catalog", "SummaryPage": "catalog", "SummaryQuery": "catalog",
 }.items()}
 

@@ -97,6 +97,27 @@ class CatalogContract:
         assert got["v-early"].verdict is None
         assert got["v-fork"].claim == "Water boils at 100 C at sea level."
 
+    def test_a_forks_own_revision_is_its_last_update(self, store: StateStore) -> None:
+        # What the engine's fork does (claimfsm.engine.lineage): copy, then commit one
+        # revision of its own, stamped later, carrying the link in its runtime. Every
+        # backend keeps it as any revision; the parent is untouched.
+        done = self._session(store, "p", "Honey never spoils.", verdict="SUPPORTS")
+        head = store.fork("p", 1, "p-fork")
+        link = {"sid": "p", "rev": 1, "at": "2026-02-02T00:00:00Z"}
+        state = head.state.model_copy(update={"runtime": {"forked_from": link}})
+        mark = Revision(sid="p-fork", rev=2, parent_rev=1, fsm=head.fsm, skill=None,
+                        envelope=None, state=state, ts=link["at"],
+                        events=[{"type": "Forked", "from": {"sid": "p", "rev": 1},
+                                 "changes": []}])
+        store.commit(mark, expected_rev=1)
+        again = self.reopened(store)
+        got = {s.sid: s for s in again.summaries(SummaryQuery()).items}
+        assert got["p-fork"].updated == link["at"] and got["p-fork"].revisions == 3
+        assert got["p"].revisions == 3 and got["p"].verdict == "SUPPORTS"
+        assert again.heads(["p-fork"])["p-fork"].state.runtime == {"forked_from": link}
+        assert [r.ts for r in again.history("p-fork")][-1] == link["at"]
+        assert again.head("p").state == done and again.verify_chain("p-fork").ok
+
     def test_query_bounds_are_checked(self) -> None:
         with pytest.raises(ValueError, match="limit"):
             SummaryQuery(limit=0)

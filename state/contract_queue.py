@@ -17,11 +17,12 @@ from claimfsm.state.store import StateStore
 __all__ = ["QueueContract"]
 
 
-def _state(sid: str, fsm: str, *, hold: bool, verdict: str | None = None) -> SessionState:
+def _state(sid: str, fsm: str, *, hold: bool, verdict: str | None = None,
+           since: str = "2026-01-01T00:00:00.000000+00:00") -> SessionState:
     runtime: dict[str, Any] = {}
     if hold:
         runtime["hold"] = {"kind": "input", "state": fsm, "input": "ReviewInput",
-                           "since": "x", "until": None, "on_timeout": None}
+                           "since": since, "until": None, "on_timeout": None}
     label = {"label": verdict, "reasons": []} if verdict else None
     return SessionState(sid=sid, claim=f"claim of {sid}", fsm=fsm, runtime=runtime,
                         verdict=label)
@@ -36,7 +37,7 @@ def _waits(store: StateStore, sid: str, ts: str, fsm: str = "REVIEW",
            verdict: str | None = "SUPPORTS") -> None:
     store.create(_rev(sid, 0, "2026-01-01T00:00:00.000000+00:00",
                       _state(sid, "PARSE_CLAIM", hold=False)))
-    store.commit(_rev(sid, 1, ts, _state(sid, fsm, hold=True, verdict=verdict)),
+    store.commit(_rev(sid, 1, ts, _state(sid, fsm, hold=True, verdict=verdict, since=ts)),
                  expected_rev=0)
 
 
@@ -67,6 +68,7 @@ class QueueContract:
         assert (late.claim, late.fsm, late.verdict, late.revisions) == (
             "claim of late", "REVIEW", "REFUTES", 2)
         assert late.updated == "2026-01-03T00:00:00.000000+00:00"
+        assert late.since == "2026-01-03T00:00:00.000000"  # UTC, as it sorts
 
     def test_the_queue_filters_by_state_verdict_and_age(self, store: StateStore) -> None:
         self._fill(store)
@@ -106,3 +108,29 @@ class QueueContract:
         assert _sids(store) == []
         store.fork("s", 1, "f")
         assert _sids(store) == ["f"]
+
+    def test_an_edit_while_waiting_keeps_the_place_in_the_queue(self, store: StateStore) -> None:
+        self._fill(store)
+        # A person edits "early" a day later: a new head revision, the same hold.
+        edited = _state("early", "REVIEW", hold=True, verdict="SUPPORTS",
+                        since="2026-01-02T00:00:00.000000+00:00")
+        store.commit(_rev("early", 2, "2026-01-04T00:00:00.000000+00:00", edited),
+                     expected_rev=1)
+        page = store.waiting(WaitingQuery())
+        assert [i.sid for i in page.items] == ["early", "paused", "late", "tie"]
+        assert page.items[0].updated == "2026-01-04T00:00:00.000000+00:00"
+        assert _sids(store, until="2026-01-02T00:00:00Z") == ["early"]
+        # A hold that begins again (sent back, then waiting anew) goes to the back.
+        store.commit(_rev("early", 3, "2026-01-05T00:00:00.000000+00:00",
+                          _state("early", "RETRIEVAL", hold=False)), expected_rev=2)
+        again = _state("early", "REVIEW", hold=True, since="2026-01-06T00:00:00+01:00")
+        store.commit(_rev("early", 4, "2026-01-06T00:00:00.000000+00:00", again),
+                     expected_rev=3)
+        assert _sids(store) == ["paused", "late", "tie", "early"]
+        assert store.waiting(WaitingQuery()).items[-1].since == "2026-01-05T23:00:00.000000"
+
+    def test_a_bad_age_is_refused_naming_it(self, store: StateStore) -> None:
+        self._fill(store)
+        with pytest.raises(BadInput) as err:
+            store.waiting(WaitingQuery(until="yesterday"))
+        assert err.value.field == "until"

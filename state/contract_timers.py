@@ -109,3 +109,35 @@ class TimerContract:
                          expected_rev=0)
         assert (store.head("a").rev, store.head("b").rev) == (1, 1)
         assert store.due(_NOW) == ["b"]
+
+    def test_commit_all_lands_the_others_and_reports_the_lost_one(
+            self, store: StateStore) -> None:
+        from claimfsm.state.errors import RevConflict, UnknownSession
+
+        for sid in ("a", "b", "c"):
+            store.create(_rev(sid, 0, _state(sid, until="2026-06-01T10:00:00Z")))
+        store.commit(_rev("b", 1, _state("b", hold=True)), expected_rev=0)  # b moved on
+        done = _state("x", fsm="DONE")
+        outcomes = store.commit_all([
+            (_rev(sid, 1, done.model_copy(update={"sid": sid})), 0)
+            for sid in ("a", "b", "c", "gone")])
+        assert isinstance(outcomes[0], Revision) and isinstance(outcomes[2], Revision)
+        assert isinstance(outcomes[1], RevConflict)
+        assert isinstance(outcomes[3], UnknownSession)
+        assert [store.head(s).fsm for s in ("a", "b", "c")] == ["DONE", "RETRIEVAL", "DONE"]
+        assert store.head("b").rev == 1 and store.due(_NOW) == []
+        # The next commits follow the landed ones: the caches hold what the store holds.
+        store.commit(_rev("a", 2, _state("a")), expected_rev=1)
+        assert store.head("a").rev == 2
+
+    def test_a_batch_that_fails_lands_none_of_its_commits(self, store: StateStore) -> None:
+        store.create(_rev("a", 0, _state("a", until="2026-06-01T10:00:00Z")))
+        with pytest.raises(RuntimeError), store.batch():
+            store.commit(_rev("a", 1, _state("a")), expected_rev=0)
+            raise RuntimeError("killed")
+        if type(store).batch is StateStore.batch:  # the default: each commit on its own
+            assert store.head("a").rev == 1
+            return
+        assert store.head("a").rev == 0 and store.due(_NOW) == ["a"]
+        store.commit(_rev("a", 1, _state("a", fsm="DONE")), expected_rev=0)
+        assert store.head("a").fsm == "DONE"

@@ -22,8 +22,8 @@ from typing import Any
 from claimfsm.state.model import Revision, SessionState
 
 __all__ = [
-    "HOLD_KEY", "VERSION_KEY", "Timer", "due_key", "due_sessions", "hold_of", "status_of",
-    "timer_change", "timer_of", "waiting_json",
+    "HOLD_KEY", "VERSION_KEY", "Timer", "due_key", "due_sessions", "hold_of", "since_key",
+    "status_of", "timer_change", "timer_of", "waiting_json",
 ]
 
 HOLD_KEY = "hold"
@@ -36,8 +36,9 @@ costs one look, not a walk back through its history
 (:func:`claimfsm.engine.version.session_version`). Like the hold, a rewind takes it from
 its target."""
 
-#: (due time as a sortable UTC string or ``None``, whether the session holds).
-Timer = tuple[str | None, bool]
+#: (due time as a sortable UTC string or ``None``, whether the session holds, when its
+#: hold began as a sortable UTC string or ``None``: the review queue's order).
+Timer = tuple[str | None, bool, str | None]
 
 
 def hold_of(state: SessionState) -> dict[str, Any] | None:
@@ -79,7 +80,19 @@ def timer_of(state: SessionState) -> Timer | None:
         due = at if due is None else min(due, at)
     if hold is None and due is None:
         return None
-    return due, hold is not None
+    return due, hold is not None, since_key(hold)
+
+
+def since_key(hold: dict[str, Any] | None) -> str | None:
+    """When ``hold`` began, as a string that sorts as time does (the review queue's
+    order: a session keeps its place while a person edits it); a ``since`` that is not
+    a timestamp sorts as it is written."""
+    if hold is None or not hold.get("since"):
+        return None
+    try:
+        return due_key(str(hold["since"]))
+    except ValueError:
+        return str(hold["since"])
 
 
 def timer_change(old: SessionState | None, new: SessionState) -> tuple[bool, Timer | None]:

@@ -7,11 +7,12 @@ a page of the queue is one query that starts from that small table and reaches e
 session's head row and catalog row by key: its cost follows the sessions that wait, never
 the sessions in the store.
 
-*Oldest first* orders by the head revision's time (``updated``): for a waiting session
-that is when it entered the wait, or when a person last edited it while it waited (the
-hold's own ``since`` lives inside the revision, where no index reaches). Ties break on
+*Oldest first* orders by the moment the hold began (``since``, as a UTC string that
+sorts as time does: :func:`~claimfsm.state.holds.since_key`), which the commit that
+starts the hold writes into ``st_timers`` beside the session's due time, under an index:
+an edit while the session waits leaves its place in the queue as it was. Ties break on
 the session's number, so the order is total and a page is found by key: the cursor is
-the last row's ``(updated, seq)``.
+the last row's ``(since, seq)``. The age filter (``until``) is on ``since`` too.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 from pydantic import Field
 
 from claimfsm._base.errors import BadInput
-from claimfsm.state.holds import hold_of
+from claimfsm.state.holds import due_key, hold_of, since_key
 from claimfsm.state.model import Frozen, Revision, verdict_label
 
 __all__ = [
@@ -39,8 +40,8 @@ _SEP = "~"  # between the cursor's time and number; no ISO timestamp contains it
 
 class WaitingQuery(Frozen):
     """A page of the queue: ``fsm`` (the state it waits in), ``verdict`` (the verdict
-    label it carries, ``none`` for none), ``until`` (only sessions whose head is at or
-    before this time: the age filter), ``after`` (the previous page's ``next``)."""
+    label it carries, ``none`` for none), ``until`` (only sessions that have waited since
+    this time or before: the age filter), ``after`` (the previous page's ``next``)."""
 
     limit: int = Field(default=50, ge=1, le=500)
     after: str | None = Field(default=None, max_length=200)
@@ -59,11 +60,12 @@ class WaitingItem(Frozen):
     verdict: str | None
     revisions: int
     updated: str
+    since: str = ""
 
     @property
     def cursor(self) -> str:
         """The key of this row in the queue's order."""
-        return f"{self.updated}{_SEP}{self.seq}"
+        return f"{self.since}{_SEP}{self.seq}"
 
 
 class WaitingPage(Frozen):
@@ -100,13 +102,21 @@ def queue_filters(query: WaitingQuery, mark: str) -> tuple[str, list[Any]]:
         where.append(f"c.verdict = {mark}")
         params.append(query.verdict)
     if query.until is not None:
-        where.append(f"r.ts <= {mark}")
-        params.append(query.until)
+        where.append(f"t.since <= {mark}")
+        params.append(_until(query.until))
     if query.after is not None:
         ts, seq = parse_cursor(query.after)
-        where.append(f"(r.ts > {mark} OR (r.ts = {mark} AND s.id > {mark}))")
-        params.extend((ts, ts, seq))
+        # A row value: both stores seek the queue's index to it (an OR would scan).
+        where.append(f"(t.since, t.id) > ({mark}, {mark})")
+        params.extend((ts, seq))
     return "".join(f" AND {w}" for w in where), params
+
+
+def _until(until: str) -> str:
+    try:
+        return due_key(until)
+    except ValueError:
+        raise BadInput(f"until: {until!r} is not an ISO timestamp", field="until") from None
 
 
 def page_of(items: list[WaitingItem], limit: int) -> WaitingPage:
@@ -121,6 +131,7 @@ def scan_waiting(sids: Sequence[str], head: Callable[[str], Revision],
     """The generic queue: every head read (fine for the memory store; the shipped
     backends answer from ``st_timers``)."""
     after = parse_cursor(query.after) if query.after is not None else None
+    until = _until(query.until) if query.until is not None else None
     rows: list[WaitingItem] = []
     for seq, sid in enumerate(sids):
         rev = head(sid)
@@ -128,19 +139,20 @@ def scan_waiting(sids: Sequence[str], head: Callable[[str], Revision],
             continue
         item = WaitingItem(seq=seq, sid=sid, claim=rev.state.claim, fsm=rev.fsm,
                            verdict=verdict_label(rev.state.verdict), revisions=rev.rev + 1,
-                           updated=rev.ts)
-        if _passes(query, item, after):
+                           updated=rev.ts, since=since_key(hold_of(rev.state)) or "")
+        if _passes(query, item, after, until):
             rows.append(item)
-    rows.sort(key=lambda i: (i.updated, i.seq))
+    rows.sort(key=lambda i: (i.since, i.seq))
     return page_of(rows[: query.limit + 1], query.limit)
 
 
-def _passes(query: WaitingQuery, item: WaitingItem, after: tuple[str, int] | None) -> bool:
+def _passes(query: WaitingQuery, item: WaitingItem, after: tuple[str, int] | None,
+            until: str | None) -> bool:
     if query.fsm is not None and item.fsm != query.fsm:
         return False
     wanted = None if query.verdict == "none" else query.verdict
     if query.verdict is not None and item.verdict != wanted:
         return False
-    if query.until is not None and item.updated > query.until:
+    if until is not None and item.since > until:
         return False
-    return after is None or (item.updated, item.seq) > after
+    return after is None or (item.since, item.seq) > after

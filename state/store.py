@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
     from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
+    from claimfsm.state.errors import StoreError
     from claimfsm.state.queue import WaitingPage, WaitingQuery
     from claimfsm.state.tombstone import EndedSession, EraseReport, Tombstone
 
@@ -137,10 +138,29 @@ class StateStore(ABC):
 
     def batch(self) -> AbstractContextManager[object]:
         """A group of commits made durable together (one transaction, one flush, where the
-        backend has them: PostgreSQL, where an error that ends the batch undoes all of
-        them). A commit that loses its compare-and-set inside it still raises
+        backend has them: SQLite and PostgreSQL, where an error that ends the batch undoes
+        all of them). A commit that loses its compare-and-set inside it still raises
         :class:`RevConflict` and leaves the others. This default commits each on its own."""
         return nullcontext()
+
+    def commit_all(self, items: Sequence[tuple[Revision, int]]) -> list[Revision | StoreError]:
+        """Commit each ``(revision, expected_rev)`` as :meth:`commit` would, together in
+        one :meth:`batch`: in each one's place, the revision committed or the
+        :class:`RevConflict` (or :class:`UnknownSession`) that refused it, the others
+        landing all the same. Any other error ends the batch and is raised (on the
+        shipped backends, one transaction: then none of them landed). This default
+        commits them one by one; PostgreSQL sends them all before reading any answer
+        (one round trip, not one each)."""
+        from claimfsm.state.errors import RevConflict, UnknownSession
+
+        out: list[Revision | StoreError] = []
+        with self.batch():
+            for revision, expected_rev in items:
+                try:
+                    out.append(self.commit(revision, expected_rev=expected_rev))
+                except (RevConflict, UnknownSession) as exc:
+                    out.append(exc)
+        return out
 
     def due(self, now: str, limit: int = 1000) -> list[str]:
         """Sessions whose timer (a wait deadline, a retry's due time:

@@ -1,6 +1,7 @@
 """Docs that follow the code: the CLI reference, the error codes, the links between pages,
-the Python snippets of README.md and docs/api.md (run as written, from the front door), the
-import table of docs/architecture.md and the module table of docs/changes.md.
+the Python snippets of README.md, docs/api.md and docs/async.md (run as written, from the
+front door), the import table of docs/architecture.md and the module table of
+docs/changes.md.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from tests.test_layers import ALLOWED
 
 ROOT = Path(__file__).resolve().parent.parent
 # The pages whose ```python blocks run as written and import only from the front door.
-SNIPPET_PAGES = ("README.md", "docs/api.md")
+SNIPPET_PAGES = ("README.md", "docs/api.md", "docs/async.md")
 # The folders whose modules docs/changes.md accounts for, and their import names.
 PACKAGE_FOLDERS = {"fsm": "claimfsm", "skills": "claimfsm.skills", "state": "claimfsm.state"}
 
@@ -48,8 +49,8 @@ def test_every_code_is_on_the_errors_page_once_with_its_statuses() -> None:
             for line in render_errors().splitlines() if line.startswith("| `")}
     assert len(rows) == len(ErrorCode)
     assert rows["| `STORE_BUSY`"] == ["2", "503 |"]
-    assert rows["| `INTERRUPTED`"] == ["130", "- |"]
-    assert rows["| `NO_PLANS`"] == ["1", "- |"]
+    assert rows["| `INTERRUPTED`"] == ["130", "503 |"]  # every code has a status now
+    assert rows["| `NO_PLANS`"] == ["1", "422 |"]
 
 
 def test_relative_links_in_readme_and_docs_resolve() -> None:

@@ -111,7 +111,8 @@ def test_codes_are_their_own_names_and_say_what_they_mean() -> None:
         assert ErrorCode(code.name) is code and hash(code) == hash(code.name)
         assert code.meaning and code.meaning == code.meaning.strip()
         assert code.exit in (None, 0, 1, 2, 3, 130)
-        assert code.http in (None, 404, 405, 409, 413, 415, 422, 500, 503)
+        assert code.http in (403, 404, 405, 408, 409, 413, 415, 421, 422, 429, 500, 501, 502,
+                             503, 504)
 
 
 def test_statuses_come_from_the_list() -> None:
@@ -120,8 +121,8 @@ def test_statuses_come_from_the_list() -> None:
     assert (http_status("UNKNOWN_SESSION"), http_status("STORE_BUSY")) == (404, 503)
     # A custom code (a user's skill or tool) stops a command with 2 and is a 500.
     assert (exit_status("MY_OWN_CODE"), http_status("MY_OWN_CODE")) == (2, 500)
-    # Codes carried inside a 200 answer have no HTTP status of their own.
-    assert ErrorCode.NO_PLANS.http is None and http_status("NO_PLANS") == 500
+    # Codes carried inside a 200 answer still say what they would mean as an error.
+    assert (http_status("NO_PLANS"), http_status("MODEL_TIMEOUT")) == (422, 504)
 
 
 def test_the_cli_stops_with_2_on_every_code_it_stops_on_as_before() -> None:
@@ -140,13 +141,16 @@ def test_the_cli_stops_with_2_on_every_code_it_stops_on_as_before() -> None:
 
 
 def test_the_api_reference_lists_each_code_under_its_status() -> None:
-    from claimfsm.ui.openapi import _ERRORS
+    from claimfsm.ui.openapi import openapi
 
-    for status, text in _ERRORS.items():
-        named = [w for w in text.replace(",", " ").replace("(", " ").split()
-                 if w in ErrorCode.__members__]
-        assert named, status
-        assert {code: http_status(code) for code in named} == dict.fromkeys(named, int(status))
+    for ops in openapi()["paths"].values():
+        for op in ops.values():
+            for status, answer in op["responses"].items():
+                if status.startswith("2"):
+                    continue
+                named = answer["description"].split(", ")
+                assert named and all(code in ErrorCode.__members__ for code in named)
+                assert {c: http_status(c) for c in named} == dict.fromkeys(named, int(status))
 
 
 def test_typed_attributes_say_where() -> None:

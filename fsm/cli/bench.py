@@ -268,8 +268,10 @@ def bench_ui(sessions: int, db: Path, json_file: str | None) -> None:
 def _register() -> None:
     # In a module of its own (it stands on batch and replay); its imports wait for its run.
     from claimfsm.cli.bench_compat import bench_compat
+    from claimfsm.cli.bench_http import bench_slow_clients
 
     bench.add_command(bench_compat)
+    bench.add_command(bench_slow_clients)
 
 
 _register()

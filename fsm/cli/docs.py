@@ -75,8 +75,11 @@ own (any `UPPER_SNAKE` string); the codes below are the library's.
   envelope is not `ok`, whatever its code), in fsck's report or in a batch's line. `0`: a
   line `ingest` reports and skips. `-`: no command reports it.
 - **HTTP**: the status of an `/api/v1` answer `{"error": {"code", "msg", "field"?}}` with
-  the code. `-`: the API never answers with it as an error (it comes back inside a 200
-  answer, such as a step's envelope); an error without a status of its own is a 500.
+  the code. Every code has one, also those the API only carries inside a 200 answer (a
+  step's envelope, a chain check): raised to the API, they answer with it rather than a
+  bare 500 (a test walks the whole list). A custom code (a user's skill or tool) is a
+  500. Each operation of the OpenAPI document (`/api/v1/openapi.json`) declares the codes
+  it may answer, under these statuses.
 """
 
 # Where each group of codes starts, in ErrorCode's order.

@@ -13,11 +13,14 @@ import click
 import orjson
 
 from claimfsm.cli.common import db_option, durability_option, emit, engine, fail, json_option
+from claimfsm.cli.observing import log_format_option
 from claimfsm.engine.views import session_summary, verdict_json
 
 if TYPE_CHECKING:
     from claimfsm.engine.config import Durability
     from claimfsm.engine.runtime import Engine
+    from claimfsm.engine.tick import TickReport
+    from claimfsm.replay.write import Recorder
     from claimfsm.state.model import Revision
 
 __all__ = ["edit", "finish", "input_command", "people_options", "resume", "tick"]
@@ -70,8 +73,12 @@ def finish(eng: Engine, head: Revision, as_json: bool) -> None:
         click.echo("\n".join(session_summary(head)))
     if data["status"] == "WAITING":
         if not as_json:
-            click.echo(f"WAITING: session {head.sid} waits; see `claimfsm show {head.sid}`",
-                       err=True)
+            waits = data.get("waiting") or {}
+            what = (f"input ({waits.get('input')}) in {waits.get('state')}"
+                    if waits.get("kind") == "input"
+                    else f"resume (paused {waits.get('when')} {waits.get('state')})")
+            click.echo(f"WAITING: session {head.sid} waits for {what}; see "
+                       f"`claimfsm show {head.sid}`", err=True)
         sys.exit(3)
     if head.fsm != "DONE":
         sys.exit(1)
@@ -88,6 +95,33 @@ def _payload(as_text: str | None, path: Path | None, as_json: bool) -> Any:
         fail("BAD_INPUT", f"--file: {exc.strerror}: {path}", as_json=as_json)
     except orjson.JSONDecodeError as exc:
         fail("BAD_INPUT", f"input: not JSON ({exc})", as_json=as_json)
+
+
+_record = click.option(
+    "--record", "record", default=None, type=click.Path(dir_okay=False),
+    help="Append this revision (a person line) and the steps that follow to the session's "
+    "record F (made by `verify --record F`): F must be this session's record and end at "
+    "its head (else RECORD_MISMATCH); a missing or empty F first gets the session so far.")
+
+
+def _recorded(eng: Engine, sid: str, record: str | None, expected_rev: int | None,
+              as_json: bool) -> tuple[Any, int | None, Revision | None]:
+    """The recorder for ``--record`` (checked before anything is committed), the
+    ``expected_rev`` to commit with, and the head the record ends at."""
+    if record is None:
+        return None, expected_rev, None
+    from claimfsm.cli.replay import recorder_for_session
+
+    rec = recorder_for_session(record, eng, sid, as_json)
+    head = eng.store.head(sid)
+    # The record ends at this head: the person's revision must follow it directly.
+    return rec, head.rev if expected_rev is None else expected_rev, head
+
+
+def _commit_recorded(eng: Engine, rec: Any, parent: Revision | None, rev: Revision) -> None:
+    if rec is not None and parent is not None:
+        rec.person(parent, rev)
+        eng.driver.on_step = rec
 
 
 _actor = click.option("--actor", default="cli", show_default=True,
@@ -107,8 +141,10 @@ _expected = click.option("--expected-rev", type=int, default=None,
 @db_option
 @click.option("--json-out", "as_json", is_flag=True, help="Print JSON for scripts.")
 @durability_option
+@_record
 def input_command(sid: str, as_text: str | None, path: Path | None, expected_rev: int | None,
-                  actor: str, db: str, as_json: bool, durability: Durability) -> None:
+                  actor: str, db: str, as_json: bool, durability: Durability,
+                  record: str | None) -> None:
     """Give session SID the input its wait state waits for (REVIEW: approve, override
     with a reason, or send back) and run it on to its next stop.
 
@@ -119,7 +155,9 @@ def input_command(sid: str, as_text: str | None, path: Path | None, expected_rev
     """
     payload = _payload(as_text, path, as_json)
     with engine(db, as_json, durability=durability, create=False) as eng:
-        eng.driver.input(sid, payload, expected_rev=expected_rev, actor=actor)
+        rec, expected_rev, parent = _recorded(eng, sid, record, expected_rev, as_json)
+        rev = eng.driver.input(sid, payload, expected_rev=expected_rev, actor=actor)
+        _commit_recorded(eng, rec, parent, rev)
         finish(eng, eng.driver.run(sid), as_json)
 
 
@@ -130,12 +168,15 @@ def input_command(sid: str, as_text: str | None, path: Path | None, expected_rev
 @db_option
 @json_option
 @durability_option
+@_record
 def resume(sid: str, expected_rev: int | None, actor: str, db: str, as_json: bool,
-           durability: Durability) -> None:
+           durability: Durability, record: str | None) -> None:
     """Continue paused session SID (a Resumed revision) and run it on to its next stop.
     NOT_WAITING when it is not paused. Exits as verify does (3: it paused again)."""
     with engine(db, as_json, durability=durability, create=False) as eng:
-        eng.driver.resume(sid, expected_rev=expected_rev, actor=actor)
+        rec, expected_rev, parent = _recorded(eng, sid, record, expected_rev, as_json)
+        rev = eng.driver.resume(sid, expected_rev=expected_rev, actor=actor)
+        _commit_recorded(eng, rec, parent, rev)
         finish(eng, eng.driver.run(sid), as_json)
 
 
@@ -159,8 +200,9 @@ def _change(text: str) -> tuple[str, Any]:
 @db_option
 @json_option
 @durability_option
+@_record
 def edit(sid: str, changes: tuple[str, ...], actor: str, expected_rev: int | None, db: str,
-         as_json: bool, durability: Durability) -> None:
+         as_json: bool, durability: Durability, record: str | None) -> None:
     """Change editable fields of waiting or paused session SID: one revision with an
     Edited event listing old and new values; the session keeps waiting. Anything else
     is NOT_EDITABLE; a value of the wrong shape is BAD_INPUT."""
@@ -172,7 +214,9 @@ def edit(sid: str, changes: tuple[str, ...], actor: str, expected_rev: int | Non
         fail("BAD_INPUT", exc.format_message(), as_json=as_json)
         return
     with engine(db, as_json, durability=durability, create=False) as eng:
+        rec, expected_rev, parent = _recorded(eng, sid, record, expected_rev, as_json)
         rev = eng.driver.edit(sid, parsed, expected_rev=expected_rev, actor=actor)
+        _commit_recorded(eng, rec, parent, rev)
         if as_json:
             emit(revision_json(rev, full=False))
         else:
@@ -186,17 +230,70 @@ def edit(sid: str, changes: tuple[str, ...], actor: str, expected_rev: int | Non
               help="Advance at most this many due sessions (earliest first).")
 @json_option
 @durability_option
-def tick(db: str, limit: int, as_json: bool, durability: Durability) -> None:
+@click.option("--record", "record", default=None, type=click.Path(dir_okay=False),
+              help="The record F of one session (made by `verify --record F`): if the tick "
+              "advances that session, its timeout (a person line) or due retry and the "
+              "steps that follow are appended to F. F must end at the session's head "
+              "(else RECORD_MISMATCH).")
+@log_format_option
+def tick(db: str, limit: int, as_json: bool, durability: Durability,
+         record: str | None, log_format: str | None) -> None:
     """Advance every session that is due: a wait state whose timeout passed moves to its
     on_timeout state, a retry whose time came runs; each then runs on to its next stop.
     Several tickers may race: each due session is advanced exactly once. Prints
-    {"due", "advanced", "skipped", "sids"} with --json."""
+    {"due", "advanced", "skipped", "sids", "conflicts"} with --json (conflicts: the
+    skipped sessions another writer moved first). With --log-format, each step is
+    logged (sid, rev, code) on stderr and then one "tick" line with the counts."""
+    handler = None
+    if log_format is not None:
+        from claimfsm.observe.logs import setup_logging
+
+        handler = setup_logging("json" if log_format == "json" else "text")
+    try:
+        report = _tick_logged(db, as_json, durability, limit, record, log_format is not None)
+    finally:
+        if handler is not None:
+            from claimfsm.observe.logs import stop_logging
+
+            stop_logging(handler)
+    if as_json:
+        emit(report.to_json())
+    else:
+        click.echo(f"due {report.due}, advanced {report.advanced}, "
+                   f"skipped {report.skipped}")
+
+
+def _tick_logged(db: str, as_json: bool, durability: Durability, limit: int,
+                 record: str | None, logged: bool) -> TickReport:
     from claimfsm.engine.tick import tick as run_tick
+    from claimfsm.replay.people import tick_recorded
 
     with engine(db, as_json, durability=durability, create=False) as eng:
-        report = run_tick(eng.driver, limit=limit)
-        if as_json:
-            emit(report.to_json())
+        if logged:
+            from claimfsm.observe.logs import log_event
+            from claimfsm.observe.observer import Observer
+
+            eng.driver.observer = Observer()  # one "step" line per step
+        if record is None:
+            report = run_tick(eng.driver, limit=limit)
         else:
-            click.echo(f"due {report.due}, advanced {report.advanced}, "
-                       f"skipped {report.skipped}")
+            rec, recorded = _tick_recorder(eng, record, as_json)
+            report = tick_recorded(eng.driver, rec, recorded, limit=limit)
+        if logged:
+            log_event("tick", due=report.due, advanced=report.advanced,
+                      skipped=report.skipped)
+        return report
+
+
+def _tick_recorder(eng: Engine, record: str, as_json: bool) -> tuple[Recorder, str]:
+    """The recorder of ``tick --record F`` and the session F records."""
+    from claimfsm.cli.replay import recorder_for_session
+    from claimfsm.replay.record import RecordError, read_record
+
+    try:
+        sid = read_record(Path(record)).header.sid
+    except (RecordError, OSError) as exc:
+        fail("RECORD_MISMATCH", f"--record {record}: not a session record ({exc})",
+             as_json=as_json)
+        raise  # unreachable: fail exits
+    return recorder_for_session(record, eng, sid, as_json), sid

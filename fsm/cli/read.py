@@ -34,17 +34,24 @@ __all__ = ["history", "sessions", "show"]
 @db_option
 @json_option
 def show(sid: str, rev: int | None, db: str, as_json: bool) -> None:
-    """Show a session's head (or --rev N): state, verdict and evidence."""
+    """Show a session's head (or --rev N): state, verdict and evidence, and its lineage:
+    the session it was forked from (SID@REV, when, what a what-if fork changed) and the
+    sessions forked from it (--json: "forked_from": {sid, rev, at, changes} or null,
+    "forks": [{sid, rev, at}]). Finding the forks reads every session's head."""
+    from claimfsm.engine.lineage import lineage_json, lineage_text
     from claimfsm.engine.version import session_version
 
     with store(db, as_json) as opened:
         r = opened.head(sid) if rev is None else opened.get(sid, rev)
         version = session_version(opened, r)
+        lineage = lineage_json(opened, r)
         if as_json:
-            emit({**revision_json(r), "version": version})
+            emit({**revision_json(r), "version": version, **lineage})
         else:
             click.echo("\n".join(session_summary(r)))
             click.echo(f"version: {version}")
+            for line in lineage_text(lineage):
+                click.echo(line)
 
 
 # Without --limit, history is read and printed this many revisions at a time, so a
@@ -136,9 +143,11 @@ def sessions(q: str | None, fsm: str | None, verdict: str | None, limit: int,
              before: int | None, deleted: bool, version: str | None, waiting: bool,
              db: str, as_json: bool) -> None:
     """List sessions, newest first: number, id, state, verdict, revisions, last update,
-    machine version and claim; a state marked * waits for a person. The store is only
-    read. --json prints {"items": [...], "next": SEQ or null}, the shape of the web
-    inspector's GET /api/v1/sessions (each item's status: WAITING, RUNNING or FINISHED).
+    machine version, the session it was forked from (SID@REV, - for none) and claim; a
+    state marked * waits for a person. The store is only read. --json prints {"items":
+    [...], "next": SEQ or null}, the shape of the web inspector's GET /api/v1/sessions
+    (each item's status: WAITING, RUNNING or FINISHED; forked_from: {sid, rev, at} or
+    null).
 
     With --deleted: the tombstones of deleted sessions, oldest deletion first (--json:
     {"items": [{sid, deleted_at, actor, head, fsm, last_hash}]}).
@@ -160,14 +169,17 @@ def sessions(q: str | None, fsm: str | None, verdict: str | None, limit: int,
         field = {"q": "--query", "fsm": "--state"}.get(str(err["loc"][0]), str(err["loc"][0]))
         fail("BAD_INPUT", f"{field}: {err['msg']}", as_json=as_json)
         return
+    from claimfsm.engine.lineage import parents_of
     from claimfsm.engine.listing import versioned_summaries
 
     with store(db, as_json) as opened:
         page, versions = versioned_summaries(opened, query, version)
+        parents = parents_of(opened, [item.sid for item in page.items])
     if as_json:
         out = page.to_json()
         for item in out["items"]:
             item["version"] = versions[item["sid"]]
+            item["forked_from"] = parents[item["sid"]]
         emit(out)
         return
     if not page.items:
@@ -175,13 +187,15 @@ def sessions(q: str | None, fsm: str | None, verdict: str | None, limit: int,
                                     else ""))
         return
     click.echo(f"{'#':>6}  {'session':<14} {'state':<12} {'verdict':<16} {'revs':>5}  "
-               f"{'updated':<20} {'version':<16} claim")
+               f"{'updated':<20} {'version':<16} {'forked from':<18} claim")
     for item in page.items:
         claim = item.claim if len(item.claim) <= 60 else item.claim[:59] + "…"
         state = item.fsm + ("*" if item.status == "WAITING" else "")
+        link = parents[item.sid]
+        origin = f"{link['sid']}@{link['rev']}" if link else "-"
         click.echo(f"{item.seq:>6}  {item.sid:<14} {state:<12} {item.verdict or '-':<16} "
                    f"{item.revisions:>5}  {item.updated[:19]:<20} {versions[item.sid]:<16} "
-                   f"{claim}")
+                   f"{origin:<18} {claim}")
     if page.next is not None:
         click.echo(f"more: claimfsm sessions --before {page.next} (with the same filters)")
 

@@ -164,10 +164,21 @@ def rollback(sid: str, to: int, reopen: bool, db: str, as_json: bool,
 @db_option
 @json_option
 @durability_option
-def fork(sid: str, at: int, db: str, as_json: bool, durability: Durability) -> None:
-    """Fork SID at revision --at into a new session; prints the new id."""
+@profile_options
+def fork(sid: str, at: int, db: str, as_json: bool, durability: Durability,
+         profile: dict[str, Any]) -> None:
+    """Fork SID at revision --at into a new session; prints the new id.
+
+    The fork copies revisions 0..--at and commits one revision of its own (--at + 1,
+    stamped now) recording its parent: `show` and `sessions` say "forked from SID@REV".
+    A what-if fork: --retrieval, --judge, --stance-model (and the model options) change
+    the parent's profile for the fork, which runs on with it from --at (`step`, `run`);
+    its lineage lists what changed. Options not given keep the parent's; the config
+    file is not read."""
+    from claimfsm.engine.whatif import what_if_fork
+
     with engine(db, as_json, seed=False, durability=durability, create=False) as eng:
-        head = eng.driver.fork(sid, at)
+        head = what_if_fork(eng, sid, at, profile)
         if as_json:
             emit(revision_json(head, full=False))
         else:

@@ -39,6 +39,26 @@ def _check_port(host: str, port: int) -> None:
                  "--port", as_json=False)
 
 
+def _served_names(host: str, given: tuple[str, ...]) -> list[str]:
+    # The bound address is served anyway (the guard reads it off each connection).
+    names = [host, *given, *_configured_hosts()]
+    if _loopback(host):
+        names += ["localhost", "127.0.0.1", "::1"]
+    return names
+
+
+def _configured_hosts() -> list[str]:
+    from claimfsm.engine.profile import find_config
+
+    found = find_config(Path.cwd())
+    table = (found[1] if found else {}).get("ui", {})
+    hosts = table.get("allowed_hosts", []) if isinstance(table, dict) else None
+    if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+        fail("BAD_CONFIG", "claimfsm.toml: [ui] allowed_hosts must be a list of host "
+             "names", as_json=False)
+    return list(hosts or [])
+
+
 @click.command()
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True,
@@ -52,17 +72,26 @@ def _check_port(host: str, port: int) -> None:
 @click.option("--records", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=None, help="Folder of record files the replay page offers "
               "(default: the bundled fixtures/sessions).")
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="Also answer requests whose Host header names NAME (repeatable; e.g. "
+              "the name a proxy forwards). Besides these, only the bound address is "
+              "served, and localhost when it is loopback: a guard against DNS "
+              "rebinding. Also [ui] allowed_hosts = [...] in claimfsm.toml.")
 @otel_option
 @log_format_option
 def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None, otel: bool,
-       log_format: str | None) -> None:
+       log_format: str | None, allowed_hosts: tuple[str, ...]) -> None:
     """Serve the web inspector for the sessions in --db: list and search sessions, see a
     session's diagram, timeline, revisions, diffs and verdict, step/run/roll back/fork it,
     and replay records. The JSON API is under /api/v1 (OpenAPI at /api/v1/openapi.json);
     Prometheus metrics at /metrics. While it serves, it ticks every second (as `claimfsm
     tick`): due sessions advance.
 
-    Binds 127.0.0.1 by default. There is no authentication in this version.
+    Binds 127.0.0.1 by default. There is no authentication in this version. Requests
+    are refused when their Host is not a name of this server (421), when a page of
+    another site sends them (403), when their body is over the limit (413, counted while
+    it is read) or too slow (408); slow headers are cut after 10 s. With --log-format,
+    every request is logged (method, path, status, ms, actor). See docs/operations.md.
     """
     try:
         import uvicorn
@@ -86,7 +115,8 @@ def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None, 
 
     with engine(db, False) as eng:
         service = Service(eng, records) if records is not None else Service(eng)
-        app = create_app(service, db_label=db)
+        app = create_app(service, db_label=db,
+                         allowed_hosts=_served_names(host, allowed_hosts))
         try:
             from claimfsm.ui.observing import observe_app
 
@@ -94,9 +124,9 @@ def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None, 
         except ImportError as exc:  # an older install of the ui extra
             click.echo(f"warning: no /metrics: {exc.name} is not installed "
                        "(pip install 'claimfsm[ui]')", err=True)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                access_log=False)
-        server = uvicorn.Server(config)
+        from claimfsm.ui.serving import server_config
+
+        server = uvicorn.Server(server_config(app, host, port))
         click.echo(f"claimfsm ui: {db} at http://{host}:{port}/ (Ctrl-C stops it)", err=True)
         from claimfsm.engine.tick import Ticker
 
@@ -124,9 +154,11 @@ def ui(db: str, host: str, port: int, allow_remote: bool, records: Path | None, 
 def report(sid: str, db: str, html: str) -> None:
     """Write session SID as one HTML file that opens offline: the state diagram with the
     executed path, the timeline, every revision's state, envelope and events, and the
-    verdict with its evidence. For a bug report or a review."""
+    verdict with its evidence, and its lineage (the session it was forked from, the
+    sessions forked from it). For a bug report or a review."""
     from datetime import UTC, datetime
 
+    from claimfsm.engine.lineage import lineage_json
     from claimfsm.engine.machine import DEFAULT_MACHINE
     from claimfsm.ui.report import render_report
 
@@ -134,7 +166,8 @@ def report(sid: str, db: str, html: str) -> None:
         revisions = list(opened.history(sid))
         if not revisions:
             opened.head(sid)
-    text = render_report(DEFAULT_MACHINE, revisions,
+        lineage = lineage_json(opened, revisions[-1])
+    text = render_report(DEFAULT_MACHINE, revisions, lineage=lineage,
                          generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
     try:
         Path(html).write_text(text, encoding="utf-8")

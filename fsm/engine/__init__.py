@@ -27,6 +27,8 @@ if TYPE_CHECKING:
         linear,
         skill,
     )
+    from claimfsm.engine.async_driver import AsyncDriver
+    from claimfsm.engine.async_runtime import AsyncEngine
     from claimfsm.engine.bindings import Binding
     from claimfsm.engine.config import EngineConfig
     from claimfsm.engine.driver import Driver, StepResult
@@ -37,6 +39,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MACHINE",
+    "AsyncDriver",
+    "AsyncEngine",
     "Binding",
     "Driver",
     "Engine",
@@ -67,4 +71,5 @@ __getattr__ = lazy_exports(__name__, {
     "MachineDef": "claimfsm.engine.machine", "RetryPolicy": "claimfsm.engine.machine",
     "StateSpec": "claimfsm.engine.machine", "Profile": "claimfsm.engine.profile",
     "Engine": "claimfsm.engine.runtime",
+    "AsyncDriver": "claimfsm.engine.async_driver", "AsyncEngine": "claimfsm.engine.async_runtime",
 })

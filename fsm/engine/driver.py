@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
 from claimfsm.engine.errors import (
@@ -48,6 +48,9 @@ from claimfsm.state.holds import HOLD_KEY, hold_of
 from claimfsm.state.model import RetryState, Revision, SessionState, new_state, trusted
 from claimfsm.state.rollback import entry_state, rewind_revision, tools_restored
 from claimfsm.state.store import StateStore
+
+if TYPE_CHECKING:
+    from claimfsm.engine.profile import Profile
 
 __all__ = ["Driver", "StepResult", "ToolSession", "ToolsFactory", "iso"]
 
@@ -193,9 +196,17 @@ class Driver(PeopleMixin):
                               reopen=failed and reopen)
         return self.store.commit(rev, expected_rev=head.rev)
 
-    def fork(self, sid: str, at: int, new_sid: str | None = None) -> Revision:
-        """A new session whose history is ``sid``'s up to revision ``at``."""
-        return self.store.fork(sid, at, new_sid or self.new_sid())
+    def fork(self, sid: str, at: int, new_sid: str | None = None, *,
+             profile: Profile | None = None) -> Revision:
+        """A new session whose history is ``sid``'s up to revision ``at``, then one
+        revision of its own (``at + 1``, stamped now) recording its parent and, with
+        ``profile`` (a what-if fork), the profile it runs on with
+        (:mod:`claimfsm.engine.lineage`). Returns that revision, the fork's head."""
+        from claimfsm.engine.lineage import fork_revision  # loads when forking
+
+        copy = self.store.fork(sid, at, new_sid or self.new_sid())
+        mark = fork_revision(copy, sid, iso(self.clock.now()), profile)
+        return self.store.commit(mark, expected_rev=copy.rev)
 
     # -- one step -------------------------------------------------------------------------
 
@@ -210,23 +221,55 @@ class Driver(PeopleMixin):
         return self._fire(head)
 
     def _fire(self, head: Revision) -> StepResult:
-        sid, state, fsm = head.sid, head.state, head.fsm
-        seen = self._seen.get(sid)
+        other = self._other_version(head)
+        if other is not None:
+            return other
+        result, rev = self._build(head)
+        if rev is None:
+            return self._report(result)
+        try:
+            result.revision = self.store.commit(rev, expected_rev=head.rev)
+        except RevConflict as exc:
+            return self._lost(result, exc)
+        return self._landed(result, rev)
+
+    def _other_version(self, head: Revision) -> StepResult | None:
+        """The step taken for a session on another machine version (by its registered
+        driver, or the crossing to this one); ``None``: it runs on this driver."""
+        seen = self._seen.get(head.sid)
         if (seen is None or seen[0] != head.rev or seen[1] is not self.version) \
-                and fsm not in self._finals:
-            other = check_version(self, head, seen)
-            if other is not None:
-                return other
+                and head.fsm not in self._finals:
+            return check_version(self, head, seen)
+        return None
+
+    def _lost(self, result: StepResult, exc: RevConflict) -> StepResult:
+        """The step's commit lost its compare-and-set: reported, nothing stored."""
+        result.envelope = Envelope.error("REV_CONFLICT", exc.msg)
+        result.lost_race = True
+        return self._report(result)
+
+    def _landed(self, result: StepResult, rev: Revision) -> StepResult:
+        """The step's revision is committed (``result.revision`` set by the caller)."""
+        self._remember(rev.sid, rev.rev)
+        result.after = rev.fsm
+        return result if self.on_step is None else self._report(result)
+
+    def _build(self, head: Revision) -> tuple[StepResult, Revision | None]:
+        """One step up to its commit: the result and the revision to commit from
+        ``head`` (``None``: nothing to commit; the result says why). The sync
+        :meth:`step` commits it here; :class:`~claimfsm.engine.async_driver.AsyncDriver`
+        builds it on a worker thread and commits it on the event loop."""
+        sid, state, fsm = head.sid, head.state, head.fsm
         bound = self._bound.get(fsm)
         if bound is None:
             held = self._holding(head)
             if held is not None:
-                return self._report(held)
+                return held, None
             bound = self._bind(sid, fsm)
         elif state.runtime and HOLD_KEY in state.runtime:
             held = self._holding(head)
             if held is not None:
-                return self._report(held)
+                return held, None
         name, binding = bound
         clock = self.clock
         now = clock.now()
@@ -236,7 +279,7 @@ class Driver(PeopleMixin):
         if expired is None and state.retry is not None and self._retry_wait(head, now) > 0:
             assert state.retry is not None
             env = Envelope.retry("RETRY_NOT_DUE", f"next attempt at {state.retry.next_at}")
-            return self._report(StepResult(sid, fsm, fsm, None, env, None, ts=ts))
+            return StepResult(sid, fsm, fsm, None, env, None, ts=ts), None
         tools = self.tools(state, clock) if self.tools else None
         ctx = SkillContext(clock, SeqIds(), tools)
         try:
@@ -244,7 +287,7 @@ class Driver(PeopleMixin):
             model = inp if binding.build is None else binding.build(inp)
         except Exception as exc:  # a binding bug: report, touch nothing
             env = Envelope.error("INTERNAL", f"{name} input: {type(exc).__name__}: {exc}")
-            return self._report(StepResult(sid, fsm, fsm, name, env, None, ts=ts))
+            return StepResult(sid, fsm, fsm, name, env, None, ts=ts), None
         env = expired or binding.skill.run(model, ctx)
         if binding.route is not None and env.s == "ok":
             env = self._routed(binding, state, env)
@@ -261,20 +304,20 @@ class Driver(PeopleMixin):
             env = limit
         result = StepResult(sid, fsm, fsm, name, env, None, inp, calls, ts)
         if env.e is not None and env.e.code == "INTERNAL":
-            return self._report(result)
+            return result, None
         try:
             new_state, after, events = self._next_state(head, env, binding, tools, events, now)
         except IllegalTransition as exc:
             result.envelope = Envelope.error(exc.code, exc.msg)
-            return self._report(result)
+            return result, None
         except _StaleRev as exc:
             result.envelope = Envelope.error("REV_CONFLICT", str(exc))
-            return self._report(result)
+            return result, None
         except Exception as exc:  # an apply bug: report, touch nothing
             result.envelope = Envelope.error(
                 "INTERNAL", f"{name} apply: {type(exc).__name__}: {exc}"
             )
-            return self._report(result)
+            return result, None
         if after != fsm or (state.runtime and HOLD_KEY in state.runtime):
             new_state, events = self._hold(new_state, fsm, after, ts, now, events)
         # Every field is the engine's own, each checked above: built without validation.
@@ -283,15 +326,7 @@ class Driver(PeopleMixin):
             "skill": name, "envelope": env.to_dict(), "state": new_state, "ts": ts,
             "events": events,
         })
-        try:
-            result.revision = self.store.commit(rev, expected_rev=head.rev)
-        except RevConflict as exc:
-            result.envelope = Envelope.error("REV_CONFLICT", exc.msg)
-            result.lost_race = True
-            return self._report(result)
-        self._remember(sid, rev.rev)
-        result.after = after
-        return result if self.on_step is None else self._report(result)
+        return result, rev
 
     def _remember(self, sid: str, rev: int, version: str | None = None) -> None:
         seen = self._seen

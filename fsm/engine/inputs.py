@@ -82,11 +82,10 @@ class PeopleMixin:
         compare-and-set refuses it if the session moved since."""
         now = now or self.clock.now()
         head = head if head is not None else self.store.head(sid)
-        timer = timer_of(head.state)
-        if timer is None or timer[0] is None or timer[0] > due_key(now.isoformat()):
+        if not self.is_due(head, now):
             return None
         if hold_of(head.state) is not None:
-            rev = timeout_revision(self.definition, head, now)
+            rev = self.timed_out(head, now)
             if rev is None:
                 return None
             try:
@@ -94,6 +93,18 @@ class PeopleMixin:
             except RevConflict:
                 return None
         return self._step(head).revision
+
+    @staticmethod
+    def is_due(head: Revision, now: datetime) -> bool:
+        """Whether the session's wait deadline or retry is due at ``now``."""
+        timer = timer_of(head.state)
+        return timer is not None and timer[0] is not None and timer[0] <= due_key(
+            now.isoformat())
+
+    def timed_out(self, head: Revision, now: datetime) -> Revision | None:
+        """The ``TimedOut`` revision of a holding session whose deadline passed (not
+        committed: ``claimfsm tick`` commits a batch of them at once), else ``None``."""
+        return timeout_revision(self.definition, head, now)
 
     def _step(self, head: Revision) -> StepResult:  # the driver's one step
         raise NotImplementedError

@@ -269,7 +269,8 @@ def resolve_profile(
     found = find_config(cwd or Path.cwd()) if use_config else None
     if found is not None:
         path, table = found
-        table = {k: v for k, v in table.items() if k != "sources"}  # engine.sources reads it
+        # [sources.*] is engine.sources', [ui] is claimfsm ui's (allowed_hosts).
+        table = {k: v for k, v in table.items() if k not in ("sources", "ui")}
         _build(table, path.name)  # report a bad file as the file, not as the merge
         values.update(table)
         if isinstance(values.get("stance_model"), str):
@@ -287,7 +288,16 @@ def resolve_profile(
         raise ProfileError(f"{where}: stance_model: judge 'learned' needs a model file "
                            "(--stance-model PATH)", field="stance_model")
     profile = _build(values, where)
-    if profile.stance_model is not None and not Path(profile.stance_model).is_file():
-        raise ProfileError(f"stance_model: no file {profile.stance_model}",
+    if profile.stance_model is not None and not _is_file(profile.stance_model):
+        raise ProfileError(f"stance_model: no file {str(profile.stance_model)[:200]}",
                            code="MODEL_NOT_FOUND", field="stance_model")
     return profile
+
+
+def _is_file(path: str | Path) -> bool:
+    # A name the file system refuses outright (too long, a NUL byte) names no file: the
+    # same answer as a missing one, not an OSError.
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False

@@ -226,13 +226,19 @@ class Engine:
         (checked here: a :class:`~claimfsm.engine.profile.ProfileError` when it cannot run; a hybrid
         one loads the embedder). ``config`` may add limits etc.; ``before_create`` as in
         :meth:`~claimfsm.engine.driver.Driver.start`."""
+        return self.driver.start(claim, config=self.session_config(config, profile),
+                                 before_create=before_create)
+
+    def session_config(self, config: Mapping[str, Any] | None = None,
+                       profile: Profile | None = None) -> dict[str, Any]:
+        """The config :meth:`start` gives a new session: the profile's (``profile``,
+        checked and made ready here, or this engine's) under ``config``."""
         if profile is not None:
             check_profile(profile)
             if profile.retrieval == "hybrid" and isinstance(self.driver.tools, ProfiledTools):
                 self.driver.tools.ensure_dense()
         chosen = profile or self.profile
-        return self.driver.start(claim, config={**chosen.config(), **(config or {})},
-                                 before_create=before_create)
+        return {**chosen.config(), **(config or {})}
 
     @classmethod
     def open(cls, db: str | Path | Location | None, *, config: EngineConfig | None = None,

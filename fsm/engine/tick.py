@@ -5,7 +5,10 @@ stored in its head revision: :mod:`claimfsm.state.holds`). The store lists the d
 sessions from its index on due time; each is advanced by
 :meth:`~claimfsm.engine.inputs.PeopleMixin.advance`, which commits with compare-and-set
 on the head it read: when several tickers race (``claimfsm ui`` and ``claimfsm batch``
-tick in the background too), one commit lands and the others skip the session. An
+tick in the background too), one commit lands and the others skip the session. The
+passed deadlines of a chunk of due sessions are committed together
+(:meth:`~claimfsm.state.store.StateStore.commit_all`: one transaction on SQLite, one
+pipelined transaction on PostgreSQL), each still compare-and-set on its own head. An
 advanced session then runs on to its next stop (a final state, a hold, a retry that is
 not due yet), never sleeping: nothing waits in a process for a session's time to come.
 """
@@ -20,28 +23,30 @@ from typing import TYPE_CHECKING
 
 from claimfsm.engine.step import iso
 from claimfsm.state.holds import due_key, hold_of
+from claimfsm.state.model import Revision
 
 if TYPE_CHECKING:
     from claimfsm.engine.driver import Driver
-    from claimfsm.state.model import Revision
 
-__all__ = ["TickReport", "Ticker", "tick"]
+__all__ = ["TickReport", "Ticker", "run_on", "tick"]
 
 
 @dataclass
 class TickReport:
     """What one tick did: sessions found due, advanced (by this ticker), skipped (not
-    due any more, or another ticker won), and the advanced ids."""
+    due any more, or another writer won), the advanced ids, and ``conflicts``: the
+    skipped ones whose commit lost its compare-and-set to another writer."""
 
     due: int = 0
     advanced: int = 0
     skipped: int = 0
     sids: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
-        """``{"due", "advanced", "skipped", "sids"}``."""
+        """``{"due", "advanced", "skipped", "sids", "conflicts"}``."""
         return {"due": self.due, "advanced": self.advanced, "skipped": self.skipped,
-                "sids": self.sids}
+                "sids": self.sids, "conflicts": self.conflicts}
 
 
 def tick(driver: Driver, *, limit: int = 1000, now: datetime | None = None,
@@ -54,31 +59,55 @@ def tick(driver: Driver, *, limit: int = 1000, now: datetime | None = None,
     report = TickReport(due=len(sids))
     advanced: list[Revision] = []
     for start in range(0, len(sids), _BATCH):
-        # The commits of a chunk are flushed together (one transaction on PostgreSQL):
-        # the cost of a tick is its due sessions' reads and writes, not a flush each.
-        with store.batch():
-            chunk = sids[start:start + _BATCH]
-            heads = store.heads(chunk)
-            for sid in chunk:
-                head = heads.get(sid)
-                rev = driver.advance(sid, now, head=head) if head is not None else None
-                if rev is None:
-                    report.skipped += 1
-                    continue
-                report.advanced += 1
-                report.sids.append(sid)
-                advanced.append(rev)
+        chunk = sids[start:start + _BATCH]
+        heads = store.heads(chunk)
+        timeouts: list[tuple[Revision, int]] = []
+        retries: list[Revision] = []
+        for sid in chunk:
+            head = heads.get(sid)
+            if head is None or not driver.is_due(head, now):
+                report.skipped += 1  # gone, or moved on since the due query
+            elif hold_of(head.state) is None:
+                retries.append(head)
+            elif (rev := driver.timed_out(head, now)) is not None:
+                timeouts.append((rev, head.rev))
+            else:
+                report.skipped += 1
+        # The chunk's deadlines land together: one transaction (one round trip on
+        # PostgreSQL); a session another writer moved meanwhile is refused alone.
+        for (rev, _), outcome in zip(timeouts, store.commit_all(timeouts), strict=True):
+            _count(report, advanced, rev.sid, outcome if isinstance(outcome, Revision)
+                   else None, lost=True)
+        # A due retry runs its skill: each commits on its own, holding no transaction
+        # open while the skill works.
+        for head in retries:
+            _count(report, advanced, head.sid, driver.advance(head.sid, now, head=head),
+                   lost=False)
     if run:
         for rev in advanced:
-            _run_on(driver, rev, max_steps)
+            run_on(driver, rev, max_steps)
     return report
+
+
+def _count(report: TickReport, advanced: list[Revision], sid: str,
+           rev: Revision | None, *, lost: bool) -> None:
+    if rev is None:
+        report.skipped += 1
+        if lost:
+            report.conflicts.append(sid)
+        return
+    report.advanced += 1
+    report.sids.append(sid)
+    advanced.append(rev)
 
 
 #: Due sessions advanced per batch of commits (bounds how long a batch holds its rows).
 _BATCH = 100
 
 
-def _run_on(driver: Driver, rev: Revision, max_steps: int) -> None:
+def run_on(driver: Driver, rev: Revision, max_steps: int = 1000) -> None:
+    """Run the session of ``rev`` (just advanced) on to its next stop: a final state, a
+    hold, a retry that is not due yet."""
     finals = driver.definition.finals
     sid = rev.sid
     head = rev

@@ -40,6 +40,7 @@ from claimfsm.eval.metrics import (
     retrieval,
     strict_hit,
 )
+from claimfsm.eval.timing import StepSplit, StepTimer
 from claimfsm.skills.context import FixedClock, SkillContext
 from claimfsm.skills.embed import Embedder
 from claimfsm.skills.parse_claim import subclaims
@@ -114,6 +115,8 @@ class EvalReport(Frozen):
     seconds: float = 0.0
     """How many claims' verdicts carry a warning of each alignment check (a claim counts
     once per check), over :data:`claimfsm.skills.stance.align.CHECKS`."""
+    split: StepSplit = StepSplit()
+    """The sessions' time by state (skill) and by tool (``--json``: ``split``)."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` document: exactly the keys the issue names."""
@@ -134,6 +137,7 @@ class EvalReport(Frozen):
             "strict": self.strict,
             "claims_per_s": self.claims_per_s,
             "checks": dict(self.checks),
+            "split": self.split.to_json(self.claims),
         }
 
 
@@ -229,7 +233,7 @@ def judge_sentences(
 
 def score(
     gold: Sequence[GoldClaim], runs: Sequence[ClaimRun], gold_runs: Sequence[GoldRun],
-    *, seconds: float,
+    *, seconds: float, split: StepSplit | None = None,
 ) -> EvalReport:
     """Every figure of the report from the engine's runs and the gold (the only reader
     of gold labels)."""
@@ -251,6 +255,7 @@ def score(
         claims_per_s=round(n / seconds, 2) if seconds > 0 else 0.0,
         failed=sum(1 for _, r, _ in pairs if not r.finished),
         seconds=round(seconds, 3),
+        split=split or StepSplit(),
         checks={name: sum(1 for _, r, _ in pairs if name in r.checks) for name in CHECKS},
     )
 
@@ -267,15 +272,22 @@ def evaluate(
     sentences, and score. ``on_claim(done, total)`` reports progress."""
     total = len(dataset.claims)
     runs: list[ClaimRun] = []
-    start = timer()
-    for n, claim in enumerate(dataset.claims, start=1):
-        runs.append(run_claim(engine, claim, config))
-        if on_claim is not None:
-            on_claim(n, total)
-    seconds = timer() - start
+    driver = engine.driver
+    watch = StepTimer(driver.observer)
+    driver.observer = watch
+    start, began, cpu = timer(), time.perf_counter(), time.process_time()
+    try:
+        for n, claim in enumerate(dataset.claims, start=1):
+            runs.append(run_claim(engine, claim, config))
+            if on_claim is not None:
+                on_claim(n, total)
+        seconds = timer() - start
+    finally:
+        driver.observer = watch.inner
+    split = watch.split(time.perf_counter() - began, time.process_time() - cpu)
     texts = {c.id: c.claim for c in dataset.claims}
     # Only the sentences' ids and texts cross over to the judge; their labels stay here.
     gold_runs = [judge_sentences(g.id, texts[g.id],
                                  [(e.evidence_id, e.text) for e in g.evidences], config)
                  for g in dataset.gold]
-    return score(dataset.gold, runs, gold_runs, seconds=seconds)
+    return score(dataset.gold, runs, gold_runs, seconds=seconds, split=split)

@@ -137,14 +137,15 @@ class Rewind(_Line):
 
 
 class Person(_Line):
-    """A revision a person committed (``act``: ``input``, ``edit``, ``resume``) or a timer
-    (``timeout``), as revision ``rev`` after ``head``: ``payload`` is the input, or the
-    edit's ``[field, value]`` pairs; ``h`` its chain hash."""
+    """A revision a person committed (``act``: ``input``, ``edit``, ``resume``), a timer
+    (``timeout``) or a fork's own first revision (``fork``), as revision ``rev`` after
+    ``head``: ``payload`` is the input, the edit's ``[field, value]`` pairs, or the fork's
+    ``{"from": {sid, rev}, "profile": {...} | None}``; ``h`` its chain hash."""
 
     t: Literal["person"] = "person"
     head: int
     rev: int
-    act: Literal["input", "edit", "resume", "timeout"]
+    act: Literal["input", "edit", "resume", "timeout", "fork"]
     before: str
     after: str
     actor: str | None

@@ -19,12 +19,15 @@ from claimfsm.state.errors import StoreError
 
 if TYPE_CHECKING:
     from claimfsm.engine.driver import Driver
+    from claimfsm.engine.step import StepResult
+    from claimfsm.engine.tick import TickReport
+    from claimfsm.replay.write import Recorder
     from claimfsm.state.model import Revision
 
-__all__ = ["person_of", "replay_person"]
+__all__ = ["person_of", "replay_person", "tick_recorded"]
 
 _ACTS = {"InputReceived": "input", "Edited": "edit", "Resumed": "resume",
-         "TimedOut": "timeout"}
+         "TimedOut": "timeout", "Forked": "fork"}
 
 
 def person_of(parent: Revision, rev: Revision, h: str | None) -> Person | None:
@@ -40,6 +43,9 @@ def person_of(parent: Revision, rev: Revision, h: str | None) -> Person | None:
         payload = event.get("payload")
     elif act == "edit":
         payload = [[c["field"], c["new"]] for c in event.get("changes", [])]
+    elif act == "fork":  # the parent, and the profile a what-if runs on with
+        payload = {"from": event.get("from"),
+                   "profile": rev.state.config.get("profile") if event.get("changes") else None}
     return Person(head=parent.rev, rev=rev.rev, act=act,
                   before=parent.fsm, after=rev.fsm, actor=event.get("actor"), ts=rev.ts,
                   payload=payload, h=h)
@@ -58,6 +64,8 @@ def replay_person(driver: Driver, head: Revision, line: Person, now: datetime
             rev = driver.edit(sid, changes, expected_rev=head.rev, actor=actor)
         elif line.act == "resume":
             rev = driver.resume(sid, expected_rev=head.rev, actor=actor)
+        elif line.act == "fork":
+            rev = _refork(driver, head, line)
         else:
             found = driver.advance(sid, now)
             if found is None:
@@ -68,3 +76,42 @@ def replay_person(driver: Driver, head: Revision, line: Person, now: datetime
     if rev.fsm != line.after:
         return None, ("after", line.after, rev.fsm)
     return rev, None
+
+
+def _refork(driver: Driver, head: Revision, line: Person) -> Revision:
+    """The fork's own revision again, on the replayed copy of its parent's revisions."""
+    from claimfsm.engine.lineage import fork_revision
+    from claimfsm.engine.profile import stored_profile
+
+    payload = line.payload if isinstance(line.payload, dict) else {}
+    given = payload.get("from")
+    parent: dict[str, Any] = given if isinstance(given, dict) else {}
+    profile = payload.get("profile")
+    chosen = stored_profile({"profile": profile}) if isinstance(profile, dict) else None
+    mark = fork_revision(head, str(parent.get("sid", "")), line.ts, chosen)
+    return driver.store.commit(mark, expected_rev=head.rev)
+
+
+def tick_recorded(driver: Driver, rec: Recorder, sid: str, *, limit: int = 1000,
+                  now: datetime | None = None) -> TickReport:
+    """``claimfsm tick --record F``: a tick in which what it does to session ``sid`` (the
+    record's) goes on in ``rec``: its passed deadline as a ``person`` line, a due retry
+    and the steps after either as step lines. Other sessions advance as in any tick."""
+    from claimfsm.engine.tick import run_on, tick
+
+    def hook(result: StepResult) -> None:
+        if result.sid == sid:
+            rec(result)
+
+    before = driver.on_step
+    driver.on_step = hook
+    try:
+        report = tick(driver, limit=limit, now=now, run=False)
+        for advanced in report.sids:
+            head = driver.store.head(advanced)
+            if advanced == sid and rec.head < head.rev:  # a timeout: no step ran
+                rec.person(driver.store.get(sid, head.rev - 1), head)
+            run_on(driver, head)
+    finally:
+        driver.on_step = before
+    return report

@@ -189,6 +189,22 @@ class Recorder:
         self.head = revision.rev
         self._write(encode_line(line))
 
+    def person(self, parent: Revision, revision: Revision) -> None:
+        """Write the ``person`` line of ``revision`` (an input, edit, resume or timeout
+        committed on ``parent``): a record made live goes on past a wait as an export
+        would."""
+        if self.ended:
+            raise RecordWriteError(f"{self.path}: the record has its end line")
+        line = person_of(parent, revision, self.chain.add(revision))
+        if line is None:
+            raise RecordWriteError(f"revision {revision.rev} is not a person's")
+        self.head = revision.rev
+        out = encode_line(line)
+        if revision.fsm in self.finals:
+            out += encode_line(_end_for(revision, self.chain.last))
+            self.ended = True
+        self._write(out)
+
     def end(self, revision: Revision) -> None:
         """Write the end line for ``revision``, the final head (the recorder writes it by
         itself after a step reaching one of ``finals``)."""

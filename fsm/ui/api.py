@@ -7,17 +7,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import orjson
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from claimfsm.engine.errors import BadInput, ClaimFsmError, ErrorCode, InputTooLarge
-from claimfsm.engine.views import MAX_HISTORY_PAGE, revision_json, step_json, verdict_json
+from claimfsm.engine.views import revision_json, step_json, verdict_json
 from claimfsm.state.catalog import SummaryQuery, summary_of
+from claimfsm.ui.media import JSON_TYPE, MULTIPART, media_type
 from claimfsm.ui.models import (
     ForkRequest,
     ReplayRequest,
@@ -26,13 +29,24 @@ from claimfsm.ui.models import (
     StartRequest,
     StepRequest,
 )
+from claimfsm.ui.queries import (
+    MAX_INT,
+    DiffQuery,
+    HeadQuery,
+    HistoryQuery,
+    RevisionPath,
+    SessionsQuery,
+    bad_input,
+    query_model,
+    whole,
+)
 from claimfsm.ui.replaying import replay_bytes
 from claimfsm.ui.report import render_report
 from claimfsm.ui.service import Service
 
 __all__ = [
     "API_ACTOR", "MAX_BODY", "MAX_RECORD", "api_routes", "bad_input", "query_int", "read_json",
-    "read_upload",
+    "read_upload", "session_url",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -50,13 +64,6 @@ class JSON(JSONResponse):
         return orjson.dumps(content)
 
 
-def bad_input(exc: ValidationError, where: str = "") -> BadInput:
-    """The first validation problem as ``BAD_INPUT`` naming its field."""
-    err = exc.errors()[0]
-    name = ".".join(str(p) for p in err["loc"]) or where or "body"
-    return BadInput(f"{name}: {err['msg']}", field=name)
-
-
 class NotFound(ClaimFsmError):
     """A thing the API was asked for does not exist (not a session: those are the store's)."""
 
@@ -72,10 +79,14 @@ class UnsupportedMedia(ClaimFsmError):
 async def _body(request: Request, model: type[M]) -> M:
     # Only a JSON content type: a page on another site cannot send one without the
     # browser asking first (CORS), so it cannot drive sessions through a form post.
-    kind = request.headers.get("content-type", "")
-    if not kind.startswith("application/json"):
-        raise UnsupportedMedia(f"content-type: {kind or 'none'}; send application/json",
-                               field="content-type")
+    header = request.headers.get("content-type", "")
+    kind, params = media_type(header)
+    if not header and request.headers.get("content-length", "0") == "0" \
+            and "transfer-encoding" not in request.headers:
+        kind = JSON_TYPE  # no body at all (curl -X POST): the model's defaults, as {}
+    if kind != JSON_TYPE or params.get("charset", "utf-8").lower() not in ("utf-8", "utf8"):
+        raise UnsupportedMedia(f"content-type: {header[:100] or 'none'!r}; send "
+                               "application/json (UTF-8)", field="content-type")
     data = await request.body()
     if len(data) > MAX_BODY:
         raise InputTooLarge(f"body: {len(data)} bytes, the limit is {MAX_BODY}", field="body",
@@ -98,52 +109,48 @@ def _int(request: Request, name: str, default: int | None = None) -> int | None:
     if raw is None or raw == "":
         return default
     try:
-        return int(raw)
+        value = int(whole(raw))
     except ValueError:
-        raise BadInput(f"{name}: {raw!r} is not an integer", field=name) from None
+        raise BadInput(f"{name}: {raw[:40]!r} is not a whole number", field=name) from None
+    if not 0 <= value <= MAX_INT:
+        raise BadInput(f"{name}: {value} is out of range (0 to {MAX_INT})", field=name)
+    return value
 
 
 def query_int(request: Request, name: str, default: int | None = None) -> int | None:
-    """The query parameter ``name`` as an integer (``default`` when absent); any other
-    text is a BAD_INPUT naming it."""
+    """The query parameter ``name`` as a whole number from 0 to :data:`MAX_INT`
+    (``default`` when absent); anything else is a BAD_INPUT naming it."""
     return _int(request, name, default)
-
-
-def _rev(request: Request, name: str = "rev") -> int:
-    """An integer from the path (``rev``) or a required query parameter (``a``, ``b``)."""
-    raw = request.path_params.get(name, request.query_params.get(name))
-    if raw is None or raw == "":
-        raise BadInput(f"{name}: required", field=name)
-    try:
-        return int(raw)
-    except ValueError:
-        raise BadInput(f"{name}: {raw!r} is not an integer", field=name) from None
 
 
 def query_of(request: Request) -> SummaryQuery:
     """The sessions listing's query from ``q``, ``fsm``, ``verdict``, ``status``, ``limit``,
-    ``before``."""
-    p = request.query_params
-    try:
-        return SummaryQuery(limit=_int(request, "limit", 50), before=_int(request, "before"),
-                            q=p.get("q") or None, fsm=p.get("fsm") or None,
-                            verdict=p.get("verdict") or None, status=p.get("status") or None)
-    except ValidationError as exc:
-        raise bad_input(exc) from None
+    ``before`` (:class:`~claimfsm.ui.queries.SessionsQuery`'s bounds and values)."""
+    query = query_model(request, SessionsQuery)
+    return SummaryQuery(**query.model_dump(exclude={"version"}))
 
 
 async def read_upload(request: Request) -> tuple[bytes | None, dict[str, str]]:
-    """A multipart form's ``file`` (``None`` when empty) and its other fields."""
-    async with request.form(max_part_size=MAX_RECORD) as form:
-        fields = {k: v for k, v in form.items() if isinstance(v, str)}
-        upload = form.get("file")
-        data = None
-        if upload is not None and not isinstance(upload, str) and upload.filename:
-            data = await upload.read(MAX_RECORD + 1)
-            fields["source"] = upload.filename
+    """A multipart form's ``file`` (``None`` when empty) and its other fields; a body that
+    is not a multipart form is ``BAD_INPUT``."""
+    try:
+        async with request.form(max_part_size=MAX_RECORD) as form:
+            fields = {k: v for k, v in form.items() if isinstance(v, str)}
+            upload = form.get("file")
+            data = None
+            if upload is not None and not isinstance(upload, str) and upload.filename:
+                data = await upload.read(MAX_RECORD + 1)
+                fields["source"] = upload.filename
+    except HTTPException as exc:  # Starlette's word for a form it cannot parse
+        raise BadInput(f"file: not a multipart form ({exc.detail})", field="file") from None
     if data is not None and len(data) > MAX_RECORD:
         raise InputTooLarge(f"file: over {MAX_RECORD} bytes", field="file", limit=MAX_RECORD)
     return data, fields
+
+
+def session_url(sid: str) -> str:
+    """The API path of session ``sid`` (a 201's ``Location``)."""
+    return f"/api/v1/sessions/{quote(sid, safe='')}"
 
 
 def api_routes(service: Service) -> list[Route]:
@@ -159,22 +166,27 @@ def api_routes(service: Service) -> list[Route]:
         query = query_of(request)
         version = request.query_params.get("version") or None
         page, versions = await call(lambda: service.versioned(query, version))
+        parents = await call(lambda: service.parents([i.sid for i in page.items]))
         out = page.to_json()
         for item in out["items"]:
             item["version"] = versions[item["sid"]]
+            item["forked_from"] = parents[item["sid"]]
         return JSON(out)
 
     async def create(request: Request) -> Response:
         body = await _body(request, StartRequest)
         opts = body.model_dump(exclude={"claim"})
-        head = await call(lambda: service.start(body.claim, opts))
-        return JSON(revision_json(head, full=False), status_code=201)
+        head = await service.astart(body.claim, opts)
+        return JSON(revision_json(head, full=False), status_code=201,
+                    headers={"location": session_url(head.sid)})
 
     async def session(request: Request) -> Response:
         sid = sid_of(request)
-        head = await call(lambda: service.head(sid))
+        head = await service.ahead(sid)
+        lineage = await call(lambda: service.lineage(head))
         return JSON({"summary": summary_of(0, head).model_dump(exclude={"seq"}),
-                     "verdict": verdict_json(head), "head": revision_json(head, full=False)})
+                     "verdict": verdict_json(head), "head": revision_json(head, full=False),
+                     **lineage})
 
     async def delete(request: Request) -> Response:
         # No keys yet: every deletion is the API's. With API keys (issue 26) it needs the
@@ -185,59 +197,58 @@ def api_routes(service: Service) -> list[Route]:
 
     async def head(request: Request) -> Response:
         sid = sid_of(request)
-        rev = await call(lambda: service.head(sid))
-        if request.query_params.get("brief"):
+        brief = query_model(request, HeadQuery).brief
+        rev = await service.ahead(sid)
+        if brief:
             return JSON({"sid": rev.sid, "rev": rev.rev, "fsm": rev.fsm, "ts": rev.ts})
         return JSON(revision_json(rev))
 
     async def history(request: Request) -> Response:
         sid = sid_of(request)
-        offset, limit = _int(request, "offset", 0), _int(request, "limit", 100)
-        assert offset is not None and limit is not None  # they have defaults
-        if offset < 0:
-            raise BadInput(f"offset: {offset}, the first revision is 0", field="offset")
-        if not 1 <= limit <= MAX_HISTORY_PAGE:
-            raise BadInput(f"limit: {limit}, a page holds 1 to {MAX_HISTORY_PAGE} revisions",
-                           field="limit")
+        q = query_model(request, HistoryQuery)
+        offset, limit = q.offset, q.limit
         page = await call(lambda: service.history_page(sid, offset, limit))
         return JSON({"items": [revision_json(r, full=False) for r in page.items],
                      "total": page.total, "next_offset": page.next})
 
     async def revision(request: Request) -> Response:
-        sid, rev = sid_of(request), _rev(request)
-        return JSON(revision_json(await call(lambda: service.revision(sid, rev))))
+        sid, rev = sid_of(request), query_model(request, RevisionPath, path=True).rev
+        return JSON(revision_json(await service.arevision(sid, rev)))
 
     async def diff(request: Request) -> Response:
-        sid, a, b = sid_of(request), _rev(request, "a"), _rev(request, "b")
+        sid, q = sid_of(request), query_model(request, DiffQuery)
+        a, b = q.a, q.b
         changes = await call(lambda: service.diff(sid, a, b))
         return JSON({"sid": sid, "a": a, "b": b, "changes": changes})
 
     async def step(request: Request) -> Response:
         sid, body = sid_of(request), await _body(request, StepRequest)
-        return JSON(step_json(await call(lambda: service.step(sid, body.expected_rev))))
+        return JSON(step_json(await service.astep(sid, body.expected_rev)))
 
     async def run(request: Request) -> Response:
         sid, body = sid_of(request), await _body(request, RunRequest)
-        done = await call(lambda: service.run(sid, body.expected_rev, body.max_steps))
+        done = await service.arun(sid, body.expected_rev, body.max_steps)
         return JSON(verdict_json(done))
 
     async def rollback(request: Request) -> Response:
         sid, body = sid_of(request), await _body(request, RollbackRequest)
-        rev = await call(lambda: service.rollback(sid, body.to, reopen=body.reopen,
-                                                  expected_rev=body.expected_rev))
+        rev = await service.arollback(sid, body.to, reopen=body.reopen,
+                                      expected_rev=body.expected_rev)
         return JSON(revision_json(rev, full=False))
 
     async def fork(request: Request) -> Response:
         sid, body = sid_of(request), await _body(request, ForkRequest)
-        rev = await call(lambda: service.fork(sid, body.at))
-        return JSON(revision_json(rev, full=False), status_code=201)
+        rev = await service.afork(sid, body.at, body.model_dump(exclude={"at"}))
+        return JSON(revision_json(rev, full=False), status_code=201,
+                    headers={"location": session_url(rev.sid)})
 
     async def report(request: Request) -> Response:
         sid = sid_of(request)
         revs = await call(lambda: service.history(sid))
         if not revs:
             service.head(sid)  # UNKNOWN_SESSION
-        html = render_report(service.engine.driver.definition, revs)
+        lineage = await call(lambda: service.lineage(revs[-1]))
+        html = render_report(service.engine.driver.definition, revs, lineage=lineage)
         return HTMLResponse(html, headers={
             "content-disposition": f'attachment; filename="claimfsm-{sid[:64]}.html"'})
 
@@ -255,7 +266,7 @@ def api_routes(service: Service) -> list[Route]:
         return JSON({"records": service.record_names()})
 
     async def replay(request: Request) -> Response:
-        if request.headers.get("content-type", "").startswith("multipart/"):
+        if media_type(request.headers.get("content-type"))[0] == MULTIPART:
             data, fields = await read_upload(request)
             mode = fields.get("mode") or "strict"
             if data is None:

@@ -3,20 +3,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 
 from claimfsm._base.errors import http_status
 from claimfsm.engine.errors import ClaimFsmError
 from claimfsm.engine.version import session_version
 from claimfsm.state.model import Revision
-from claimfsm.ui.api import JSON, api_routes, query_int, query_of, read_upload
-from claimfsm.ui.html import e, page
+from claimfsm.ui.access import RequestLog
+from claimfsm.ui.api import api_routes, query_int, query_of, read_upload
+from claimfsm.ui.compare import compare_routes
+from claimfsm.ui.guard import Guard, Limits
 from claimfsm.ui.openapi import openapi
 from claimfsm.ui.pages import (
     document_page,
@@ -27,6 +31,7 @@ from claimfsm.ui.pages import (
     sessions_page,
 )
 from claimfsm.ui.people_api import people_routes
+from claimfsm.ui.refusal import error_parts
 from claimfsm.ui.replaying import replay_bytes
 from claimfsm.ui.review_routes import review_routes
 from claimfsm.ui.service import Service
@@ -41,20 +46,31 @@ def status_of(code: str) -> int:
     return http_status(code)
 
 
-def _error_response(request: Request, code: str, msg: str, field: Any = None) -> Response:
-    status = status_of(code)
-    if request.url.path.startswith("/api/"):
-        err: dict[str, Any] = {"code": code, "msg": msg}
-        if field:
-            err["field"] = str(field)
-        return JSON({"error": err}, status_code=status)
-    body = (f'<h1>{status}</h1><p class="msg err" id="error"><code>{e(code)}</code>: {e(msg)}'
-            '</p><p><a href="/">back to the sessions</a></p>')
-    return HTMLResponse(page(code, body), status_code=status)
+def _error_response(request: Request, code: str, msg: str, field: Any = None,
+                    headers: dict[str, str] | None = None) -> Response:
+    status, raw, body = error_parts(request.url.path, code, msg, field, headers)
+    response = Response(body, status_code=status)
+    response.raw_headers = raw
+    return response
 
 
-def create_app(service: Service, *, db_label: str = "") -> Starlette:
-    """The web app over ``service`` (``db_label`` is shown on the sessions page)."""
+def _allowed(app: Starlette, request: Request) -> str:
+    # The methods the path's routes take, for a 405's Allow header.
+    methods: set[str] = set()
+    for route in app.router.routes:
+        if isinstance(route, Route) and route.matches(request.scope)[0] != Match.NONE:
+            methods |= route.methods or set()
+    return ", ".join(sorted(methods))
+
+
+def create_app(service: Service, *, db_label: str = "", allowed_hosts: Iterable[str] = (),
+               limits: Limits | None = None) -> Starlette:
+    """The web app over ``service`` (``db_label`` is shown on the sessions page).
+
+    Requests are served for the address each connection came in on and for
+    ``allowed_hosts``; ``limits`` bound bodies and their reading
+    (:mod:`claimfsm.ui.guard`). With the event log on, every request is logged
+    (:mod:`claimfsm.ui.access`)."""
 
     async def on_error(request: Request, exc: Exception) -> Response:
         if isinstance(exc, ClaimFsmError):
@@ -82,14 +98,16 @@ def create_app(service: Service, *, db_label: str = "") -> Starlette:
         page = service.history_page(sid, start, end - start)
         return head, list(page.items)
 
-    def shown_with_version(request: Request) -> tuple[Revision, list[Revision], str]:
+    def shown_with_version(request: Request
+                           ) -> tuple[Revision, list[Revision], str, dict[str, Any]]:
         head, revs = shown(request)
-        return head, revs, session_version(service.engine.store, head)
+        return head, revs, session_version(service.engine.store, head), service.lineage(head)
 
     async def session(request: Request) -> Response:
-        head, revs, version = await run_in_threadpool(lambda: shown_with_version(request))
+        head, revs, version, lineage = await run_in_threadpool(
+            lambda: shown_with_version(request))
         return HTMLResponse(session_page(service.engine.driver.definition, head, revs,
-                                         version))
+                                         version, lineage))
 
     async def session_panels(request: Request) -> Response:
         head, revs = await run_in_threadpool(lambda: shown(request))
@@ -127,7 +145,8 @@ def create_app(service: Service, *, db_label: str = "") -> Starlette:
         return HTMLResponse(replay_page(names, result))
 
     async def spec(request: Request) -> Response:
-        return JSONResponse(openapi())
+        return JSONResponse(openapi(service.engine.driver.definition,
+                                    service.record_names()))
 
     routes = [
         Route("/", home, methods=["GET"]),
@@ -140,14 +159,19 @@ def create_app(service: Service, *, db_label: str = "") -> Starlette:
         *api_routes(service),
         *people_routes(service),
         *review_routes(service),
+        *compare_routes(service),
     ]
-    app = Starlette(routes=routes, exception_handlers=handlers)
+    middleware = [Middleware(RequestLog),
+                  Middleware(Guard, hosts=tuple(allowed_hosts), limits=limits or Limits())]
+    app = Starlette(routes=routes, exception_handlers=handlers, middleware=middleware)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 404)
         if status == 405:
+            allow = _allowed(app, request)
             return _error_response(request, "METHOD_NOT_ALLOWED",
-                                   f"{request.method} is not allowed on {request.url.path}")
+                                   f"{request.method} is not allowed on {request.url.path}; "
+                                   f"it takes {allow}", headers={"allow": allow})
         return _error_response(request, "NOT_FOUND", f"no route {request.url.path}")
 
     app.add_exception_handler(404, not_found)

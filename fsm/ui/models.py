@@ -1,5 +1,7 @@
-"""The HTTP API's request bodies: validated where they enter (unknown fields refused,
-bounds checked), so a bad request is a 422 naming its field."""
+"""The HTTP API's request bodies: validated where they enter, strictly (unknown fields
+refused, a number is a JSON integer: ``true``, ``"3"`` and ``3.0`` are not; every number
+within its bounds, none past the store's 64-bit integers), so a bad request is a 422
+naming its field. The OpenAPI document takes its request schemas from them."""
 
 from __future__ import annotations
 
@@ -7,12 +9,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from claimfsm.ui.queries import MAX_INT
+
 __all__ = ["EditRequest", "ForkRequest", "InputRequest", "ReplayRequest", "ResumeRequest",
            "RollbackRequest", "RunRequest", "StartRequest", "StepRequest"]
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid", strict=True)
 
 
 class StartRequest(_Body):
@@ -21,16 +25,16 @@ class StartRequest(_Body):
     claim: str = Field(min_length=1)
     retrieval: Literal["lexical", "hybrid"] | None = None
     judge: Literal["lexical", "learned"] | None = None
-    stance_model: str | None = None
+    stance_model: str | None = Field(default=None, min_length=1, max_length=4096)
     review: Literal["never", "low_confidence", "always"] | None = None
-    pause_before: list[str] | None = None
-    pause_after: list[str] | None = None
+    pause_before: list[str] | None = Field(default=None, max_length=100)
+    pause_after: list[str] | None = Field(default=None, max_length=100)
 
 
 class StepRequest(_Body):
     """Fire one transition; with ``expected_rev``, only if the head is still that revision."""
 
-    expected_rev: int | None = Field(default=None, ge=0)
+    expected_rev: int | None = Field(default=None, ge=0, le=MAX_INT)
 
 
 class RunRequest(StepRequest):
@@ -42,14 +46,18 @@ class RunRequest(StepRequest):
 class RollbackRequest(StepRequest):
     """Rewind to revision ``to`` (``reopen`` a FAILED session)."""
 
-    to: int = Field(ge=0)
+    to: int = Field(ge=0, le=MAX_INT)
     reopen: bool = False
 
 
 class ForkRequest(_Body):
-    """Fork at revision ``at`` into a new session."""
+    """Fork at revision ``at`` into a new session; a profile field given (a what-if
+    fork) changes the parent's profile for the fork, which runs on with it from ``at``."""
 
-    at: int = Field(ge=0)
+    at: int = Field(ge=0, le=MAX_INT)
+    retrieval: Literal["lexical", "hybrid"] | None = None
+    judge: Literal["lexical", "learned"] | None = None
+    stance_model: str | None = Field(default=None, max_length=4096)
 
 
 class ReplayRequest(_Body):
@@ -63,7 +71,7 @@ class ResumeRequest(StepRequest):
     """Continue a paused session and run it on to its next stop; ``actor`` (default
     ``api``) is recorded in the ``Resumed`` event."""
 
-    actor: str = Field(default="api", min_length=1, max_length=200)
+    actor: str = Field(default="api", min_length=1, max_length=200, pattern=r"\S")
 
 
 class InputRequest(ResumeRequest):

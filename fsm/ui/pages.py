@@ -9,15 +9,19 @@ from urllib.parse import quote, urlencode
 
 from claimfsm.engine.errors import BadInput
 from claimfsm.engine.machine import MachineDef
+from claimfsm.engine.views import status_json
 from claimfsm.replay.runner import ReplayReport
 from claimfsm.state.catalog import SummaryPage, SummaryQuery
 from claimfsm.state.model import Revision
 from claimfsm.ui.html import e, json_html, page
+from claimfsm.ui.lineage import lineage_banner, lineage_script, what_if_form
 from claimfsm.ui.panels import diagram_panel, timeline, verdict_panel
 from claimfsm.ui.review import review_script, review_slot
+from claimfsm.ui.timeline import time_cell
 
 __all__ = [
     "SESSION_PAGE",
+    "blocked",
     "document_page",
     "page_start",
     "panels",
@@ -51,7 +55,7 @@ def sessions_page(result: SummaryPage, query: SummaryQuery, states: Sequence[str
                     f'{quote(s.sid, safe="")}"><code>{e(s.sid)}</code></a></td>'
                     f"<td>{e(s.claim)}</td><td><span class=\"badge {e(s.fsm)}\">{e(s.fsm)}"
                     f"</span></td><td>{verdict}</td><td>{s.revisions}</td>"
-                    f'<td class="muted">{e(s.updated)}</td>'
+                    f'<td class="muted">{time_cell(s.updated)}</td>'
                     f'<td><code class="version">{e(versions.get(s.sid, ""))}</code></td></tr>')
     keep = {k: v for k, v in (("q", query.q), ("fsm", query.fsm), ("verdict", query.verdict),
                               ("version", version),
@@ -79,9 +83,10 @@ def sessions_page(result: SummaryPage, query: SummaryQuery, states: Sequence[str
         f'<input name="version" size="18" value="{e(version or "")}" '
         'placeholder="any version">'
         '<button type="submit">Filter</button></form>'
-        '<table id="sessions"><thead><tr><th>session</th><th>claim</th><th>state</th>'
+        '<div class="scroll-x"><table id="sessions"><thead><tr><th>session</th><th>claim</th>'
+        "<th>state</th>"
         "<th>verdict</th><th>revisions</th><th>last update</th><th>version</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
         + ('<p class="muted">No sessions match.</p>' if not rows else "")
         + f'<p class="inline">{" ".join(nav)}</p>'
     )
@@ -114,6 +119,25 @@ def _pager(sid: str, shown: Sequence[Revision], head: Revision) -> str:
     return f'<p class="inline" id="pager">{" ".join(links)}</p>' if links else ""
 
 
+def blocked(definition: MachineDef, head: Revision) -> str | None:
+    """Why Step and Run cannot apply to the session now (they are disabled, this on
+    hover), or ``None`` when they can."""
+    if head.fsm == definition.failure:
+        return (f"The session is {head.fsm}: nothing is left to run. Roll back to an "
+                "earlier revision (reopening it) or fork one to run it again.")
+    if head.fsm in definition.finals:
+        return (f"The session is {head.fsm}: nothing is left to run. Roll back or fork "
+                "a revision to run it again.")
+    wait = status_json(head)["waiting"]
+    if wait and wait.get("kind") == "input":
+        return (f"The session waits for input ({wait.get('input')}) in {wait.get('state')}: "
+                "give it with the form below (or claimfsm input).")
+    if wait:
+        return (f"The session is paused in {wait.get('state')}: it runs on when resumed "
+                "(claimfsm resume, or POST .../resume).")
+    return None
+
+
 def panels(definition: MachineDef, head: Revision, shown: Sequence[Revision]) -> str:
     """What changes as revisions land: diagram, verdict and the timeline of the revisions
     ``shown`` (one page of the session, oldest first; a fragment). The diagram marks the
@@ -125,15 +149,26 @@ def panels(definition: MachineDef, head: Revision, shown: Sequence[Revision]) ->
             f'<div class="card"><h2>Verdict</h2>{review_slot(definition, head)}'
             f"{verdict_panel(head)}</div></div>"
             f'<div class="card"><h2>Timeline <span class="muted">{span}, '
-            f'head {head.rev} in <span id="head-fsm">{e(head.fsm)}</span></span></h2>'
+            f'head {head.rev} in <span id="head-fsm" data-blocked="'
+            f'{e(blocked(definition, head) or "")}">{e(head.fsm)}</span></span></h2>'
+            '<p id="filter" class="filter" hidden></p>'
             f"{timeline(shown, actions=True, head=head)}{_pager(head.sid, shown, head)}</div>")
 
 
+def _action(ident: str, label: str, why: str | None, *, primary: bool = False) -> str:
+    # Disabled with the reason on hover, rather than a 409 after the click.
+    cls = ' class="primary"' if primary else ""
+    off = f' disabled title="{e(why)}"' if why else ""
+    return f'<button id="{ident}"{cls}{off}>{e(label)}</button>'
+
+
 def session_page(definition: MachineDef, head: Revision, shown: Sequence[Revision],
-                 version: str) -> str:
+                 version: str, lineage: Mapping[str, Any] | None = None) -> str:
     """A session: diagram, verdict, one page of the timeline (``shown``), revision detail,
-    diff, and the controls; ``version`` is the machine version the session runs on. Its
-    size is the page's, whatever the session's length."""
+    diff, and the controls; ``version`` is the machine version the session runs on;
+    ``lineage`` (:func:`claimfsm.engine.lineage.lineage_json`) its parent and forks, with
+    the what-if fork form. Its size is the page's, whatever the session's length."""
+    why = blocked(definition, head)
     pick = (f'from <input type="number" name="a" min="0" max="{head.rev}" '
             f'value="{shown[0].rev}" required> to <input type="number" name="b" min="0" '
             f'max="{head.rev}" value="{shown[-1].rev}" required>')
@@ -143,21 +178,24 @@ def session_page(definition: MachineDef, head: Revision, shown: Sequence[Revisio
         f'<span class="badge version" id="version" title="machine version">'
         f"version {e(version)}</span></h1>"
         f'<p><b>Claim:</b> {e(head.state.claim)}</p>'
-        '<div class="card inline"><button id="step" class="primary">Step</button> '
-        '<button id="run">Run to the end</button> '
+        f"{lineage_banner(head, lineage or {})}"
+        f'<div class="card inline">{_action("step", "Step", why, primary=True)} '
+        f'{_action("run", "Run to the end", why)} '
         f'<button id="check">Check chain</button> '
         f'<a class="button" id="export" href="/api/v1/sessions/{quote(head.sid, safe="")}'
         '/record" download>Export record</a> '
         f'<a class="button" href="/api/v1/sessions/{quote(head.sid, safe="")}/report" '
         'download>HTML report</a> <span id="msg" class="msg"></span></div>'
         f'<div id="live">{panels(definition, head, shown)}</div>'
-        '<div class="grid"><div class="card"><h2>Compare two revisions</h2>'
+        '<div class="grid"><div class="card" id="diff-card"><h2>Compare two revisions</h2>'
         f'<form id="diff" class="inline">{pick}<button type="submit">Diff</button></form>'
         '<div id="diff-out"></div></div>'
-        '<div class="card" id="detail"><p class="muted">Select a revision in the timeline '
-        "to see its state, envelope and events.</p></div></div></div>"
+        '<div class="card" id="detail" tabindex="-1"><p class="muted">Select a revision in '
+        "the timeline to see its state, envelope and events.</p></div></div>"
+        f"{what_if_form(head, shown)}</div>"
     )
-    return page(f"Session {head.sid}", body + review_script(), script="session.js")
+    return page(f"Session {head.sid}", body + review_script() + lineage_script(),
+                script="session.js")
 
 
 def document_page(doc: dict[str, Any]) -> str:
@@ -187,7 +225,7 @@ def replay_page(names: Sequence[str], result: dict[str, Any] | None = None,
                     f"{e(error['msg'])}</p>")
     if result is not None:
         body.append(_replay_result(result))
-    return page("Replay", "".join(body))
+    return page("Replay", "".join(body), script="replay.js")
 
 
 def _replay_result(result: dict[str, Any]) -> str:
@@ -205,8 +243,9 @@ def _replay_result(result: dict[str, Any]) -> str:
                     f"<td>{line['line']}</td><td>{e(line['t'])}</td><td>{e(line['rev'])}</td>"
                     f"<td>{e(line['move'])}</td><td>{e(line['skill'] or '-')}</td>"
                     f"<td>{e(line['status'])}</td></tr>")
-    out = [head, '<table id="replay-lines"><tr><th>line</th><th>kind</th><th>rev</th>'
-           "<th>move</th><th>skill</th><th>envelope</th></tr>" + "".join(rows) + "</table>"]
+    out = [head, '<div class="scroll-x"><table id="replay-lines"><tr><th>line</th>'
+           "<th>kind</th><th>rev</th><th>move</th><th>skill</th><th>envelope</th></tr>"
+           + "".join(rows) + "</table></div>"]
     if d is not None:
         out.append(
             f'<div class="card" id="divergence"><h2>First divergence: {e(d.kind)} at step '

@@ -6,7 +6,7 @@ input and resume then run the session on to its next stop and answer as ``run`` 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -33,21 +33,17 @@ def people_routes(service: Service) -> list[Route]:
     async def give_input(request: Request) -> Response:
         sid, body = str(request.path_params["sid"]), await read_json(request, InputRequest)
 
-        def go() -> dict[str, Any]:
-            rev = driver.input(sid, body.input, expected_rev=body.expected_rev,
-                               actor=body.actor)
-            return {"input_rev": rev.rev, **verdict_json(driver.run(sid))}
-
-        return JSON(await locked(go))
+        rev = await locked(lambda: driver.input(sid, body.input,
+                                                expected_rev=body.expected_rev,
+                                                actor=body.actor))
+        return JSON({"input_rev": rev.rev, **verdict_json(await service.arun(sid))})
 
     async def resume(request: Request) -> Response:
         sid, body = str(request.path_params["sid"]), await read_json(request, ResumeRequest)
 
-        def go() -> dict[str, Any]:
-            rev = driver.resume(sid, expected_rev=body.expected_rev, actor=body.actor)
-            return {"resume_rev": rev.rev, **verdict_json(driver.run(sid))}
-
-        return JSON(await locked(go))
+        rev = await locked(lambda: driver.resume(sid, expected_rev=body.expected_rev,
+                                                 actor=body.actor))
+        return JSON({"resume_rev": rev.rev, **verdict_json(await service.arun(sid))})
 
     async def edit(request: Request) -> Response:
         sid, body = str(request.path_params["sid"]), await read_json(request, EditRequest)

@@ -4,22 +4,29 @@ revision's state, envelope and events, and the verdict with its evidence."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from claimfsm.engine.lineage import forked_from
 from claimfsm.engine.machine import MachineDef
 from claimfsm.engine.version import history_version
 from claimfsm.engine.views import revision_json
 from claimfsm.state.model import Revision
 from claimfsm.ui.html import e, page, pretty
+from claimfsm.ui.lineage import lineage_banner
 from claimfsm.ui.panels import diagram_panel, timeline, verdict_panel
 
 __all__ = ["render_report"]
 
 
 def render_report(definition: MachineDef, revisions: Sequence[Revision], *,
-                  generated: str = "") -> str:
-    """The report of one session (``revisions`` oldest first)."""
+                  generated: str = "", lineage: Mapping[str, Any] | None = None) -> str:
+    """The report of one session (``revisions`` oldest first); ``lineage``
+    (:func:`claimfsm.engine.lineage.lineage_json`) adds its forks to the parent it names
+    (without it, the parent its head names)."""
     head = revisions[-1]
+    if lineage is None:
+        lineage = {"forked_from": forked_from(head)}
     details = []
     for rev in revisions:
         data = revision_json(rev)
@@ -32,6 +39,7 @@ def render_report(definition: MachineDef, revisions: Sequence[Revision], *,
     body = (
         f"<h1>Session <code>{e(head.sid)}</code></h1>"
         f"<p><b>Claim:</b> {e(head.state.claim)}</p>"
+        f"{lineage_banner(head, lineage, links=False)}"
         f'<p class="muted">machine version <code id="version">'
         f"{e(history_version(revisions))}</code>; head revision {head.rev} in {e(head.fsm)}; "
         f"{len(revisions)} revisions{'; report written ' + e(generated) if generated else ''}"

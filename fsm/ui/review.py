@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -56,7 +56,10 @@ def age_delta(age: str) -> timedelta:
 
 def _ago(updated: str, now: datetime) -> str:
     try:
-        seconds = int((now - datetime.fromisoformat(updated)).total_seconds())
+        moment = datetime.fromisoformat(updated)
+        if moment.tzinfo is None:  # the queue's ``since``: UTC without its offset
+            moment = moment.replace(tzinfo=UTC)
+        seconds = int((now - moment).total_seconds())
     except (ValueError, TypeError):  # a timestamp of another format or zone: say nothing
         return ""
     if seconds < 60:
@@ -65,6 +68,10 @@ def _ago(updated: str, now: datetime) -> str:
     if days:
         return f"{days} d {hours % 24} h"
     return f"{hours} h {minutes % 60:02d} min" if hours else f"{minutes} min"
+
+
+def _shown(since: str) -> str:
+    return since.replace("T", " ")[:19] + " UTC" if since else ""
 
 
 def _select(name: str, options: Sequence[tuple[str, str]], chosen: str | None) -> str:
@@ -91,8 +98,8 @@ def queue_page(result: WaitingPage, query: WaitingQuery, age: str, definition: M
                     f"<code>{e(s.sid)}</code></a></td><td>{e(s.claim)}</td>"
                     f'<td><span class="badge {e(s.fsm)}">{e(s.fsm)}</span></td>'
                     f"<td>{e(_waits_for(definition, s.fsm))}</td><td>{verdict}</td>"
-                    f'<td class="muted">{e(s.updated)}</td><td class="age">'
-                    f"{e(_ago(s.updated, now))}</td><td>{s.revisions}</td></tr>")
+                    f'<td class="muted">{e(_shown(s.since))}</td><td class="age">'
+                    f"{e(_ago(s.since, now))}</td><td>{s.revisions}</td></tr>")
     # The wait states first (a stable sort): they are what a reviewer filters for.
     states = sorted((n for n in definition.names if n not in definition.finals),
                     key=lambda n: n not in definition.waits)

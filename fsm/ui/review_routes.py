@@ -5,6 +5,7 @@ the page's filters, one keyset page from the store's queue read path
 from __future__ import annotations
 
 from datetime import datetime
+from typing import get_args
 
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
@@ -15,7 +16,7 @@ from starlette.routing import Route
 from claimfsm.engine.errors import BadInput
 from claimfsm.engine.step import iso
 from claimfsm.state.queue import WaitingPage, WaitingQuery
-from claimfsm.ui.api import bad_input
+from claimfsm.ui.queries import VerdictFilter, bad_input, whole
 from claimfsm.ui.review import age_delta, queue_page
 from claimfsm.ui.service import Service
 
@@ -24,17 +25,23 @@ __all__ = ["queue_query", "review_routes"]
 
 def queue_query(request: Request, now: datetime) -> tuple[WaitingQuery, str]:
     """The queue's query from ``fsm``, ``verdict``, ``age``, ``limit`` and ``after``
-    (``age``, e.g. ``1h``, keeps the sessions whose head is at least that old at
+    (``age``, e.g. ``1h``, keeps the sessions that have waited at least that long at
     ``now``), and the age as given."""
     p = request.query_params
     age = p.get("age") or ""
     until = iso(now - age_delta(age)) if age else None
     limit = p.get("limit") or "50"
-    if not limit.isdigit():
-        raise BadInput(f"limit: {limit!r} is not a whole number", field="limit")
     try:
-        query = WaitingQuery(limit=int(limit), after=p.get("after") or None,
-                             fsm=p.get("fsm") or None, verdict=p.get("verdict") or None,
+        count = int(whole(limit))
+    except ValueError:
+        raise BadInput(f"limit: {limit[:40]!r} is not a whole number", field="limit") from None
+    verdict = p.get("verdict") or None
+    if verdict is not None and verdict not in get_args(VerdictFilter):
+        raise BadInput(f"verdict: {verdict[:40]!r} is not one of "
+                       f"{', '.join(get_args(VerdictFilter))}", field="verdict")
+    try:
+        query = WaitingQuery(limit=count, after=p.get("after") or None,
+                             fsm=p.get("fsm") or None, verdict=verdict,
                              until=until)
     except ValidationError as exc:
         raise bad_input(exc) from None

@@ -1,7 +1,11 @@
 """What the UI and its HTTP API do to sessions: the CLI's operations over one engine.
 
-Every call takes the engine's lock: the web server runs handlers on worker threads and an
-engine (its store connection, its evidence index) is used by one of them at a time.
+Every sync call takes the engine's lock: the web server runs those on worker threads and
+an engine (its store connection, its evidence index) is used by one of them at a time.
+The session operations the web app awaits (``astart``, ``astep``, ``arun``, ...) go
+through the async engine (:class:`~claimfsm.engine.async_runtime.AsyncEngine`) over the
+same engine instead: its compare-and-set commits need no lock, and its skills run on
+worker threads while the event loop serves other requests.
 Contract errors propagate as the engine raises them (:class:`~claimfsm.engine.errors.ClaimFsmError`,
 :class:`~claimfsm.state.errors.StoreError`); the web layer maps their codes to HTTP statuses.
 """
@@ -14,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from claimfsm.engine.async_runtime import AsyncEngine
 from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.driver import StepResult
 from claimfsm.engine.errors import BadInput
@@ -21,6 +26,7 @@ from claimfsm.engine.profile import resolve_profile
 from claimfsm.engine.runtime import FIXTURES, Engine
 from claimfsm.engine.views import revision_json
 from claimfsm.replay.write import engine_record
+from claimfsm.state.aio import async_store_of
 from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
 from claimfsm.state.errors import RevConflict
 from claimfsm.state.model import Revision
@@ -45,6 +51,7 @@ class Service:
     engine: Engine
     records: Path = RECORDS
     lock: threading.RLock = field(default_factory=threading.RLock)
+    _async: AsyncEngine | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def open(cls, db: str | Location | None, *, records: Path | None = None,
@@ -182,9 +189,26 @@ class Service:
 
         return self._locked(run)
 
-    def fork(self, sid: str, at: int) -> Revision:
-        """A new session whose history is ``sid``'s up to revision ``at``."""
-        return self._locked(lambda: self.engine.driver.fork(sid, at))
+    def fork(self, sid: str, at: int, options: Mapping[str, Any] | None = None) -> Revision:
+        """A new session whose history is ``sid``'s up to revision ``at``, then its own
+        revision naming its parent; ``options`` (retrieval, judge, stance_model; ``None``:
+        unchanged) make it a what-if fork (:func:`~claimfsm.engine.whatif.what_if_fork`)."""
+        from claimfsm.engine.whatif import what_if_fork
+
+        return self._locked(lambda: what_if_fork(self.engine, sid, at, options))
+
+    def lineage(self, head: Revision) -> dict[str, Any]:
+        """``{"forked_from", "forks"}`` of the session at ``head``
+        (:func:`~claimfsm.engine.lineage.lineage_json`)."""
+        from claimfsm.engine.lineage import lineage_json
+
+        return self._locked(lambda: lineage_json(self.engine.store, head))
+
+    def parents(self, sids: list[str]) -> dict[str, dict[str, Any] | None]:
+        """The parent ``{sid, rev, at}`` of each of ``sids`` that is a fork."""
+        from claimfsm.engine.lineage import parents_of
+
+        return self._locked(lambda: parents_of(self.engine.store, sids))
 
     # -- replay ---------------------------------------------------------------------
 
@@ -200,3 +224,62 @@ class Service:
             raise BadInput(f"name: no record {name!r} is offered (see /api/v1/records)",
                            field="name")
         return (self.records / name).read_bytes(), name
+
+    # -- the async path: what the web app awaits -------------------------------------
+
+    @property
+    def aengine(self) -> AsyncEngine:
+        """The async engine over :attr:`engine` (made on first use)."""
+        if self._async is None:
+            self._async = AsyncEngine.over(self.engine, async_store_of(self.engine.store))
+        return self._async
+
+    async def _aexpect(self, sid: str, expected_rev: int | None) -> None:
+        if expected_rev is None:
+            return
+        head = await self.aengine.ahead(sid)
+        if head.rev != expected_rev:
+            raise RevConflict(f"head is {head.rev}, not {expected_rev}: the session moved; "
+                              "reload it", sid=sid, head=head.rev, expected=expected_rev)
+
+    async def ahead(self, sid: str) -> Revision:
+        """:meth:`head`, awaited."""
+        return await self.aengine.ahead(sid)
+
+    async def arevision(self, sid: str, rev: int) -> Revision:
+        """:meth:`revision`, awaited (the head read first: a deleted session is gone)."""
+        await self.aengine.ahead(sid)
+        return await self.aengine.store.get(sid, rev)
+
+    async def astart(self, claim: str, options: Mapping[str, Any] | None = None) -> Revision:
+        """:meth:`start`, awaited."""
+        opts = {k: v for k, v in (options or {}).items() if v is not None}
+        if "stance_model" in opts:
+            opts["stance_model"] = Path(opts["stance_model"])
+        engine = self.aengine
+        return await engine.astart(claim, profile=await engine.call(resolve_profile, opts))
+
+    async def astep(self, sid: str, expected_rev: int | None = None) -> StepResult:
+        """:meth:`step`, awaited."""
+        await self._aexpect(sid, expected_rev)
+        return await self.aengine.astep(sid)
+
+    async def arun(self, sid: str, expected_rev: int | None = None,
+                   max_steps: int = 1000) -> Revision:
+        """:meth:`run`, awaited."""
+        await self._aexpect(sid, expected_rev)
+        return await self.aengine.arun(sid, max_steps=max_steps)
+
+    async def arollback(self, sid: str, to: int, *, reopen: bool = False,
+                        expected_rev: int | None = None) -> Revision:
+        """:meth:`rollback`, awaited."""
+        await self._aexpect(sid, expected_rev)
+        return await self.aengine.arollback(sid, to, reopen=reopen)
+
+    async def afork(self, sid: str, at: int, options: Mapping[str, Any] | None = None
+                    ) -> Revision:
+        """:meth:`fork`, awaited; a what-if fork (``options`` given) checks and loads its
+        profile as :meth:`fork` does, on a worker thread."""
+        if any(v is not None for v in (options or {}).values()):
+            return await self.aengine.call(lambda: self.fork(sid, at, options))
+        return await self.aengine.afork(sid, at)

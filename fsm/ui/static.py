@@ -1,5 +1,6 @@
 """The stylesheet and the pages' scripts, shipped as package data under ``assets/``
-(``inspector.css``, ``sessions.js``, ``session.js``, ``review.js``) and inlined into
+(``inspector.css``, ``sessions.js``, ``session.js``, ``review.js``, ``lineage.js``,
+``replay.js``) and inlined into
 every page (the CSS into reports too), so the UI works offline and a report is one file.
 
 They are read through :mod:`importlib.resources`, not a path next to this file, so they
@@ -16,7 +17,8 @@ from claimfsm._base.errors import BadInput
 __all__ = ["ASSETS", "asset"]
 
 #: The packaged assets, by file name (pyproject.toml's package data must ship each one).
-ASSETS = ("inspector.css", "sessions.js", "session.js", "review.js")
+ASSETS = ("inspector.css", "sessions.js", "session.js", "review.js", "lineage.js",
+          "replay.js")
 
 
 @functools.cache

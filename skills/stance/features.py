@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 from claimfsm.skills.analysis.text import STOPWORDS, words
 from claimfsm.skills.stance.lexicon import (
@@ -27,6 +28,7 @@ from claimfsm.skills.stance.lexicon import (
     term,
 )
 from claimfsm.skills.stance.numbers import NUMBER_WORDS, Num, find_numbers
+from claimfsm.skills.stance.term_index import TermIndex, close
 
 __all__ = [
     "Analysis",
@@ -70,7 +72,17 @@ class Analysis:
     @property
     def terms(self) -> frozenset[str]:
         """Every token's matching term."""
-        return frozenset(t.term for t in self.tokens)
+        return self._index.terms
+
+    @cached_property
+    def _index(self) -> TermIndex:
+        # Built once per text (analyze is cached), read by every claim term of every
+        # claim the text is matched against.
+        return TermIndex.of(t.term for t in self.tokens)
+
+    @cached_property
+    def _key_terms(self) -> tuple[ClaimTerm, ...]:
+        return _claim_terms(self)
 
 
 @dataclass(frozen=True)
@@ -95,8 +107,12 @@ def _normalise(text: str) -> str:
     return text.replace("\u2019", "'").replace("\u2018", "'")
 
 
+@lru_cache(maxsize=2048)
 def analyze(text: str) -> Analysis:
-    """Tokens (possessive ``'s`` dropped) with clause indexes, and the numbers."""
+    """Tokens (possessive ``'s`` dropped) with clause indexes, and the numbers.
+
+    Cached by text (2,048 texts, ~11 KB each): a sentence is judged against every
+    subclaim, by EXTRACT, VERIFY and AGGREGATE, and the result is immutable."""
     text = _normalise(text)
     toks: list[Token] = []
     for clause, part in enumerate(_CLAUSE.split(text)):
@@ -116,6 +132,10 @@ def analyze(text: str) -> Analysis:
 
 def claim_terms(claim: Analysis) -> tuple[ClaimTerm, ...]:
     """The claim's key terms in order: no stopwords, cues, hedges or bare numbers."""
+    return claim._key_terms
+
+
+def _claim_terms(claim: Analysis) -> tuple[ClaimTerm, ...]:
     seen: set[str] = set()
     out: list[ClaimTerm] = []
     for t in claim.tokens:
@@ -130,15 +150,6 @@ def claim_terms(claim: Analysis) -> tuple[ClaimTerm, ...]:
     return tuple(out)
 
 
-def close(a: str, b: str) -> bool:
-    """Same term, or one a short extension of the other ("australia"/"australian")."""
-    if a == b:
-        return True
-    short, long_ = sorted((a, b), key=len)
-    return (len(short) >= 5 and long_.startswith(short) and len(long_) - len(short) <= 2
-            and long_.isalpha())
-
-
 def _matches(ct: str, tok: Token) -> bool:
     if close(ct, tok.term):
         return True
@@ -151,8 +162,9 @@ def coverage(terms: Sequence[ClaimTerm], sent: Analysis) -> Coverage:
     covered: list[ClaimTerm] = []
     missing: list[ClaimTerm] = []
     positions: set[int] = set()
+    index = sent._index
     for ct in terms:
-        hits = [i for i, tok in enumerate(sent.tokens) if _matches(ct.term, tok)]
+        hits = index.hits(ct.term)
         (covered if hits else missing).append(ct)
         positions.update(hits)
     return Coverage(tuple(covered), tuple(missing), frozenset(positions))

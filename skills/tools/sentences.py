@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
@@ -107,6 +108,7 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in (" ".join(piece.split()) for piece in out) if s]
 
 
+@lru_cache(maxsize=16384)
 def _norm(tok: str) -> str:
     # "10,000" and "10000" are the same number; words are lightly stemmed.
     if tok[0].isdigit():
@@ -119,7 +121,13 @@ def _norm(tok: str) -> str:
 
 def terms(text: str) -> list[str]:
     """The normalised tokens of ``text`` (stemmed words, comma-free numbers)."""
-    return [_norm(t) for t in tokens(text)]
+    return list(_terms(text))
+
+
+@lru_cache(maxsize=4096)
+def _terms(text: str) -> tuple[str, ...]:
+    # A page's sentences are ranked once per subclaim and again in the follow-up round.
+    return tuple(_norm(t) for t in tokens(text))
 
 
 _K1 = 1.2
@@ -139,7 +147,7 @@ def rank_sentences(sentences: list[str], query: str, *, lim: int = 5) -> list[Ra
     if lim <= 0 or not sentences:
         return []
     qterms = list(dict.fromkeys(_norm(k) for k in keywords(query)))
-    bags = [Counter(terms(s)) for s in sentences]
+    bags = [Counter(_terms(s)) for s in sentences]
     lengths = [sum(b.values()) for b in bags]
     avg = (sum(lengths) / len(lengths)) or 1.0
     n_docs = len(sentences)

@@ -16,7 +16,7 @@ from claimfsm.state.holds import due_sessions, timer_of
 from claimfsm.state.model import Revision
 from claimfsm.state.postgres.db import listed
 
-__all__ = ["due_page", "fill_catalog", "list_page"]
+__all__ = ["due_page", "fill_catalog", "fill_timers", "list_page"]
 
 _PAGE = (
     "SELECT s.id, s.sid, s.head, r.fsm, r.ts, c.claim, c.verdict, t.waiting"
@@ -53,20 +53,32 @@ def list_page(conn: psycopg.Connection[Any], query: SummaryQuery) -> SummaryPage
     return SummaryPage(items=items, next=items[-1].seq if len(rows) > query.limit else None)
 
 
+def fill_timers(conn: psycopg.Connection[Any], head: Callable[[str], Revision]) -> bool:
+    """Whether ``st_timers`` answers for every session: a database from before timers (or
+    before the queue's ``since``) is filled first, each session's head read once; one
+    without the table (opened read-only) is not (the caller scans)."""
+    if conn.execute("SELECT to_regclass('st_timers_queue') IS NULL").fetchone() == (True,):
+        return False
+    if conn.execute("SELECT 1 FROM st_meta WHERE key = 'timers'").fetchone() is not None:
+        with conn.transaction():
+            for session, sid in conn.execute("SELECT id, sid FROM st_sessions ORDER BY id"
+                                             ).fetchall():
+                timer = timer_of(head(sid).state)
+                if timer is not None:
+                    conn.execute("INSERT INTO st_timers (id, due, waiting, since)"
+                                 " VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO UPDATE"
+                                 " SET due = excluded.due, waiting = excluded.waiting,"
+                                 " since = excluded.since",
+                                 (session, timer[0], int(timer[1]), timer[2]))
+            conn.execute("DELETE FROM st_meta WHERE key = 'timers'")
+    return True
+
+
 def due_page(conn: psycopg.Connection[Any], head: Callable[[str], Revision], now: str,
              limit: int) -> list[str]:
-    """Sessions due at ``now``, earliest first, from ``st_timers``; a database from
-    before timers is filled first (its sessions' pending retries, read once), and one
-    without the table (opened read-only) is scanned."""
-    if conn.execute("SELECT to_regclass('st_timers') IS NULL").fetchone() == (True,):
+    """Sessions due at ``now``, earliest first, from ``st_timers`` (:func:`fill_timers`);
+    a database without the table (opened read-only) is scanned."""
+    if not fill_timers(conn, head):
         sids = [sid for (sid,) in conn.execute("SELECT sid FROM st_sessions ORDER BY id")]
         return due_sessions(sids, head, now, limit)
-    if conn.execute("SELECT 1 FROM st_meta WHERE key = 'timers'").fetchone() is not None:
-        for session, sid in conn.execute("SELECT id, sid FROM st_sessions ORDER BY id"
-                                         ).fetchall():
-            timer = timer_of(head(sid).state)
-            if timer is not None:
-                conn.execute("INSERT INTO st_timers (id, due, waiting) VALUES (%s, %s, %s)"
-                             " ON CONFLICT (id) DO NOTHING", (session, timer[0], int(timer[1])))
-        conn.execute("DELETE FROM st_meta WHERE key = 'timers'")
     return [sid for (sid,) in conn.execute(_DUE, (now, limit)).fetchall()]

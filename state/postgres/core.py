@@ -17,12 +17,21 @@ from claimfsm.state.sqlite.decode import ChainDecoder, decode_rows
 from claimfsm.state.sqlite.lru import Lru
 from claimfsm.state.sqlite.rows import Encoded, Entry, Row, inflate
 
-__all__ = ["MAX_REV", "PostgresCore"]
+__all__ = ["MAX_REV", "SESSION", "PostgresCore", "inflated"]
 
 T = TypeVar("T")
 
 #: The largest revision number the schema holds (``integer``).
 MAX_REV = 0x7FFFFFFF
+
+
+#: A session's number and head by its id.
+SESSION = "SELECT id, head FROM st_sessions WHERE sid = %s"
+
+
+def inflated(rows: list[tuple[Any, ...]]) -> list[Row]:
+    """``st_revisions`` rows as the server returns them, as the decoder reads them."""
+    return inflate([(*r[:6], bytes(r[6]), bytes(r[7]), bytes(r[8])) for r in rows])
 
 
 class PostgresCore:
@@ -36,6 +45,7 @@ class PostgresCore:
         if snapshot_every < 1:
             raise BadInput("snapshot_every must be at least 1", field="snapshot_every")
         self.url = redact(url)
+        self._dsn = url  # as given (password included): the async store connects with it
         self.snapshot_every = snapshot_every
         self._lock = threading.RLock()
         self._conn = connect(url, connect_timeout)
@@ -74,7 +84,10 @@ class PostgresCore:
 
     def _session(self, sid: str) -> tuple[int, int]:
         """``(session number, head)``; raises :class:`UnknownSession`."""
-        rows = self._query("SELECT id, head FROM st_sessions WHERE sid = %s", (sid,))
+        return self._known_session(sid, self._query(SESSION, (sid,)))
+
+    def _known_session(self, sid: str, rows: list[tuple[Any, ...]]) -> tuple[int, int]:
+        """``(session number, head)`` from the session's ``SESSION`` row, remembered."""
         if not rows or rows[0][1] < 0:  # head -1: deleted (state/postgres/erase.py)
             raise UnknownSession(f"no session {sid!r}", sid=sid)
         session, head = rows[0]
@@ -83,14 +96,18 @@ class PostgresCore:
 
     def _rows(self, session: int, first: int, last: int, sql: str = ROWS) -> list[Row]:
         params = (session, first, last) if sql is ROWS else (session, last, session, first)
-        rows = self._query(sql, params)
-        return inflate([(*r[:6], bytes(r[6]), bytes(r[7]), bytes(r[8])) for r in rows])
+        return inflated(self._query(sql, params))
 
     def _fetch(self, digest: str) -> bytes:
         raw = self._blobs.get(digest)
         if raw is not None:
             return raw
         rows = self._query("SELECT z, data FROM st_blobs WHERE h = %s", (bytes.fromhex(digest),))
+        return self._blob_found(digest, rows)
+
+    def _blob_found(self, digest: str, rows: list[tuple[Any, ...]]) -> bytes:
+        """The blob ``digest`` from its ``st_blobs`` row (none: :class:`CodecError`),
+        cached."""
         if not rows:
             raise CodecError(f"blob {digest[:12]} is missing")
         raw = codec.unpack_blob(rows[0][0], bytes(rows[0][1]))
@@ -99,7 +116,12 @@ class PostgresCore:
         return raw
 
     def _decode(self, sid: str, rows: list[Row], *, every: bool, first: int = 0) -> list[Entry]:
-        return decode_rows(sid, ChainDecoder(sid), rows, self._fetch,
+        return self._decode_with(sid, rows, self._fetch, every=every, first=first)
+
+    def _decode_with(self, sid: str, rows: list[Row], fetch: Callable[[str], bytes], *,
+                     every: bool, first: int = 0) -> list[Entry]:
+        """``rows`` decoded with blobs from ``fetch``, each entry cached."""
+        return decode_rows(sid, ChainDecoder(sid), rows, fetch,
                            lambda row, entry: self._entries.put((sid, row[0]), entry),
                            every=every, first=first)
 
@@ -109,17 +131,26 @@ class PostgresCore:
             return cached
         if session is None:
             session = self._ids.get(sid) or self._session(sid)[0]
-        if not 0 <= rev <= MAX_REV:
-            raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
-        first = rev - rev % self.snapshot_every
+        first = self._first_row(sid, rev)
         rows = self._rows(session, first, rev)
         if first and (not rows or rows[0][2] != 0):
             rows = self._rows(session, 0, rev)  # written under another snapshot policy
+        return self._decode(sid, self._from_snapshot(sid, rev, rows), every=False)[-1]
+
+    def _first_row(self, sid: str, rev: int) -> int:
+        """The revision whose row starts the read of ``rev`` (its snapshot's, under this
+        store's policy); :class:`UnknownRevision` for a number no session has."""
+        if not 0 <= rev <= MAX_REV:
+            raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
+        return rev - rev % self.snapshot_every
+
+    @staticmethod
+    def _from_snapshot(sid: str, rev: int, rows: list[Row]) -> list[Row]:
+        """``rows`` (read up to ``rev``) from the last snapshot on: what decodes ``rev``."""
         if not rows or rows[-1][0] != rev:
             raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
         snapshots = [i for i, row in enumerate(rows) if row[2] == 0]
-        start = snapshots[-1] if snapshots else 0
-        return self._decode(sid, rows[start:], every=False)[-1]
+        return rows[snapshots[-1] if snapshots else 0:]
 
     def _new_blobs(self, encoded: Encoded) -> tuple[list[bytes], list[int], list[bytes]]:
         fresh = sorted((bytes.fromhex(h), *codec.pack_blob(raw))

@@ -39,6 +39,7 @@ __all__ = [
     "listed",
     "redact",
     "retrying",
+    "store_error",
 ]
 
 #: Version 2 writes snapshots as arrays of field values and reads version 1's named ones
@@ -71,6 +72,9 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS st_timers (id bigint PRIMARY KEY, due text,"
     " waiting smallint NOT NULL)",
     "CREATE INDEX IF NOT EXISTS st_timers_due ON st_timers (due, id) WHERE due IS NOT NULL",
+    # When a holding session's hold began: the review queue's order (state/queue.py).
+    "ALTER TABLE st_timers ADD COLUMN IF NOT EXISTS since text",
+    "CREATE INDEX IF NOT EXISTS st_timers_queue ON st_timers (since, id) WHERE waiting = 1",
 )
 # Any fixed number: it serialises concurrent schema creation by several workers.
 _SCHEMA_LOCK = 0x636C61696D66736D
@@ -96,8 +100,9 @@ _INSERT = (
 _LIST = "c AS (INSERT INTO st_catalog (id, claim, verdict) SELECT id, %s, %s FROM s), "
 _LABEL = "v AS (UPDATE st_catalog SET verdict = %s WHERE id = (SELECT id FROM s)), "
 # A session's timer by the commit that changes it: set (due, waiting) or cleared.
-_TIMER_SET = ("t AS (INSERT INTO st_timers (id, due, waiting) SELECT id, %s, %s FROM s"
-              " ON CONFLICT (id) DO UPDATE SET due = excluded.due, waiting = excluded.waiting), ")
+_TIMER_SET = ("t AS (INSERT INTO st_timers (id, due, waiting, since) SELECT id, %s, %s, %s"
+              " FROM s ON CONFLICT (id) DO UPDATE SET due = excluded.due,"
+              " waiting = excluded.waiting, since = excluded.since), ")
 _TIMER_CLEAR = "t AS (DELETE FROM st_timers WHERE id = (SELECT id FROM s)), "
 
 
@@ -110,7 +115,7 @@ def commit_sql(blobs: bool, label: bool, timer: Timer | None, retime: bool
     extra: tuple[Any, ...] = ()
     if retime:
         parts.append(_TIMER_SET if timer is not None else _TIMER_CLEAR)
-        extra = (timer[0], int(timer[1])) if timer is not None else ()
+        extra = (timer[0], int(timer[1]), timer[2]) if timer is not None else ()
     return "WITH " + "".join(parts).removesuffix(", ") + " " + _INSERT, extra
 
 
@@ -186,24 +191,33 @@ def retrying(fn: Callable[[], T], attempts: int = 5) -> T:
     for attempt in range(attempts):
         try:
             return fn()
-        except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
-            if attempt == attempts - 1:
-                raise StoreError(f"PostgreSQL: {str(exc).strip()} ({attempts} attempts)",
-                                 code=ErrorCode.STORE_BUSY) from exc
-        except pg_errors.UniqueViolation as exc:
-            raise RevConflict(f"revision already exists: {exc.diag.message_detail}") from exc
-        except pg_errors.DiskFull as exc:  # SQLSTATE 53100: the transaction rolled back
-            raise StoreError(f"PostgreSQL: the server's disk is full ({str(exc).strip()}); "
-                             "nothing was written past the last commit", field="db",
-                             code=ErrorCode.STORE_FULL) from exc
-        except pg_errors.ReadOnlySqlTransaction as exc:  # 25006: a standby, or read-only
-            raise StoreError(f"PostgreSQL: the server is read-only ({str(exc).strip()})",
-                             field="db", code=ErrorCode.STORE_READ_ONLY) from exc
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(f"PostgreSQL: {str(exc).strip()}") from exc
         except psycopg.Error as exc:
-            raise StoreError(f"PostgreSQL: {str(exc).strip()}") from exc
+            error = store_error(exc, attempt, attempts)
+            if error is not None:
+                raise error from exc
     raise AssertionError("unreachable")
+
+
+def store_error(exc: psycopg.Error, attempt: int, attempts: int) -> StoreError | None:
+    """The store error :func:`retrying` raises for ``exc`` on try ``attempt`` (from 0) of
+    ``attempts``; ``None``: try again (the async store maps errors the same way)."""
+    if isinstance(exc, (pg_errors.DeadlockDetected, pg_errors.SerializationFailure)):
+        if attempt < attempts - 1:
+            return None
+        return StoreError(f"PostgreSQL: {str(exc).strip()} ({attempts} attempts)",
+                          code=ErrorCode.STORE_BUSY)
+    if isinstance(exc, pg_errors.UniqueViolation):
+        return RevConflict(f"revision already exists: {exc.diag.message_detail}")
+    if isinstance(exc, pg_errors.DiskFull):  # SQLSTATE 53100: the transaction rolled back
+        return StoreError(f"PostgreSQL: the server's disk is full ({str(exc).strip()}); "
+                          "nothing was written past the last commit", field="db",
+                          code=ErrorCode.STORE_FULL)
+    if isinstance(exc, pg_errors.ReadOnlySqlTransaction):  # 25006: a standby, or read-only
+        return StoreError(f"PostgreSQL: the server is read-only ({str(exc).strip()})",
+                          field="db", code=ErrorCode.STORE_READ_ONLY)
+    if isinstance(exc, psycopg.OperationalError):
+        return StoreUnavailable(f"PostgreSQL: {str(exc).strip()}")
+    return StoreError(f"PostgreSQL: {str(exc).strip()}")
 
 
 def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
@@ -215,7 +229,7 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
             found = conn.execute(
                 "SELECT value, to_regclass('st_catalog') IS NOT NULL"
                 " AND to_regclass('st_tombstones') IS NOT NULL"
-                " AND to_regclass('st_timers') IS NOT NULL FROM st_meta"
+                " AND to_regclass('st_timers_queue') IS NOT NULL FROM st_meta"
                 " WHERE key = 'schema'").fetchone()
     except pg_errors.UndefinedTable:
         found = None  # a new database: no st_ tables yet
@@ -228,12 +242,20 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
         had_timers = conn.execute("SELECT to_regclass('st_timers') IS NOT NULL").fetchone()
+        had_since = conn.execute("SELECT to_regclass('st_timers_queue') IS NOT NULL"
+                                 ).fetchone()
         had_sessions = conn.execute("SELECT to_regclass('st_sessions') IS NOT NULL").fetchone()
         for statement in _SCHEMA:
             conn.execute(statement)
         if had_sessions == (True,) and had_timers == (False,):
             # Sessions from before timers: the first tick reads their pending retries
             # once (state/postgres/store.py, due).
+            conn.execute("INSERT INTO st_meta VALUES ('timers', 'fill')"
+                         " ON CONFLICT (key) DO UPDATE SET value = 'fill'")
+        if had_timers == (True,) and had_since == (False,) and conn.execute(
+                "SELECT 1 FROM st_timers WHERE waiting = 1 LIMIT 1").fetchone():
+            # Waiting sessions from before the queue's ``since``: their holds are read
+            # once, by the first tick or queue page (state/postgres/catalog.py).
             conn.execute("INSERT INTO st_meta VALUES ('timers', 'fill')"
                          " ON CONFLICT (key) DO UPDATE SET value = 'fill'")
         conn.execute("INSERT INTO st_meta VALUES ('schema', %s) ON CONFLICT DO NOTHING",
@@ -271,6 +293,6 @@ def insert_session(
         conn.execute("INSERT INTO st_catalog (id, claim, verdict) VALUES (%s, %s, %s)",
                      (found[0], *listed))
         if timer is not None:
-            conn.execute("INSERT INTO st_timers (id, due, waiting) VALUES (%s, %s, %s)",
-                         (found[0], timer[0], int(timer[1])))
+            conn.execute("INSERT INTO st_timers (id, due, waiting, since)"
+                         " VALUES (%s, %s, %s, %s)", (found[0], timer[0], int(timer[1]), timer[2]))
         return int(found[0])

@@ -12,40 +12,35 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
-from claimfsm.state.holds import timer_change, timer_of
-from claimfsm.state.model import Revision, verdict_label
+from claimfsm.state.errors import RevConflict, UnknownRevision
+from claimfsm.state.holds import timer_of
+from claimfsm.state.model import Revision
+from claimfsm.state.postgres.commit import HEAD_OF, TIMER, PostgresCommit
 from claimfsm.state.postgres.core import MAX_REV
 from claimfsm.state.postgres.db import (
-    COMMIT,
-    COMMIT_BLOBS,
-    COMMIT_BLOBS_LABEL,
-    COMMIT_LABEL,
     CREATE,
     CREATE_BLOBS,
     HEADS,
     PAGE,
-    commit_sql,
     insert_session,
     listed,
     retrying,
 )
-from claimfsm.state.postgres.erase import PostgresErase
 from claimfsm.state.postgres.verify import prune_blobs, verify_rows
 from claimfsm.state.sqlite.db import ChainBroken, CorruptStore
 from claimfsm.state.sqlite.maintenance import restamp_rows
 from claimfsm.state.sqlite.read import checked_page
-from claimfsm.state.sqlite.rows import encode_revision, inflate, packed
+from claimfsm.state.sqlite.rows import Encoded, encode_revision, inflate, packed
 from claimfsm.state.store import ChainCheck, CompactReport, StateStore
 
 if TYPE_CHECKING:
     from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
     from claimfsm.state.queue import WaitingPage, WaitingQuery
 
-__all__ = ["PostgresStore"]
+__all__ = ["HEAD_OF", "TIMER", "PostgresStore"]
 
 
-class PostgresStore(PostgresErase, StateStore):
+class PostgresStore(PostgresCommit, StateStore):
     """Revision store in a PostgreSQL database (``postgresql://`` URL); one connection
     per store, safe across threads (calls are serialised) and processes.
 
@@ -62,6 +57,18 @@ class PostgresStore(PostgresErase, StateStore):
 
     def create(self, first: Revision) -> Revision:
         """Start a session with revision 0; :class:`RevConflict` if it exists."""
+        sql, params, encoded = self._create_plan(first)
+        rows = self._query(sql, params)
+        if not rows:
+            raise RevConflict(f"session {first.sid!r} already exists", sid=first.sid)
+        timer = timer_of(first.state)
+        if timer is not None:  # paused before its first state: listed as waiting
+            self._query(TIMER, (rows[0][0], timer[0], int(timer[1]), timer[2]))
+        self._created(first.sid, rows[0][0], encoded)
+        return first
+
+    def _create_plan(self, first: Revision) -> tuple[str, tuple[Any, ...], Encoded]:
+        """The statement that stores revision 0 (the async store runs it too)."""
         self._check_stamp(first)
         sid = first.sid
         if first.rev != 0 or first.parent_rev is not None:
@@ -72,67 +79,12 @@ class PostgresStore(PostgresErase, StateStore):
         row = (0, *packed(encoded.row))
         entry = listed(first.state)
         if hashes:
-            rows = self._query(CREATE_BLOBS, (sid, hashes, zs, datas, *entry, *row))
-        else:
-            rows = self._query(CREATE, (sid, *entry, *row))
-        if not rows:
-            raise RevConflict(f"session {sid!r} already exists", sid=sid)
-        timer = timer_of(first.state)
-        if timer is not None:  # paused before its first state: listed as waiting
-            self._query("INSERT INTO st_timers (id, due, waiting) VALUES (%s, %s, %s)"
-                        " RETURNING id", (rows[0][0], timer[0], int(timer[1])))
-        self._ids[sid] = rows[0][0]
-        self._remember(sid, encoded)
-        return first
+            return CREATE_BLOBS, (sid, hashes, zs, datas, *entry, *row), encoded
+        return CREATE, (sid, *entry, *row), encoded
 
-    def commit(self, revision: Revision, *, expected_rev: int) -> Revision:
-        """Append ``revision`` if the head is still ``expected_rev``: the compare-and-set,
-        the blobs and the row are one statement, so concurrent workers cannot both win.
-        """
-        self._check_stamp(revision)
-        sid = revision.sid
-        if revision.rev != expected_rev + 1 or revision.parent_rev != expected_rev:
-            self._session(sid)
-            raise RevConflict(
-                f"revision {revision.rev} (parent {revision.parent_rev}) does not follow "
-                f"expected_rev {expected_rev}", sid=sid, rev=revision.rev, expected=expected_rev)
-        session = self._ids.get(sid) or self._session(sid)[0]
-        try:
-            parent = self._entry(sid, expected_rev, session)
-        except UnknownRevision as exc:
-            raise RevConflict(f"expected_rev {expected_rev} is ahead of the head", sid=sid,
-                              expected=expected_rev) from exc
-        encoded = encode_revision(revision, parent, self.snapshot_every)
-        hashes, zs, datas = self._new_blobs(encoded)
-        row = (revision.rev, *packed(encoded.row))
-        head = (revision.rev, session, expected_rev)
-        # Most steps keep the verdict object as it was: one identity test per commit.
-        old, new = parent.revision.state.verdict, revision.state.verdict
-        retime, timer = timer_change(parent.revision.state, revision.state)
-        if retime:  # a wait or a retry starts or ends: the timer moves in the same statement
-            label = verdict_label(new)
-            relabel = old is not new and label != verdict_label(old)
-            sql, times = commit_sql(bool(hashes), relabel, timer, retime)
-            rows = self._query(sql, (*head, *((hashes, zs, datas) if hashes else ()),
-                                     *((label,) if relabel else ()), *times, *row))
-        elif old is not new and verdict_label(old) != verdict_label(new):
-            label = verdict_label(new)
-            if hashes:
-                rows = self._query(COMMIT_BLOBS_LABEL, (*head, hashes, zs, datas, label, *row))
-            else:
-                rows = self._query(COMMIT_LABEL, (*head, label, *row))
-        elif hashes:
-            rows = self._query(COMMIT_BLOBS, (*head, hashes, zs, datas, *row))
-        else:
-            rows = self._query(COMMIT, (*head, *row))
-        if not rows:
-            found = self._query("SELECT head FROM st_sessions WHERE id = %s", (session,))
-            if not found or found[0][0] < 0:  # head -1: deleted
-                raise UnknownSession(f"no session {sid!r}", sid=sid)
-            raise RevConflict(f"head is {found[0][0]}, not {expected_rev}", sid=sid,
-                              head=found[0][0], expected=expected_rev)
+    def _created(self, sid: str, session: int, encoded: Encoded) -> None:
+        self._ids[sid] = session
         self._remember(sid, encoded)
-        return revision
 
     def head(self, sid: str) -> Revision:
         """The newest revision (the head is always read from the server)."""
@@ -230,14 +182,14 @@ class PostgresStore(PostgresErase, StateStore):
     def waiting(self, query: WaitingQuery) -> WaitingPage:
         """A page of the review queue from ``st_timers`` (state/postgres/queue.py)."""
         from claimfsm.state.catalog import SummaryQuery
+        from claimfsm.state.postgres.catalog import fill_timers
         from claimfsm.state.postgres.queue import waiting_page  # loads when queued
         from claimfsm.state.queue import scan_waiting
 
         if not self._catalog_complete:
             self.summaries(SummaryQuery(limit=1))  # fills an old database's catalog once
-        timers = self._locked(lambda: self._conn.execute(
-            "SELECT to_regclass('st_timers') IS NOT NULL").fetchone())
-        if not self._catalog_complete or timers != (True,):
+        timers = self._locked(lambda: fill_timers(self._conn, self.head))
+        if not self._catalog_complete or not timers:
             return scan_waiting(self.sessions(), self.head, query)  # read-only, from before
         return self._locked(lambda: waiting_page(self._conn, query))
 

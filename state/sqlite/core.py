@@ -8,8 +8,8 @@ import hashlib
 import os
 import sqlite3
 import threading
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, TypeVar
 
 from claimfsm._base.errors import BadInput, ErrorCode
@@ -17,6 +17,7 @@ from claimfsm._base.sqlite_read import ReadOnlyLink, read_mode
 from claimfsm.state import codec
 from claimfsm.state.codec import CodecError
 from claimfsm.state.errors import StoreError, UnknownRevision, UnknownSession
+from claimfsm.state.sqlite.batch import begin, end, savepoint
 from claimfsm.state.sqlite.db import (
     DURABILITY_MODES,
     HEAD,
@@ -112,6 +113,7 @@ class SQLiteCore:
         self._blobs: Lru[str, bytes] = Lru(max(64, cache_size // 4))
         self._known: Lru[str, bool] = Lru(65536)
         self._closed = False
+        self._batching = False  # inside batch(): writes are savepoints of its transaction
 
     def _open_writer(self) -> sqlite3.Connection:
         """The write connection (and the group committer), opened on the first write."""
@@ -174,6 +176,10 @@ class SQLiteCore:
 
     def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         try:
+            if self._batching:
+                with self._lock:  # the batch's thread re-enters; others wait for its end
+                    if self._batching:
+                        return savepoint(self._writer(), fn)
             if self.durability == "group":
                 with self._lock:
                     self._writer()
@@ -188,6 +194,8 @@ class SQLiteCore:
         """Run ``fn``, which issues exactly one writing statement, in autocommit: SQLite
         makes that statement its own transaction (no BEGIN/COMMIT round trips).
         """
+        if self._batching:
+            return self._write(fn)
         with self._lock, self._queue:
             try:
                 conn = self._writer()
@@ -290,6 +298,42 @@ class SQLiteCore:
         if encoded.blobs:
             for digest in encoded.blobs:
                 self._known.put(digest, True)
+
+    @contextmanager
+    def batch(self) -> Iterator[object]:
+        """Writes in one transaction (state/sqlite/batch.py); a batch inside a batch is
+        part of it. If the batch fails, the revisions it committed are forgotten by the
+        caches too (none of them exists)."""
+        with self._lock:
+            if self._batching:
+                yield self
+                return
+            try:
+                conn = self._writer()
+                with self._queue:
+                    begin(conn, self._budget)
+                    self._batching = True
+                    try:
+                        yield self
+                    except BaseException:
+                        self._batching = False
+                        self._forget()
+                        end(conn, ok=False)
+                        raise
+                    self._batching = False
+                    try:
+                        end(conn, ok=True)
+                    except BaseException:
+                        self._forget()
+                        end(conn, ok=False)
+                        raise
+            except sqlite3.Error as exc:
+                raise store_error(exc, self.path) from exc
+
+    def _forget(self) -> None:
+        self._entries.clear()
+        self._ids.clear()
+        self._known.clear()
 
     def clear_cache(self) -> None:
         """Forget decoded revisions and blobs (the next reads decode from the file)."""

@@ -63,10 +63,15 @@ _SCHEMA = (
     # Sessions that hold (wait for a person) or are due (a wait deadline, a retry): a row
     # only while they are, written by the commit that changes it (state/holds.py), so a
     # session that never waits writes nothing here; ``claimfsm tick`` seeks the index.
+    # ``since``: when a holding session's hold began, the review queue's order (its own
+    # index, st_timers_queue, is made by init_schema once the column is there).
     "CREATE TABLE IF NOT EXISTS st_timers (id INTEGER PRIMARY KEY, due TEXT,"
-    " waiting INTEGER NOT NULL)",
+    " waiting INTEGER NOT NULL, since TEXT)",
     "CREATE INDEX IF NOT EXISTS st_timers_due ON st_timers (due, id) WHERE due IS NOT NULL",
 )
+# The review queue's order: waiting sessions by when their hold began.
+_QUEUE_INDEX = ("CREATE INDEX IF NOT EXISTS st_timers_queue ON st_timers (since, id)"
+                " WHERE waiting = 1")
 # Version 1 kept each session's head in ``st_sessions.head``, moved by this trigger: a
 # second b-tree page written by every commit (~10 us of a ~100 us step). Version 2 finds
 # the head from the keys (:data:`HEAD`); a version-1 file is upgraded on its first
@@ -186,6 +191,15 @@ def init_schema(conn: sqlite3.Connection, budget: float) -> None:
             # Sessions from before timers: their pending retries are read once, by the
             # first tick (state/sqlite/timers.py).
             c.execute("INSERT OR REPLACE INTO st_meta VALUES ('timers', 'fill')")
+        if "st_timers" in tables and c.execute(
+                "SELECT count(*) FROM pragma_table_info('st_timers') WHERE name = 'since'"
+        ).fetchone() == (0,):
+            # A table from before the queue's order by ``since``: the column, and the
+            # waiting sessions' holds read once by the first tick or queue page.
+            c.execute("ALTER TABLE st_timers ADD COLUMN since TEXT")
+            if c.execute("SELECT 1 FROM st_timers WHERE waiting = 1").fetchone():
+                c.execute("INSERT OR REPLACE INTO st_meta VALUES ('timers', 'fill')")
+        c.execute(_QUEUE_INDEX)
         c.execute("INSERT OR IGNORE INTO st_meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         found = c.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone()[0]
         while found in _UPGRADES:
@@ -197,13 +211,13 @@ def init_schema(conn: sqlite3.Connection, budget: float) -> None:
 
     try:
         row = conn.execute(
-            "SELECT value, (SELECT count(*) FROM sqlite_master WHERE type='table' AND"
-            " name IN ('st_catalog', 'st_tombstones', 'st_timers')) FROM st_meta"
+            "SELECT value, (SELECT count(*) FROM sqlite_master WHERE name IN ('st_catalog',"
+            " 'st_tombstones', 'st_timers', 'st_timers_queue')) FROM st_meta"
             " WHERE key='schema'"
         ).fetchone()
     except sqlite3.OperationalError:
         row = None  # a new file: no st_ tables yet
-    if row == (SCHEMA_VERSION, 3):  # the three tables added since version 3 are there
+    if row == (SCHEMA_VERSION, 4):  # the tables and the queue index added since 3 are there
         return
     transaction(conn, create, budget)
 

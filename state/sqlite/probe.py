@@ -120,7 +120,8 @@ def before_writing(path: str) -> bool:
             return False  # empty (a new store) or not SQLite: the connection says which
     names, schema = _read_names(Path(path))
     refuse_unknown(schema)
-    return schema == SCHEMA_VERSION and "st_catalog" in names and "st_timers" in names
+    return (schema == SCHEMA_VERSION and "st_catalog" in names and "st_timers" in names
+            and "st_timers_queue" in names)
 
 
 def refuse_unknown(schema: str | None) -> None:

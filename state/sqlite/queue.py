@@ -20,7 +20,7 @@ _CLAIM = ("INSERT INTO st_catalog (id, claim) VALUES (?, ?)"
           " ON CONFLICT (id) DO UPDATE SET claim = excluded.claim")
 # CROSS JOIN keeps st_timers the outer loop: the planner must not walk every session.
 _PAGE = (
-    "SELECT s.id, s.sid, r.k & 4294967295, r.fsm, r.ts, c.claim, c.verdict"
+    "SELECT s.id, s.sid, r.k & 4294967295, r.fsm, r.ts, c.claim, c.verdict, t.since"
     " FROM st_timers t CROSS JOIN st_sessions s ON s.id = t.id"
     f" CROSS JOIN st_revisions r ON r.k = {HEAD.replace('?1', '(s.id << 32)')}"
     " LEFT JOIN st_catalog c ON c.id = s.id WHERE t.waiting = 1"
@@ -30,27 +30,28 @@ Run = Callable[[Callable[[sqlite3.Connection], Any]], Any]
 
 
 def has_timers(c: sqlite3.Connection) -> bool:
-    """Whether the file has ``st_timers`` (a read-only file from before it has not)."""
-    return c.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='st_timers'"
-                     ).fetchone() is not None
+    """Whether the file has ``st_timers`` with the queue's index on ``since`` (a file
+    from before them, opened read-only, has not: it is scanned)."""
+    return c.execute("SELECT 1 FROM sqlite_master WHERE type='index'"
+                     " AND name='st_timers_queue'").fetchone() is not None
 
 
 def waiting_page(read: Run, write: Run | None, first: Callable[[str], Revision],
                  query: WaitingQuery) -> WaitingPage:
     """A page of ``query``; ``write`` is ``None`` while the store may not write."""
     where, params = queue_filters(query, "?")
-    sql = _PAGE + where + " ORDER BY r.ts, s.id LIMIT ?"
+    sql = _PAGE + where + " ORDER BY t.since, t.id LIMIT ?"
     filled: list[tuple[int, str]] = []
 
     def run(c: sqlite3.Connection) -> list[WaitingItem]:
         out = []
-        for seq, sid, rev, fsm, ts, claim, verdict in c.execute(sql, (*params,
-                                                                       query.limit + 1)):
+        for seq, sid, rev, fsm, ts, claim, verdict, since in c.execute(
+                sql, (*params, query.limit + 1)):
             if claim is None:
                 claim = first(sid).state.claim
                 filled.append((seq, claim))
             out.append(WaitingItem(seq=seq, sid=sid, claim=claim, fsm=fsm, verdict=verdict,
-                                   revisions=rev + 1, updated=ts))
+                                   revisions=rev + 1, updated=ts, since=since or ""))
         return out
 
     items = read(run)

@@ -240,10 +240,12 @@ class SQLiteStore(SQLiteErase, StateStore):
         from claimfsm.state.catalog import SummaryQuery
         from claimfsm.state.queue import scan_waiting
         from claimfsm.state.sqlite.queue import has_timers, waiting_page  # loads when queued
+        from claimfsm.state.sqlite.timers import ready
 
         if self._catalog is None or not self._catalog.ready:
             self.summaries(SummaryQuery(limit=1))  # fills an old file's catalog once
-        if not self._read(has_timers) or not self._catalog or not self._catalog.ready:
+        if (not self._read(has_timers) or not self._catalog or not self._catalog.ready
+                or not ready(self._read, self._write, self.head, self.readonly)):
             return scan_waiting(self.sessions(), self.head, query)  # read-only, from before
         return waiting_page(self._read, None if self._conn is None else self._write,
                             lambda sid: self.get(sid, 0), query)

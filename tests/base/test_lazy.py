@@ -53,6 +53,8 @@ def test_the_front_door_is_the_documented_list() -> None:
         "__version__", "define_machine", "linear", "replay_record", "skill", "wait",
         # model-backed skills of one's own (docs/models.md)
         "ModelFailure", "ModelUse", "ask_model", "model_tools",
+        # asyncio applications (docs/async.md)
+        "AsyncEngine",
     }
 
 

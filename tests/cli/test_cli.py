@@ -71,7 +71,9 @@ def test_full_session_step_by_step_show_history_rollback_fork(db: str) -> None:
     forked = run("fork", sid, "--at", "2", "--db", db).output.strip()
     assert forked and forked != sid
     fhist = as_json(run("history", forked, "--db", db, "--json"))
-    assert isinstance(fhist, list) and [r["rev"] for r in fhist] == [0, 1, 2]
+    assert isinstance(fhist, list) and [r["rev"] for r in fhist] == [0, 1, 2, 3]
+    assert fhist[3]["events"] == [{"type": "Forked", "from": {"sid": sid, "rev": 2},
+                                   "changes": []}]
 
 
 def test_verify_json_has_the_documented_shape(db: str) -> None:

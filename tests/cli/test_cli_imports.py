@@ -90,9 +90,9 @@ def test_show_json_is_unchanged_by_the_store_only_open(tmp_path: Path) -> None:
         from claimfsm.engine.views import revision_json
 
         head = eng.store.head(sid)
-        # plus the session's machine version (docs/versioning.md)
+        # plus the session's machine version (docs/versioning.md) and lineage
         assert shown == {**orjson.loads(orjson.dumps(revision_json(head))),
-                         "version": eng.driver.version}
+                         "version": eng.driver.version, "forked_from": None, "forks": []}
 
 
 def test_a_retrieval_step_loads_neither_the_planner_s_analysis_nor_the_memory_store(

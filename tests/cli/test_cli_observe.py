@@ -115,9 +115,16 @@ def test_ui_logs_steps_as_json_lines(tmp_path: Path) -> None:
         assert step.status_code == 200
         metrics = httpx.get(f"{base}/metrics", timeout=30).text
         assert "claimfsm_commits_total 1.0" in metrics
-        event = json.loads(proc.stderr.readline())
+        # The request log comes in the same format: start, the step's event, the step.
+        events = [json.loads(proc.stderr.readline()) for _ in range(3)]
     finally:
         proc.terminate()
         proc.wait(20)
+    started, event, stepped = events
     assert event["event"] == "step" and event["sid"] == sid
     assert event["rev"] == 1 and event["code"] is None
+    assert [(e["event"], e["method"], e["path"], e["status"], e["actor"])
+            for e in (started, stepped)] == [
+        ("request", "POST", "/api/v1/sessions", 201, "-"),
+        ("request", "POST", f"/api/v1/sessions/{sid}/step", 200, "-")]
+    assert started["ms"] > 0

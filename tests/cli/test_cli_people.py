@@ -121,10 +121,32 @@ def test_tick_advances_a_due_retry_once(db: str) -> None:
         assert store.due("9999-01-01T00:00:00.000000") == [sid]
     first = run("tick", "--db", db, "--json")
     assert first.exit_code == 0, first.output
-    assert js(first) == {"due": 1, "advanced": 1, "skipped": 0, "sids": [sid]}
+    assert js(first) == {"due": 1, "advanced": 1, "skipped": 0, "sids": [sid], "conflicts": []}
     head = js(run("show", sid, "--db", db, "--json"))
     assert head["fsm"] == "DONE" and head["state"]["retry"] is None
     assert js(run("tick", "--db", db, "--json"))["due"] == 0
+
+
+def test_tick_logs_its_steps_in_the_chosen_format(db: str) -> None:
+    sid = run("start", CLAIM, "--db", db).output.strip()
+    past = (datetime.now(UTC) - timedelta(seconds=5)).isoformat(timespec="microseconds")
+    with open_store(db) as store:
+        head = store.head(sid)
+        retry = RetryState(state="PARSE_CLAIM", attempts=1, next_at=past, code="RATE_LIMITED")
+        store.commit(Revision(sid=sid, rev=1, parent_rev=0, fsm="PARSE_CLAIM", skill=None,
+                              envelope=None, state=head.state.model_copy(update={
+                                  "retry": retry}), ts=past, events=[]), expected_rev=0)
+    done = CliRunner().invoke(main, ["tick", "--db", db, "--log-format", "json"])
+    assert done.exit_code == 0, done.output
+    lines = [orjson.loads(line) for line in done.stderr.splitlines()]
+    steps = [line for line in lines if line["event"] == "step"]
+    assert steps and {line["sid"] for line in steps} == {sid}
+    assert [line["rev"] for line in steps] == list(range(2, 2 + len(steps)))
+    assert lines[-1]["event"] == "tick" and (lines[-1]["due"], lines[-1]["advanced"]) == (1, 1)
+    text = CliRunner().invoke(main, ["tick", "--db", db, "--log-format", "text"])
+    assert text.exit_code == 0 and " tick due=0 advanced=0 skipped=0" in text.stderr
+    bad = CliRunner().invoke(main, ["tick", "--db", db, "--log-format", "xml"])
+    assert bad.exit_code == 2 and "--log-format" in bad.output
 
 
 def test_report_html_says_who_decided_and_why(db: str, tmp_path: Path) -> None:

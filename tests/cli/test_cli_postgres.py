@@ -37,7 +37,8 @@ def test_session_commands_on_a_url(pg_url: str, tmp_path: Path) -> None:
     assert back["rev"] == len(hist) and back["fsm"] == "RETRIEVAL"
     forked = run("fork", sid, "--at", "2", "--db", pg_url).output.strip()
     shown = orjson.loads(run("show", forked, "--db", pg_url, "--json").output)
-    assert shown["rev"] == 2 and shown["sid"] == forked
+    assert shown["rev"] == 3 and shown["sid"] == forked
+    assert shown["forked_from"]["sid"] == sid and shown["forked_from"]["rev"] == 2
     record = tmp_path / "s.jsonl"
     assert run("export", sid, "--db", pg_url, "-o", str(record)).exit_code == 0
     assert record.read_bytes().count(b"\n") >= len(hist)
@@ -45,7 +46,8 @@ def test_session_commands_on_a_url(pg_url: str, tmp_path: Path) -> None:
     assert fsck["ok"] and fsck["sessions"] == 3
     listed = orjson.loads(run("sessions", "--db", pg_url, "--json").output)
     assert [item["sid"] for item in listed["items"]][:2] == [forked, sid]
-    assert listed["items"][0]["revisions"] == 3 and listed["next"] is None
+    assert listed["items"][0]["revisions"] == 4 and listed["next"] is None
+    assert listed["items"][0]["forked_from"]["sid"] == sid
     done = orjson.loads(run("sessions", "--db", pg_url, "--json", "--verdict", "refutes").output)
     assert [item["claim"] for item in done["items"]] == ["Sydney is the capital of Australia."]
     assert run("compact", "--db", pg_url).exit_code == 0

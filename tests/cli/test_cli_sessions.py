@@ -37,7 +37,7 @@ def test_lists_newest_first_with_state_verdict_and_claim(db: tuple[str, list[str
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
     assert lines[0].split() == ["#", "session", "state", "verdict", "revs", "updated", "version",
-                                "claim"]
+                                "forked", "from", "claim"]
     assert [line.split()[1] for line in lines[1:]] == sids[::-1]
     done = next(line for line in lines if sids[1] in line)
     assert " DONE " in done and "The Eiffel Tower is in Berlin." in done
@@ -51,8 +51,9 @@ def test_json_is_the_store_listing(db: tuple[str, list[str]]) -> None:
     body = orjson.loads(res.output)
     with Engine.open(path, config=EngineConfig(seed=False)) as eng:
         expected = eng.store.summaries(SummaryQuery(q="eiffel", limit=1)).to_json()
-        for item in expected["items"]:  # plus each session's machine version
+        for item in expected["items"]:  # plus each session's machine version and parent
             item["version"] = eng.driver.version
+            item["forked_from"] = None
     assert body == expected
     assert [item["claim"] for item in body["items"]] == ["The Eiffel Tower was completed in 1889."]
     following = orjson.loads(run("sessions", "--db", path, "--json", "-q", "eiffel",

@@ -200,6 +200,6 @@ def test_the_ui_only_looked_at_changes_no_byte_then_writes_when_asked(
             res = client.post(f"/api/v1/sessions/{sid}/fork", json={"at": 2})
             assert res.status_code == 201, res.text
             forked = res.json()["sid"]
-            assert client.get(f"/api/v1/sessions/{forked}/head").json()["rev"] == 2
+            assert client.get(f"/api/v1/sessions/{forked}/head").json()["rev"] == 3
     assert snapshot(db.parent) != before  # it wrote when asked to
     assert invoke("fsck", "--db", str(db)).output.startswith("ok: ")

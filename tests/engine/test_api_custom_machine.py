@@ -67,13 +67,14 @@ def test_pipeline_runs_rewinds_forks_and_survives_a_reopen(backend: str, tmp_pat
         head = driver.run(sid)
         assert (head.fsm, head.rev, head.state.memory) == ("DONE", 9, {"n": 6})
         fork = driver.fork(sid, 2, "copy")
-        assert [r.fsm for r in store.history("copy")] == ["FETCH", "CLEAN", "SCORE"]
+        # Revisions 0..2 copied, then the fork's own (same state, its parent recorded).
+        assert [r.fsm for r in store.history("copy")] == ["FETCH", "CLEAN", "SCORE", "SCORE"]
         assert fork.state.sid == "copy" and fsck(store).ok
     if backend == "sqlite":
         with SQLiteStore(tmp_path / "p.db") as again:
             assert again.head(sid).state.memory == {"n": 6}
             resumed = PIPELINE.driver(again).run("copy")
-            assert resumed.fsm == "DONE" and resumed.rev == 6
+            assert resumed.fsm == "DONE" and resumed.rev == 7
             assert fsck(again).ok
 
 

@@ -222,8 +222,10 @@ def test_fork_starts_a_new_session_from_a_revision() -> None:
     d.step(sid)
     d.step(sid)
     forked = d.fork(sid, 1)
-    assert forked.sid != sid and forked.rev == 1
+    assert forked.sid != sid and forked.rev == 2 and forked.parent_rev == 1
+    assert forked.events == [{"type": "Forked", "from": {"sid": sid, "rev": 1}, "changes": []}]
     assert forked.state.memory == {"x": 1} and forked.state.sid == forked.sid
+    assert [r.state.memory for r in d.store.history(forked.sid)] == [{}, {"x": 1}, {"x": 1}]
     assert d.store.head(sid).rev == 2
 
 

@@ -129,7 +129,8 @@ def test_tick_moves_a_passed_deadline_once(tmp_path: Path) -> None:
     with SQLiteStore(tmp_path / "t.db") as store:
         wf, sids = _due_sessions(store, 3)
         early = wf.driver(store, clock=FixedClock(T0 + timedelta(seconds=59)))
-        assert tick(early).to_json() == {"due": 0, "advanced": 0, "skipped": 0, "sids": []}
+        assert tick(early).to_json() == {"due": 0, "advanced": 0, "skipped": 0, "sids": [],
+                                     "conflicts": []}
         late = wf.driver(store, clock=FixedClock(T0 + timedelta(seconds=60)))
         report = tick(late, limit=2)
         assert (report.due, report.advanced) == (2, 2)

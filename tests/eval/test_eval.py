@@ -75,7 +75,7 @@ def test_json_report_has_exactly_the_issue_keys() -> None:
     assert res.exit_code == 0, res.output
     body = orjson.loads(res.output)
     assert list(body) == ["claims", "retrieval", "stance", "verdict", "verdict_gold", "strict",
-                          "claims_per_s", "checks"]
+                          "claims_per_s", "checks", "split"]
     assert body["claims"] == 6
     assert list(body["retrieval"]) == ["recall@5", "recall@10", "recall@20", "hit@5"]
     assert list(body["stance"]) == ["accuracy", "macro_f1"]
@@ -96,6 +96,32 @@ def test_json_report_has_exactly_the_issue_keys() -> None:
     assert set(body["checks"]) == set(CHECKS)
     assert 0.0 <= body["strict"] <= body["verdict"]["accuracy"]
     assert body["claims_per_s"] > 0
+
+
+def test_json_split_counts_every_step_and_tool_call_by_state() -> None:
+    body = orjson.loads(cli(str(DATASET), "--corpus", str(CORPUS), "--json").output)
+    split = body["split"]
+    states = split["states"]
+    assert list(states) == ["PARSE_CLAIM", "RETRIEVAL", "EXTRACT", "VERIFY", "AGGREGATE"]
+    assert states["PARSE_CLAIM"] == {**states["PARSE_CLAIM"], "skill": "parse_claim",
+                                     "steps": 6}
+    assert states["AGGREGATE"]["skill"] == "verdict_aggregate"
+    assert states["AGGREGATE"]["steps"] == 6  # every claim finishes
+    for row in states.values():
+        assert row["ms_per_claim"] > 0 and row["cpu_ms_per_claim"] >= 0
+    tools = split["tools"]
+    assert {"web_search", "page_fetch", "sentence_extract"} <= set(tools)
+    assert tools["page_fetch"]["calls"] == tools["sentence_extract"]["calls"] > 0
+    assert sum(t["ms_per_claim"] for t in tools.values()) <= sum(
+        s["ms_per_claim"] for s in states.values())
+    assert set(split["outside_steps"]) == {"ms_per_claim", "cpu_ms_per_claim"}
+
+
+def test_timing_leaves_the_driver_as_it_was(engine: Engine) -> None:
+    before = engine.driver.observer
+    rep = evaluate(engine, read_dataset(DATASET, limit=2))
+    assert engine.driver.observer is before
+    assert rep.split.states["PARSE_CLAIM"].steps == 2
 
 
 def test_retrieval_finds_the_gold_sentences_of_the_small_corpus() -> None:

@@ -104,9 +104,9 @@ def test_rollback_and_fork(client: TestClient) -> None:
     forked = client.post(f"/api/v1/sessions/{sid}/fork", json={"at": 2})
     assert forked.status_code == 201
     new = forked.json()["sid"]
-    assert new != sid and forked.json()["rev"] == 2
+    assert new != sid and forked.json()["rev"] == 3
     hist = client.get(f"/api/v1/sessions/{new}/history").json()
-    assert hist["total"] == 3
+    assert hist["total"] == 4
     _error(client.post(f"/api/v1/sessions/{sid}/fork", json={"at": 99}), 404,
            "UNKNOWN_REVISION")
 
@@ -238,14 +238,24 @@ def test_an_unexpected_error_is_one_internal_line(client: TestClient, monkeypatc
 
 def test_openapi_lists_every_api_route(client: TestClient) -> None:
     served = client.get("/api/v1/openapi.json").json()
-    assert served == openapi() and served["openapi"].startswith("3.")
+    records = client.get("/api/v1/records").json()["records"]
+    assert served == openapi(None, records) and served["openapi"].startswith("3.")
+    assert served["components"]["schemas"]["ReplayRequest"]["properties"]["name"][
+        "enum"] == records
     routes = {(m.lower(), r.path) for r in client.app.routes  # type: ignore[attr-defined]
               for m in (r.methods or ()) if r.path.startswith("/api/") and m != "HEAD"}
     documented = {(m, p) for p, ops in served["paths"].items() for m in ops}
     assert routes == documented
+    ids = [op["operationId"] for ops in served["paths"].values() for op in ops.values()]
+    assert len(ids) == len(set(ids)) == len(documented)
     for ops in served["paths"].values():
         for op in ops.values():
-            assert {"404", "409", "422"} <= set(op["responses"])
+            success = [s for s in op["responses"] if s.startswith("2")]
+            assert len(success) == 1 and op["responses"][success[0]]["content"]
+            # Only what the operation can answer: a read of the listing has no 404 or 409.
+            assert {"421", "403", "500"} <= set(op["responses"])
+    listing = served["paths"]["/api/v1/sessions"]["get"]["responses"]
+    assert not {"404", "409", "413", "415"} & set(listing)
 
 
 def test_export_is_what_the_cli_writes_and_check_verifies(client: TestClient,

@@ -55,7 +55,7 @@ def test_the_pages_inline_the_packaged_bytes(tmp_path: Path) -> None:
         assert body.count(b"<style>") == 1 and style in body, url
     assert b"<script>\n" + packaged("sessions.js") + b"</script>" in pages["/"]
     assert b"<script>\n" + packaged("session.js") + b"</script>" in pages[f"/sessions/{sid}"]
-    assert b"<script>" not in pages["/replay"]
+    assert b"<script>\n" + packaged("replay.js") + b"</script>" in pages["/replay"]
 
 
 def test_the_report_inlines_the_stylesheet_and_no_script(tmp_path: Path) -> None:

@@ -163,7 +163,9 @@ def test_rollback_and_fork_from_the_page(browser: Any, site: Any, tmp_path: Path
     until(browser, lambda d: d.find_element(By.ID, "head-fsm").text == "RETRIEVAL")
     assert "rolled back" in browser.find_element(By.ID, "msg").text
     browser.find_element(By.CSS_SELECTOR, 'button[data-fork="2"]').click()
-    until(browser, lambda d: sids[1] not in d.current_url and rows(d) == ["0", "1", "2"])
+    # The fork: revisions 0..2 copied, then its own revision 3 naming its parent.
+    until(browser, lambda d: sids[1] not in d.current_url and rows(d) == ["0", "1", "2", "3"])
+    assert f"Forked from {sids[1]}@2" in browser.find_element(By.ID, "forked-from").text
     shot(browser, tmp_path, "forked")
 
 

@@ -60,8 +60,11 @@ def test_a_page_deep_in_the_session(client: Any, long_db: tuple[Path, list[Revis
                     "total": N, "next_offset": 1107}
     end = client.get(f"/api/v1/sessions/long/history?offset={N - 1}&limit=1000").json()
     assert [r["rev"] for r in end["items"]] == [N - 1] and end["next_offset"] is None
-    past = client.get(f"/api/v1/sessions/long/history?offset={10**30}").json()
+    past = client.get(f"/api/v1/sessions/long/history?offset={2**62}").json()
     assert past == {"items": [], "total": N, "next_offset": None}
+    # Past the store's 64-bit integers: refused, not a 500 and not an empty page.
+    over = client.get(f"/api/v1/sessions/long/history?offset={10**30}")
+    assert over.status_code == 422 and over.json()["error"]["field"] == "offset"
 
 
 @pytest.mark.parametrize("query,field", [("limit=0", "limit"), ("limit=1001", "limit"),

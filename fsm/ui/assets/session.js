@@ -30,6 +30,60 @@ async function refresh() {
     if (selected !== null) mark(selected);
   } finally { busy = false; }
 }
+// Everything outside #live that depends on the head follows it too: the actions that
+// cannot apply are disabled (the reason on hover), the diff pickers span the revisions
+// shown now (unless the reader typed into them), times are relative.
+const pickers = document.getElementById('diff');
+let picked = false;
+pickers.addEventListener('input', () => { picked = true; });
+function follow() {
+  const blockedWhy = document.getElementById('head-fsm').dataset.blocked || '';
+  ['step', 'run'].forEach(id => {
+    const b = document.getElementById(id);
+    b.disabled = blockedWhy !== '';
+    if (blockedWhy) b.title = blockedWhy; else b.removeAttribute('title');
+  });
+  const shown = Array.from(document.querySelectorAll('tr.rev'), tr => parseInt(tr.dataset.rev, 10));
+  pickers.a.max = head; pickers.b.max = head;
+  if (!picked && shown.length) {
+    pickers.a.value = Math.min(...shown); pickers.b.value = Math.max(...shown);
+  }
+  relative();
+  filter(filtered);
+}
+function ago(ms) {
+  const s = Math.round(ms / 1000);
+  if (s < 5) return 'just now';
+  if (s < 60) return s + ' s ago';
+  if (s < 3600) return Math.floor(s / 60) + ' min ago';
+  if (s < 86400) return Math.floor(s / 3600) + ' h ago';
+  return Math.floor(s / 86400) + ' d ago';
+}
+function relative() {
+  const now = Date.now();
+  document.querySelectorAll('#live time[datetime]').forEach(t => {
+    const at = Date.parse(t.getAttribute('datetime'));
+    if (!isNaN(at)) t.textContent = ago(now - at);  // the exact time stays in the title
+  });
+}
+// A state of the diagram (or of its vertical list) shows only the revisions in it.
+let filtered = null;
+function filter(state) {
+  filtered = state;
+  let n = 0;
+  document.querySelectorAll('tr.rev').forEach(tr => {
+    const hide = state !== null && tr.dataset.fsm !== state;
+    tr.hidden = hide; if (!hide) n++;
+  });
+  document.querySelectorAll('#diagram [data-state]').forEach(g =>
+    g.classList.toggle('chosen', g.dataset.state === state));
+  const box = document.getElementById('filter');
+  if (state === null) { box.hidden = true; box.innerHTML = ''; return; }
+  box.hidden = false;
+  box.innerHTML = 'Showing the ' + n + ' revision' + (n === 1 ? '' : 's') + ' in <b>' +
+    esc(state) + '</b> <button type="button" class="small" id="show-all">show all</button>';
+  document.getElementById('show-all').addEventListener('click', () => filter(null));
+}
 function mark(rev) {
   document.querySelectorAll('tr.rev').forEach(tr =>
     tr.classList.toggle('sel', tr.dataset.rev === String(rev)));
@@ -39,16 +93,41 @@ async function select(rev) {
   const r = await fetch(api + '/revisions/' + rev);
   const data = await r.json();
   const box = document.getElementById('detail');
+  box.classList.add('open');
   box.innerHTML = '<h2>Revision ' + rev + ' <span class="muted">' + esc(data.fsm) +
     '</span></h2><h3>Envelope</h3><pre id="detail-envelope">' +
     esc(JSON.stringify(data.envelope, null, 2)) + '</pre><h3>Events</h3><pre id="detail-events">' +
     esc(JSON.stringify(data.events, null, 2)) + '</pre><h3>State</h3><pre id="detail-state">' +
     esc(JSON.stringify(data.state, null, 2)) + '</pre>';
+  // Where the reader is looking: the detail may sit far below the clicked row.
+  box.scrollIntoView({block: 'start', behavior: 'instant'});
+  box.focus({preventScroll: true});
 }
 function bind() {
-  document.querySelectorAll('tr.rev').forEach(tr => tr.addEventListener('click', (ev) => {
-    if (ev.target.tagName !== 'BUTTON') select(parseInt(tr.dataset.rev, 10));
-  }));
+  document.querySelectorAll('tr.rev').forEach(tr => {
+    tr.addEventListener('click', (ev) => {
+      if (ev.target.tagName !== 'BUTTON') select(parseInt(tr.dataset.rev, 10));
+    });
+    tr.addEventListener('keydown', (ev) => {
+      if (ev.target === tr && (ev.key === 'Enter' || ev.key === ' ')) {
+        ev.preventDefault(); select(parseInt(tr.dataset.rev, 10));
+      }
+    });
+  });
+  document.querySelectorAll('#diagram [data-state]').forEach(g => {
+    if (g.tagName.toLowerCase() === 'g') {  // SVG states: reachable by keyboard too
+      g.setAttribute('tabindex', '0'); g.setAttribute('role', 'button');
+      g.setAttribute('aria-label', 'show only the revisions in ' + g.dataset.state);
+    }
+    const pick = () => filter(filtered === g.dataset.state ? null : g.dataset.state);
+    g.addEventListener('click', pick);
+    g.addEventListener('keydown', (ev) => {
+      if (g.tagName.toLowerCase() === 'g' && (ev.key === 'Enter' || ev.key === ' ')) {
+        ev.preventDefault(); pick();
+      }
+    });
+  });
+  follow();
   document.querySelectorAll('button[data-rollback]').forEach(b => b.addEventListener('click',
     async () => { const to = parseInt(b.dataset.rollback, 10);
       const reopen = root.dataset.fsm === 'FAILED' && confirm('Reopen the failed session?');
@@ -83,7 +162,8 @@ document.getElementById('diff').addEventListener('submit', async (ev) => {
   const data = await r.json();
   const out = document.getElementById('diff-out');
   if (!r.ok) { out.textContent = data.error.code + ': ' + data.error.msg; return; }
-  out.innerHTML = '<table id="diff-table"><tr><th>path</th><th>change</th><th>revision ' + a +
+  out.innerHTML = '<table id="diff-table" class="wrap"><colgroup><col class="c-path">' +
+    '<col class="c-op"><col><col></colgroup><tr><th>path</th><th>change</th><th>revision ' + a +
     '</th><th>revision ' + b + '</th></tr>' + data.changes.map(c => '<tr><td><code>' +
     esc(c.path) + '</code></td><td>' + c.op + '</td><td><code>' + esc(JSON.stringify(c.before)) +
     '</code></td><td><code>' + esc(JSON.stringify(c.after)) + '</code></td></tr>').join('') +
@@ -95,6 +175,6 @@ setInterval(async () => {
     const r = await fetch(api + '/head?brief=1');
     if (!r.ok) return;
     const d = await r.json();
-    if (d.rev !== head) refresh();
+    if (d.rev !== head) refresh(); else relative();
   } catch (e) { /* the server went away; keep the page */ }
 }, 1000);

@@ -10,3 +10,16 @@ document.getElementById('start').addEventListener('submit', async (ev) => {
     data.error.msg; return; }
   location.href = '/sessions/' + encodeURIComponent(data.sid);
 });
+// "3 min ago", the exact time on hover (the title the server wrote).
+function ago(ms) {
+  const s = Math.round(ms / 1000);
+  if (s < 5) return 'just now';
+  if (s < 60) return s + ' s ago';
+  if (s < 3600) return Math.floor(s / 60) + ' min ago';
+  if (s < 86400) return Math.floor(s / 3600) + ' h ago';
+  return Math.floor(s / 86400) + ' d ago';
+}
+document.querySelectorAll('#sessions time[datetime]').forEach(t => {
+  const at = Date.parse(t.getAttribute('datetime'));
+  if (!isNaN(at)) t.textContent = ago(Date.now() - at);
+});
