@@ -50,3 +50,29 @@ def test_answers_load_in_their_scope_and_drop_with_the_next(
                 again.close()
     finally:
         first.close()
+
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_deleting_a_session_drops_its_saved_answers(
+        backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """A deleted session's saved answers hold its queries: they go with it, and another
+    session's stay."""
+    from claimfsm import Engine, EngineConfig
+    from claimfsm.skills.context import FixedClock
+
+    url = backend == "postgres"
+    db = request.getfixturevalue("pg_url") if url else str(tmp_path / "s.db")
+    with Engine.open(db, config=EngineConfig(clock=FixedClock())) as eng:
+        gone = eng.driver.start("Water boils at 100 degrees.").sid
+        kept = eng.driver.start("The Moon orbits the Earth.").sid
+        saved = open_answers(db, url=url)
+        try:
+            saved.save(gone, "1", "t1/1/search/ab", b'{"q": "water boils"}')
+            saved.save(kept, "1", "t1/1/search/ab", b'{"q": "moon orbits"}')
+            report = eng.store.erase({gone: None}, actor="t", at="2026-11-26T00:00:00Z")
+            assert [stone.sid for stone in report.tombstones] == [gone]
+            assert saved.load(gone, "1") == {}
+            assert saved.load(kept, "1") == {"t1/1/search/ab": b'{"q": "moon orbits"}'}
+        finally:
+            saved.close()
