@@ -123,6 +123,12 @@ bench-evidence: install
 	$(BIN)/python -m tests.support.pg $(BIN)/python -m claimfsm.bench.evidence \
 		--data $(DATA) --http --json bench-evidence.json
 
+# Tool calls at the same time: RETRIEVAL of a 4 x 4 claim and batch on 2 Ray workers with
+# every search answering after 100 ms, against one call at a time (docs/retrieval.md).
+.PHONY: bench-concurrent
+bench-concurrent: install
+	RAY_USAGE_STATS_ENABLED=0 $(BIN)/python -m claimfsm.batch.bench_http --json bench-concurrent.json
+
 bench-ui: install
 	$(BIN)/claimfsm bench ui --json bench-ui.json
 

@@ -10,7 +10,8 @@ session killed mid-RETRIEVAL resumes from its head without re-running finished c
    the corpus by all of them), validate every request against its tool's params before
    anything runs; stay.
 2. steps pending     -> run the next ``batch`` of runnable plan steps (seed 004) through
-   ``ctx.tools``; a step whose ``expected_key`` is already in the outputs is ``skipped``
+   ``ctx.tools``, at the same time when it can gather them (their results kept in plan
+   order); a step whose ``expected_key`` is already in the outputs is ``skipped``
    and reuses that result; stay.
 3. all done          -> compare each subclaim's keywords with what its results cover
    (seed 003); for uncovered keywords inject a follow-up (first a differently-sourced
@@ -22,12 +23,13 @@ session killed mid-RETRIEVAL resumes from its head without re-running finished c
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import Field
 
 from claimfsm.skills.base import BaseIO, Skill, StRef
-from claimfsm.skills.context import SkillContext, ToolCaller
+from claimfsm.skills.context import SkillContext, ToolCall, ToolCaller
 from claimfsm.skills.envelope import Envelope
 from claimfsm.skills.followups import (
     Claim,
@@ -43,6 +45,7 @@ from claimfsm.skills.plan_steps import (
     QUERY_TYPE_FIELD,
     OutputPathMissing,
     PlanStep,
+    StepStatus,
     StepUpdate,
     extract,
     nest,
@@ -54,6 +57,7 @@ from claimfsm.skills.plan_steps import (
 )
 from claimfsm.skills.tool_request_compose import compose
 from claimfsm.skills.tools.core import QueryTypeUnsupported, ToolError
+from claimfsm.skills.tools.gather import CallRequest
 from claimfsm.skills.tools.registry import ToolRegistry
 from claimfsm.skills.versions import SKILL_VERSIONS
 
@@ -173,14 +177,14 @@ def _plan(inp: Input) -> list[PlanStep]:
             for s in steps]
 
 
-def _run_step(step: PlanStep, inp: Input, tools: ToolCaller) -> tuple[ResultRec, StepUpdate]:
-    rev = inp.st.rev + 1
-    if satisfied(step, inp.outputs):
-        rec = ResultRec(id=step.id, for_=step.for_, tool=step.tool, ok=True,
-                        msg=f"skipped: {step.expected_key} already in outputs",
-                        value=nest(step.output_path, inp.outputs[step.expected_key]))
-        return rec, StepUpdate(id=step.id, status="skipped", rev=rev)
-    call = tools.call(step.tool, step.params, call_id=step.id, key=step.for_)
+def _skipped(step: PlanStep, inp: Input) -> tuple[ResultRec, StepUpdate]:
+    rec = ResultRec(id=step.id, for_=step.for_, tool=step.tool, ok=True,
+                    msg=f"skipped: {step.expected_key} already in outputs",
+                    value=nest(step.output_path, inp.outputs[step.expected_key]))
+    return rec, StepUpdate(id=step.id, status="skipped", rev=inp.st.rev + 1)
+
+
+def _done(step: PlanStep, inp: Input, call: ToolCall) -> tuple[ResultRec, StepUpdate]:
     ok, code, msg = call.ok, call.code, call.message
     if ok:
         try:
@@ -189,7 +193,37 @@ def _run_step(step: PlanStep, inp: Input, tools: ToolCaller) -> tuple[ResultRec,
             ok, code, msg = False, exc.code, exc.user_message()
     rec = ResultRec(id=step.id, for_=step.for_, tool=call.tool, ok=ok, code=code, msg=msg,
                     value=call.value)
-    return rec, StepUpdate(id=step.id, status="completed" if ok else "failed", rev=rev, code=code)
+    status: StepStatus = "completed" if ok else "failed"
+    return rec, StepUpdate(id=step.id, status=status, rev=inp.st.rev + 1, code=code)
+
+
+def _run_steps(
+    todo: list[PlanStep], inp: Input, tools: ToolCaller
+) -> Iterator[tuple[ResultRec, StepUpdate]]:
+    """Each step's result in plan order; the calls run at once when the tools can gather
+    them (the executor; a replay answers one by one from the record, in the same order).
+    Lazy one by one: the caller stops at a rate limit and the later calls are not made."""
+    calls = [s for s in todo if not satisfied(s, inp.outputs)]
+    gather = getattr(tools, "gather", None)
+    if gather is None or len(calls) < 2:
+        for step in todo:
+            if satisfied(step, inp.outputs):
+                yield _skipped(step, inp)
+            else:
+                yield _done(step, inp, tools.call(step.tool, step.params, call_id=step.id,
+                                                  key=step.for_))
+        return
+    made = gather([CallRequest(s.tool, s.params, s.id, s.for_) for s in calls],
+                  scope=str(inp.st.rev))
+    got = {s.id: c for s, c in zip(calls, made, strict=True)}
+    for step in todo:
+        if step.id not in got:
+            yield _skipped(step, inp)
+            continue
+        call = got[step.id]
+        if call is None:  # not made: a rate limit refused an earlier call
+            return
+        yield _done(step, inp, call)
 
 
 def handler(inp: Input, ctx: SkillContext) -> Envelope:
@@ -224,12 +258,11 @@ def handler(inp: Input, ctx: SkillContext) -> Envelope:
             return bad
         recs: list[ResultRec] = []
         done: list[StepUpdate] = []
-        for step in ready[: inp.batch]:
-            rec, upd = _run_step(step, inp, ctx.tools)
+        for rec, upd in _run_steps(ready[: inp.batch], inp, ctx.tools):
             if not rec.ok and rec.code == "RATE_LIMITED":
                 if recs:  # keep what this step finished; the limited step stays pending
                     break
-                return Envelope.retry("RATE_LIMITED", f"{step.id} ({rec.tool}): {rec.msg}")
+                return Envelope.retry("RATE_LIMITED", f"{rec.id} ({rec.tool}): {rec.msg}")
             recs.append(rec)
             done.append(upd)
         return Envelope.ok(_dump(Output(results=recs, steps=done)), rev=rev, fsm="RETRIEVAL")

@@ -21,6 +21,7 @@ from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 
 if TYPE_CHECKING:
     from claimfsm.engine.profile import Profile
+    from claimfsm.engine.sources import SourceSet
     from claimfsm.engine.version import OnVersion
     from claimfsm.observe.observer import ObserveSpec
     from claimfsm.state.open import Location
@@ -160,6 +161,7 @@ def run_on_ray(
     address: str | None,
     profile: Profile | None = None,
     observe: ObserveSpec | None = None,
+    sources: SourceSet | None = None,
     on_error: Callable[[Sequence[BatchClaim], BaseException], list[dict[str, Any]]] = (
         lambda chunk, exc: []),
     on_ready: Callable[[int], None] | None = None,
@@ -169,10 +171,10 @@ def run_on_ray(
 
     ``chunks(workers)`` cuts the claims for the number of workers used (``workers``, or
     every CPU Ray reports when it is ``None``); they are taken as the window needs them,
-    never all at once. ``db``, ``profile`` and ``observe`` go to every task as they are (frozen
-    values; Ray pickles them). First every worker opens its engine (``on_ready(workers)``
-    is called once they have), so the clock of a batch can leave out Ray's start-up and
-    the workers' imports.
+    never all at once. ``db``, ``profile``, ``observe`` and ``sources`` go to every task as
+    they are (frozen values; Ray pickles them). First every worker opens its engine
+    (``on_ready(workers)`` is called once they have), so the clock of a batch can leave
+    out Ray's start-up and the workers' imports.
 
     At most ``2 * workers`` chunks are in flight, so a killed driver leaves little
     queued work behind. A chunk that fails for good (retries used up, or an error its
@@ -208,7 +210,7 @@ def run_on_ray(
         warmer = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(warm)
         # Ray's stubs type a remote function by its first parameters only.
         ray.get([warmer.remote(db, profile, threads, on_version,  # type: ignore[call-arg]
-                               observe)
+                               observe, sources)
                  for _ in range(count)])
         if reaper is not None:  # Ray's processes (and the agents its raylet started)
             reaper.watch(descendants(children(os.getpid()) - before - {reaper.pid or 0}))
@@ -219,7 +221,7 @@ def run_on_ray(
         while True:
             while len(pending) < 2 * count and (chunk := next(todo, None)) is not None:
                 ref = task.remote(db, [(c.id, c.claim) for c in chunk], profile, threads,
-                                  on_version, observe)
+                                  on_version, observe, sources)
                 pending[ref] = chunk
             if not pending:
                 break

@@ -17,6 +17,7 @@ from claimfsm.batch.claims import BatchClaim, Claims
 from claimfsm.batch.cluster import check_workers, ray_available, run_on_ray
 from claimfsm.batch.worker import ClaimRunner, close_idle, threads_for, verify_chunk
 from claimfsm.engine.profile import Profile
+from claimfsm.engine.sources import SourceSet
 from claimfsm.engine.tick import Ticker
 from claimfsm.engine.version import OnVersion
 from claimfsm.state.open import Location, locate
@@ -97,6 +98,7 @@ def run_batch(
     on_version: OnVersion = "refuse",
     observe: ObserveSpec | None = None,
     tally: Tally | None = None,
+    sources: SourceSet | None = None,
 ) -> BatchSummary:
     """Verify ``claims`` on ``db`` (parsed here unless it is a location already, then
     handed on as that location): on Ray when ``workers`` is ``None`` (every CPU Ray
@@ -109,7 +111,8 @@ def run_batch(
     with. ``on_version="continue"`` continues sessions started on another version of the
     machine (otherwise each is a ``VERSION_MISMATCH`` error line). ``observe`` says what
     every engine watches (:mod:`claimfsm.observe`); the counts it asks for
-    (``tally=True``) are merged into ``tally`` as the claims finish.
+    (``tally=True``) are merged into ``tally`` as the claims finish. ``sources`` (the
+    ``[sources]`` of the command's config file) reach every engine, here and on Ray.
 
     The store and the evidence index are opened here first (creating and seeding them
     once), so workers only ever open what exists. ``claims`` are walked once and never
@@ -144,10 +147,10 @@ def run_batch(
     threads = threads_for(where)
     # Sessions that fall due while the batch runs (a wait deadline, a retry) advance
     # without waiting for a worker: an engine of the batch's own ticks every second.
-    ticking = ClaimRunner(where, profile, on_version)
+    ticking = ClaimRunner(where, profile, on_version, sources=sources)
     ticker = Ticker(ticking.engine.driver).start()
     try:
-        local = ClaimRunner(where, profile, on_version, observe)
+        local = ClaimRunner(where, profile, on_version, observe, sources)
         try:
             if not use_ray and threads == 1:
                 for item in claims:
@@ -159,7 +162,7 @@ def run_batch(
                 for group in _groups(claims, 4 * threads):
                     part = [(c.id, c.claim) for c in group]
                     for line in verify_chunk(where, part, profile, threads, on_version,
-                                                observe):
+                                             observe, sources):
                         take(line)
             finally:
                 close_idle(where)
@@ -177,7 +180,7 @@ def run_batch(
             for lines in run_on_ray(where, lambda n: chunked(claims, n), workers=workers,
                                     address=address, on_error=_failed_chunk, on_ready=ready,
                                     profile=profile, on_version=on_version,
-                                    observe=observe):
+                                    observe=observe, sources=sources):
                 for line in lines:
                     take(line)
     finally:

@@ -21,6 +21,7 @@ from claimfsm.engine.driver import StepResult
 from claimfsm.engine.errors import ClaimFsmError
 from claimfsm.engine.profile import Profile
 from claimfsm.engine.runtime import Engine
+from claimfsm.engine.sources import SourceSet
 from claimfsm.engine.version import OnVersion, VersionMismatch
 from claimfsm.state.errors import RevConflict, StoreError, UnknownSession
 from claimfsm.state.holds import hold_of
@@ -44,14 +45,17 @@ _RELOADS = 100
 class ClaimRunner:
     """An engine opened once (per worker process) and the last step's outcome; new
     sessions verify with ``profile`` (default: lexical retrieval and judge); ``observe``
-    says what to watch (traces, counts for ``/metrics``: :mod:`claimfsm.observe`)."""
+    says what to watch (traces, counts for ``/metrics``: :mod:`claimfsm.observe`);
+    ``sources`` are the HTTP backends of ``[sources]`` (docs/retrieval.md)."""
 
     def __init__(self, db: str | Location | None, profile: Profile | None = None,
                  on_version: OnVersion = "refuse",
-                 observe: ObserveSpec | None = None) -> None:
+                 observe: ObserveSpec | None = None,
+                 sources: SourceSet | None = None) -> None:
         self.last_code: str | None = None
         config = EngineConfig(on_step=self._seen, profile=profile or Profile.default(),
-                              on_version=on_version)
+                              on_version=on_version,
+                              sources=sources.configs() if sources is not None else None)
         self.engine = Engine.open(db, config=config)
         self.observer = observe.observer() if observe is not None else None
         self.engine.driver.observer = self.observer
@@ -116,25 +120,28 @@ _LOCK = threading.Lock()
 
 def _key(db: Location, profile: Profile | None,
          on_version: OnVersion = "refuse",
-         observe: ObserveSpec | None = None) -> tuple[Any, ...]:
-    key = (db, profile or Profile.default(), on_version)
-    return key if observe is None else (*key, observe)
+         observe: ObserveSpec | None = None,
+         sources: SourceSet | None = None) -> tuple[Any, ...]:
+    key: tuple[Any, ...] = (db, profile or Profile.default(), on_version)
+    key = key if observe is None else (*key, observe)
+    return key if sources is None else (*key, sources)
 
 
 def _take(db: Location, profile: Profile | None, on_version: OnVersion = "refuse",
-          observe: ObserveSpec | None = None) -> ClaimRunner:
+          observe: ObserveSpec | None = None,
+          sources: SourceSet | None = None) -> ClaimRunner:
     with _LOCK:
-        idle = _IDLE.setdefault(_key(db, profile, on_version, observe), [])
+        idle = _IDLE.setdefault(_key(db, profile, on_version, observe, sources), [])
         if idle:
             return idle.pop()
-    return ClaimRunner(db, profile, on_version, observe)
+    return ClaimRunner(db, profile, on_version, observe, sources)
 
 
 def _give(db: Location, profile: Profile | None, runner: ClaimRunner,
-          observe: ObserveSpec | None = None) -> None:
+          observe: ObserveSpec | None = None, sources: SourceSet | None = None) -> None:
     on_version = runner.engine.driver.versioning.on_version
     with _LOCK:
-        _IDLE.setdefault(_key(db, profile, on_version, observe), []).append(runner)
+        _IDLE.setdefault(_key(db, profile, on_version, observe, sources), []).append(runner)
 
 
 def close_idle(db: str | Location) -> None:
@@ -155,22 +162,24 @@ def threads_for(db: str | Location) -> int:
 
 
 def warm(db: str | Location, profile: Profile | None, threads: int,
-         on_version: OnVersion = "refuse", observe: ObserveSpec | None = None) -> int:
+         on_version: OnVersion = "refuse", observe: ObserveSpec | None = None,
+         sources: SourceSet | None = None) -> int:
     """Open ``threads`` engines for ``db`` in this process ahead of the first chunk;
     returns the pid."""
     import os
 
     where = locate(db)
-    runners = [_take(where, profile, on_version, observe) for _ in range(threads)]
+    runners = [_take(where, profile, on_version, observe, sources) for _ in range(threads)]
     for runner in runners:
-        _give(where, profile, runner, observe)
+        _give(where, profile, runner, observe, sources)
     return os.getpid()
 
 
 def _one(db: Location, profile: Profile | None, item: BatchClaim,
          on_version: OnVersion = "refuse",
-         observe: ObserveSpec | None = None) -> dict[str, Any]:
-    runner = _take(db, profile, on_version, observe)
+         observe: ObserveSpec | None = None,
+         sources: SourceSet | None = None) -> dict[str, Any]:
+    runner = _take(db, profile, on_version, observe, sources)
     try:
         line = runner.run(item)
     except StoreError as exc:
@@ -178,23 +187,24 @@ def _one(db: Location, profile: Profile | None, item: BatchClaim,
         return {"id": item.id, "sid": item.sid, "verdict": None, "rev": None, "fsm": None,
                 "status": "error", "error": {"code": exc.code, "msg": exc.msg}}
     except ClaimFsmError as exc:  # a claim the engine refuses (read_claims checks first)
-        _give(db, profile, runner, observe)
+        _give(db, profile, runner, observe, sources)
         return {"id": item.id, "sid": item.sid, "verdict": None, "rev": None, "fsm": None,
                 "status": "error", "error": {"code": exc.code, "msg": exc.msg}}
-    _give(db, profile, runner, observe)
+    _give(db, profile, runner, observe, sources)
     return line
 
 
 def verify_chunk(
     db: str | Location, items: Sequence[tuple[str | int, str]],
     profile: Profile | None = None, threads: int = 1, on_version: OnVersion = "refuse",
-    observe: ObserveSpec | None = None,
+    observe: ObserveSpec | None = None, sources: SourceSet | None = None,
 ) -> list[dict[str, Any]]:
     """Run each ``(id, claim)`` of ``items`` on ``db`` (the body of a Ray task: the
     :class:`~claimfsm.state.open.Location` and the :class:`~claimfsm.engine.profile.Profile`
     travel to it pickled, as they are) with the verification ``profile``, ``threads``
     claims at a time, each thread with an engine (and connection) of its own;
-    ``observe`` (traces, counts) as :class:`~claimfsm.observe.observer.ObserveSpec` says.
+    ``observe`` (traces, counts) as :class:`~claimfsm.observe.observer.ObserveSpec` says;
+    ``sources`` the HTTP backends, resolved by the command that started the batch.
 
     Engines are opened once per process and kept, so a worker pays for its connections
     and evidence index once, not per task. A store error for one claim becomes that
@@ -204,10 +214,11 @@ def verify_chunk(
     claims = [BatchClaim(id=claim_id, claim=text) for claim_id, text in items]
     try:
         if threads <= 1 or len(claims) <= 1:
-            return [_one(where, profile, item, on_version, observe) for item in claims]
+            return [_one(where, profile, item, on_version, observe, sources)
+                    for item in claims]
         with ThreadPoolExecutor(min(threads, len(claims))) as pool:
-            return list(pool.map(lambda item: _one(where, profile, item, on_version, observe),
-                                 claims))
+            return list(pool.map(
+                lambda item: _one(where, profile, item, on_version, observe, sources), claims))
     finally:
         if observe is not None and observe.otel:  # a Ray worker may be killed, unflushed
             from claimfsm.observe.observer import process_tracing

@@ -117,6 +117,7 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
     from claimfsm.batch.cluster import ray_available
     from claimfsm.batch.output import ResultFile
     from claimfsm.engine.errors import ClaimFsmError
+    from claimfsm.engine.sources import SourceSet, find_sources
     from claimfsm.state.open import URL_SCHEMES, locate
 
     if workers == 0 and address is not None:
@@ -162,8 +163,11 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, term) if main else None
     try:
-        # Parsed once, here: the location (and the profile) travel to every worker as is.
+        # Parsed once, here: the location, the profile and the sources of the config file
+        # (credentials as the names of variables each worker reads) travel to every
+        # worker as they are.
         location = locate(db)
+        sources = SourceSet.of(find_sources())
         watch = BatchWatch.open(location, otel=otel, metrics_port=metrics_port,
                                 log_format=log_format, as_json=as_json)
         with watch.running(len(claims)) as observe:
@@ -171,7 +175,7 @@ def batch(claims_file: Path, db: str, workers: int | None, address: str | None,
                                 profile=prof, on_result=write, on_progress=progress,
                                 on_version="continue" if on_version == "continue"
                                 else "refuse",
-                                observe=observe, tally=watch.tally)
+                                observe=observe, tally=watch.tally, sources=sources)
         complete = True
     except ClaimFsmError as exc:
         fail(exc.code, exc.msg, as_json=as_json)

@@ -1,6 +1,8 @@
-"""CLI options for a session's limits (``claimfsm start/verify --deadline --max-tool-calls``).
+"""CLI options for a session's limits (``claimfsm start/verify --deadline --max-tool-calls
+--max-concurrent-tools``).
 
-They land in the session's config (``deadline_s``, ``max_tool_calls``), so every process
+They land in the session's config (``deadline_s``, ``max_tool_calls``,
+``max_concurrent_tools``), so every process
 that later steps the session applies the same limits (see ``claimfsm.engine.limits``).
 """
 
@@ -12,7 +14,8 @@ from typing import Any, TypeVar
 
 import click
 
-from claimfsm.engine.limits import MAX_DEADLINE_S, MAX_TOOL_CALLS
+from claimfsm.engine.limits import DEFAULT_CONCURRENT_TOOLS, MAX_DEADLINE_S, MAX_TOOL_CALLS
+from claimfsm.skills.tools.gather import MAX_CONCURRENT_TOOLS
 
 __all__ = ["limit_options", "limits_config"]
 
@@ -39,15 +42,25 @@ _max_calls = click.option(
     help="Fail the session (BUDGET_EXCEEDED) when it would make more than N tool calls.",
 )
 
+_concurrent = click.option(
+    "--max-concurrent-tools", "max_concurrent_tools",
+    type=click.IntRange(min=1, max=MAX_CONCURRENT_TOOLS), default=None, metavar="N",
+    help="Run at most N of a step's independent tool calls at once (default "
+    f"{DEFAULT_CONCURRENT_TOOLS}; 1: one after another). Records do not depend on it.",
+)
+
 
 def limit_options(fn: F) -> F:
-    """Add ``--deadline`` and ``--max-tool-calls`` to a command."""
-    return _deadline(_max_calls(fn))
+    """Add ``--deadline``, ``--max-tool-calls`` and ``--max-concurrent-tools``."""
+    return _deadline(_max_calls(_concurrent(fn)))
 
 
-def limits_config(deadline: float | None, max_tool_calls: int | None) -> dict[str, Any]:
+def limits_config(deadline: float | None, max_tool_calls: int | None,
+                  max_concurrent_tools: int | None = None) -> dict[str, Any]:
     """The session-config entries for the given options (only those that were set)."""
     config: dict[str, Any] = {}
+    if max_concurrent_tools is not None:
+        config["max_concurrent_tools"] = max_concurrent_tools
     if deadline is not None:
         config["deadline_s"] = deadline
     if max_tool_calls is not None:

@@ -47,7 +47,7 @@ __all__ = ["fork", "rollback", "start", "step", "verify"]
 @otel_option
 def verify(claim: str, db: str, as_json: bool, durability: Durability, record: str | None,
            deadline: float | None, max_tool_calls: int | None,
-           profile: dict[str, Any], otel: bool) -> None:
+           max_concurrent_tools: int | None, profile: dict[str, Any], otel: bool) -> None:
     """Run a session for CLAIM to the end and print the verdict with its evidence.
 
     Exit 0 when the session reached DONE, 1 when it ended elsewhere (FAILED, or a step
@@ -62,7 +62,8 @@ def verify(claim: str, db: str, as_json: bool, durability: Durability, record: s
     rec = replay.open_recorder(record, as_json)
     hook = replay.with_recorder(None if as_json else print_step, rec)
     with engine(db, as_json, on_step=hook, durability=durability, profile=profile) as eng:
-        head = eng.start(claim, config=limits_config(deadline, max_tool_calls),
+        head = eng.start(claim, config=limits_config(deadline, max_tool_calls,
+                                                   max_concurrent_tools),
                          before_create=replay.start_record(rec, eng))
         if not as_json:
             click.echo(revision_line(head))
@@ -86,14 +87,15 @@ def verify(claim: str, db: str, as_json: bool, durability: Durability, record: s
 @people_options
 def start(claim: str, db: str, as_json: bool, durability: Durability, record: str | None,
           deadline: float | None, max_tool_calls: int | None,
-          profile: dict[str, Any]) -> None:
+          max_concurrent_tools: int | None, profile: dict[str, Any]) -> None:
     """Create a session for CLAIM (revision 0, PARSE_CLAIM) and print its id. The
     verification profile is stored in the session; later steps use it."""
     from claimfsm.cli import replay  # record/replay loads only when a command records
 
     rec = replay.open_recorder(record, as_json)
     with engine(db, as_json, durability=durability, profile=profile) as eng:
-        head = eng.start(claim, config=limits_config(deadline, max_tool_calls),
+        head = eng.start(claim, config=limits_config(deadline, max_tool_calls,
+                                                   max_concurrent_tools),
                          before_create=replay.start_record(rec, eng))
         if as_json:
             emit(revision_json(head, full=False))

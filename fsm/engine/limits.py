@@ -6,7 +6,9 @@ every key optional:
 - ``deadline_s``: wall time in seconds from the session's start (injected clock);
 - ``max_tool_calls``: tool calls the session may make, fallbacks included;
 - ``max_tokens_total``: model tokens (``model.chat`` usage) the session may use;
-- ``rate_limits``: ``{tool: {"capacity": n, "per_seconds": s}}`` (token buckets).
+- ``rate_limits``: ``{tool: {"capacity": n, "per_seconds": s}}`` (token buckets);
+- ``max_concurrent_tools``: how many independent calls of one step run at once
+  (:data:`DEFAULT_CONCURRENT_TOOLS` unless set; 1 runs them one by one).
 
 What the runtime has spent lives in ``state.runtime`` so that a restarted process, a
 replay or a fork meets exactly the same refusals: ``deadline_at`` (fixed at start),
@@ -25,10 +27,12 @@ from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.skills.context import ToolCall
 from claimfsm.skills.envelope import Envelope
 from claimfsm.skills.tools.core import BudgetTracker
+from claimfsm.skills.tools.gather import MAX_CONCURRENT_TOOLS
 from claimfsm.skills.tools.limits import RateLimit, ToolLimits
 from claimfsm.state.model import SessionState
 
 __all__ = [
+    "DEFAULT_CONCURRENT_TOOLS",
     "LIMIT_CODES",
     "MAX_DEADLINE_S",
     "MAX_TOOL_CALLS",
@@ -93,6 +97,24 @@ def _tokens(config: Mapping[str, Any]) -> int | None:
     return value
 
 
+#: Calls of one step in flight at once when the session's config does not say: enough for
+#: a claim's 4 subclaims x 4 queries and its 4 claim-level searches to wait for the
+#: slowest answer, not for the sum (as many as a RETRIEVAL step runs: RUN_CONFIG batch).
+DEFAULT_CONCURRENT_TOOLS = 32
+
+
+def _concurrent(config: Mapping[str, Any]) -> int:
+    value = config.get("max_concurrent_tools")
+    if value is None:
+        return DEFAULT_CONCURRENT_TOOLS
+    if (isinstance(value, bool) or not isinstance(value, int)
+            or not 1 <= value <= MAX_CONCURRENT_TOOLS):
+        raise SessionConfigError(f"config.max_concurrent_tools: expected an integer in "
+                                 f"1..{MAX_CONCURRENT_TOOLS}, got {value!r}",
+                                 field="config.max_concurrent_tools")
+    return value
+
+
 def _rates(config: Mapping[str, Any]) -> dict[str, RateLimit]:
     raw = config.get("rate_limits") or {}
     if not isinstance(raw, Mapping):
@@ -121,6 +143,7 @@ def check_config(config: Mapping[str, Any]) -> None:
     _calls(config)
     _tokens(config)
     _rates(config)
+    _concurrent(config)
 
 
 def initial_runtime(config: Mapping[str, Any], now: datetime) -> dict[str, Any]:
@@ -196,6 +219,9 @@ class SessionToolLimits(ToolLimits):
     def in_flight(self, tool: str) -> int:
         return self.shared.in_flight(tool)
 
+    def slots(self, tool: str) -> int | None:
+        return self.shared.slots(tool)
+
 
 @dataclass(frozen=True)
 class SessionLimits:
@@ -224,4 +250,5 @@ class SessionLimits:
         budget = BudgetTracker(max_calls=_calls(state.config), calls=int(spent.get("calls", 0)),
                                max_tokens=_tokens(state.config),
                                tokens=int(spent.get("tokens", 0)))
-        return {"deadline": _deadline(state), "budget": budget, "limits": limits}
+        return {"deadline": _deadline(state), "budget": budget, "limits": limits,
+                "max_concurrent": _concurrent(state.config)}

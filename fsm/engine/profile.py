@@ -44,14 +44,18 @@ PROFILE_KEYS: tuple[str, ...] = ("retrieval", "judge", "stance_model", *MODEL_KE
 """The keys a config file may set."""
 
 RUN_CONFIG: Mapping[str, Any] = {"docs_per_claim": 20, "per_claim": 20, "min_best": 0.5,
-                                  "judge": "calibrated", "claim_lim": 20, "rank": True}
+                                  "judge": "calibrated", "claim_lim": 20, "rank": True,
+                                  "batch": 32}
 """The session settings every profile runs with, so ``verify`` on a corpus and ``eval`` on
 the same corpus compute the same thing: EXTRACT reads every hit, ranks the pool, keeps up
 to 20 sentences per subclaim (recall@20 is measurable) and asks for the follow-up round
 when no sentence covers half of a subclaim's key terms (``claim_lim`` is
 ``claimfsm.skills.retrieve.CLAIM_LIM``, written out so that every command need not import the
 retrieval skill; a test keeps them equal); the lexical judge uses the
-thresholds calibrated on real-world claims (``claimfsm.skills.stance.config.CALIBRATED_CONFIG``)."""
+thresholds calibrated on real-world claims (``claimfsm.skills.stance.config.CALIBRATED_CONFIG``);
+RETRIEVAL runs up to 32 ready plan steps a step (``batch``), their calls at the same time
+(``max_concurrent_tools`` at once, ``claimfsm.engine.limits``): a claim's searches wait for
+the slowest answer, not for the sum."""
 
 Retrieval = Literal["lexical", "hybrid"]
 Judge = Literal["lexical", "learned", "model"]

@@ -30,12 +30,14 @@ from claimfsm.skills.context import Clock
 from claimfsm.skills.tools.builtin import RETRIEVAL_RESOURCE, builtin_tools
 from claimfsm.skills.tools.core import ToolDefinitionError
 from claimfsm.skills.tools.executor import Executor
+from claimfsm.skills.tools.gather import ANSWERS_RESOURCE
 from claimfsm.skills.tools.index import EvidenceIndex
 from claimfsm.skills.tools.index_pg import open_index
 from claimfsm.skills.tools.limits import RateLimit
 from claimfsm.skills.tools.model_chat import model_tool
 from claimfsm.skills.tools.policies import FetchBeforeExtractPolicy, ToolPolicy
 from claimfsm.skills.tools.registry import ToolRegistry
+from claimfsm.state.answers import Answers, open_answers
 from claimfsm.state.model import Revision, SessionState
 from claimfsm.state.open import Location, locate, open_store
 from claimfsm.state.store import StateStore
@@ -214,6 +216,8 @@ class Engine:
     driver: Driver
     profile: Profile = field(default_factory=Profile.default)
     warnings: tuple[str, ...] = ()
+    #: Answers of calls a step ran at once, kept until it commits (claimfsm.state.answers).
+    answers: Answers | None = None
 
     def start(self, claim: str, *, config: Mapping[str, Any] | None = None,
               before_create: Callable[[Revision], None] | None = None,
@@ -263,6 +267,8 @@ class Engine:
         embedder = _load_embedder(cfg.embedder) if profile.retrieval == "hybrid" else cfg.embedder
         bind = cfg.bind or {}
         bindings = _bindings(bind)
+        answers: Answers | None = None
+        answers_at: tuple[str | None, bool] = (None, False)  # beside the sessions
         registry = ToolRegistry(cfg.extra_tools)  # validate user tools before opening files
         if db is None:
             from claimfsm.state.memory import MemoryStore
@@ -272,6 +278,7 @@ class Engine:
         else:
             where = locate(db)
             store = open_store(where, durability=cfg.durability, create=cfg.create)
+            answers_at = (where.store, where.url)
             try:
                 index = open_index(where.index or ":memory:")
             except BaseException:
@@ -285,9 +292,13 @@ class Engine:
                 for name in names:
                     if name not in registry:
                         raise ToolDefinitionError(name, f"bound to {state} but not registered")
+            resources = cfg.resources
+            if cfg.tools is None:
+                answers = open_answers(answers_at[0], url=answers_at[1])
+                resources = {**(resources or {}), ANSWERS_RESOURCE: answers}
             profiled = ProfiledTools(cfg.tools or executor_factory(
                 registry, policies=cfg.policies, rate_limits=cfg.rate_limits,
-                concurrency=cfg.concurrency, resources=cfg.resources), index, embedder)
+                concurrency=cfg.concurrency, resources=resources), index, embedder)
             if profile.retrieval == "hybrid":
                 profiled.ensure_dense()
             versioning = Versioning(machine_version(DEFAULT_MACHINE, bindings),
@@ -298,12 +309,15 @@ class Engine:
             store.close()
             index.close()
             raise
-        return cls(store=store, index=index, driver=driver, profile=profile, warnings=warnings)
+        return cls(store=store, index=index, driver=driver, profile=profile, warnings=warnings,
+                   answers=answers)
 
     def close(self) -> None:
         """Close the store and the index."""
         self.store.close()
         self.index.close()
+        if self.answers is not None:
+            self.answers.close()
 
     def __enter__(self) -> Engine:
         return self

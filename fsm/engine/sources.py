@@ -7,13 +7,40 @@ Read from the same file as the profile (``claimfsm.toml`` in the working directo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+
+import orjson
 
 from claimfsm._base.errors import BadInput
 from claimfsm.engine.profile import CONFIG_FILE, ProfileError, find_config
 from claimfsm.skills.tools.http.config import SourceConfig, parse_sources
 
-__all__ = ["find_sources"]
+__all__ = ["SourceSet", "find_sources"]
+
+
+@dataclass(frozen=True)
+class SourceSet:
+    """Resolved ``[sources]`` as a frozen value, for ``batch`` workers: it pickles to Ray
+    as it is and keys a worker's engines. Credentials stay what the table holds, the
+    names of environment variables (``auth_env``): each worker reads their values from
+    its own environment when it opens its engine (:meth:`configs` checks them there)."""
+
+    text: bytes
+
+    @classmethod
+    def of(cls, sources: Mapping[str, SourceConfig] | None) -> SourceSet | None:
+        """The set of ``sources`` (``None`` for none)."""
+        if not sources:
+            return None
+        table = {name: config.model_dump(mode="json", exclude_defaults=True)
+                 for name, config in sorted(sources.items())}
+        return cls(orjson.dumps(table, option=orjson.OPT_SORT_KEYS))
+
+    def configs(self) -> dict[str, SourceConfig]:
+        """The configs again, checked where this runs (``BAD_CONFIG`` naming the field)."""
+        return parse_sources(orjson.loads(self.text))
 
 
 def _mentions(path: Path) -> bool:

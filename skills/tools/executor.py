@@ -33,6 +33,7 @@ from claimfsm.skills.tools.core import (
     ToolError,
     ToolResult,
 )
+from claimfsm.skills.tools.gather import CallRequest, gather, restorable
 from claimfsm.skills.tools.limits import ToolLimits
 from claimfsm.skills.tools.policies import ToolPolicy, empty_policy_state
 from claimfsm.skills.tools.registry import ToolRegistry
@@ -104,6 +105,7 @@ class Executor:
         fallbacks: Mapping[str, str] | None = None,
         resources: Mapping[str, Any] | None = None,
         fallback_codes: frozenset[str] = DEFAULT_FALLBACK_CODES,
+        max_concurrent: int = 1,
     ) -> None:
         self.registry = registry
         self.clock = clock
@@ -124,6 +126,8 @@ class Executor:
                 raise ToolDefinitionError(source, f"fallback {target!r} is not a usable tool")
         self.fallback_codes = fallback_codes
         self.resources: Mapping[str, Any] = MappingProxyType(dict(resources or {}))
+        #: Calls :meth:`gather` runs at once (1: one by one).
+        self.max_concurrent = max_concurrent
         self.calls: list[ToolCall] = []
         self.events: list[dict[str, Any]] = []
         self._lock = threading.RLock()
@@ -148,6 +152,16 @@ class Executor:
         accepted = set(fallback.params.model_fields) if fallback is not None else set()
         fb_args = {k: v for k, v in first.args.items() if k in accepted}
         return self._attempt(target, fb_args, cid, key, attempt=2)
+
+    def gather(
+        self, requests: Sequence[CallRequest], *, scope: str | None = None
+    ) -> list[ToolCall | None]:
+        """Run independent calls, :attr:`max_concurrent` at a time, recorded in the order
+        given whatever order they finish in (:mod:`claimfsm.skills.tools.gather`); each
+        request's final call, or ``None`` for one not made after a rate limit refused an
+        earlier one. ``scope`` (the step's head revision) keys the answers saved as they
+        arrive, when the ``answers`` resource is given."""
+        return gather(self, requests, self.max_concurrent, scope)
 
     def runtime_state(self) -> dict[str, Any]:
         """Everything replayable the runtime holds: policy, rate buckets, budget (JSON)."""
@@ -186,7 +200,15 @@ class Executor:
                 value = self._run(name, recorded, start)
             except _Failure as exc:
                 failure = exc
-        end = self.clock.now()
+        return self._record(name, recorded, cid, key, attempt, start, value, failure, began)
+
+    def _record(
+        self, name: str, recorded: dict[str, Any], cid: str, key: str | None, attempt: int,
+        start: datetime, value: dict[str, Any] | None, failure: _Failure | None,
+        began: float, *, end: datetime | None = None,
+    ) -> ToolCall:
+        """The call and its event, appended (its end is read here unless given)."""
+        end = self.clock.now() if end is None else end
         call = ToolCall(
             id=cid, tool=name, args=recorded, ok=failure is None,
             value=value if failure is None else failure.value,
@@ -208,12 +230,28 @@ class Executor:
         with self._lock:
             self.calls.append(call)
             self.events.append(event)
+        hook = TOOL_HOOK.get()
         if hook is not None:
             hook(event, time.perf_counter() - began)
         return call
 
     def _run(self, name: str, args: dict[str, Any], start: datetime) -> dict[str, Any]:
         """The pipeline; returns the JSON value or raises :class:`_Failure`."""
+        tool, params, deadline = self._admit(name, args, start)
+        limits = self.limits
+        if limits is not None and not limits.acquire(name):
+            raise _Failure("CONCURRENCY_LIMITED", f"{name}: concurrency limit reached")
+        try:
+            self._consume(name)
+            return self._execute(tool, params, deadline)
+        finally:
+            if limits is not None:
+                limits.release(name)
+
+    def _admit(
+        self, name: str, args: dict[str, Any], start: datetime
+    ) -> tuple[Tool[Any, Any], BaseModel, datetime | None]:
+        """Every check before the handler but the concurrency slot and the budget."""
         tool = self.registry.get(name)
         if tool is None:
             known = ", ".join(self.registry.names()) or "(none)"
@@ -235,17 +273,13 @@ class Executor:
         limits = self.limits
         if limits is not None and not limits.take(name, start):
             raise _Failure("RATE_LIMITED", f"{name}: rate limit reached")
-        if limits is not None and not limits.acquire(name):
-            raise _Failure("CONCURRENCY_LIMITED", f"{name}: concurrency limit reached")
-        try:
-            if self.budget is not None and not self.budget.try_consume():
-                raise _Failure(
-                    "BUDGET_EXCEEDED", f"{name}: tool-call budget of {self.budget.max_calls} spent"
-                )
-            return self._execute(tool, params, deadline)
-        finally:
-            if limits is not None:
-                limits.release(name)
+        return tool, params, deadline
+
+    def _consume(self, name: str) -> None:
+        if self.budget is not None and not self.budget.try_consume():
+            raise _Failure(
+                "BUDGET_EXCEEDED", f"{name}: tool-call budget of {self.budget.max_calls} spent"
+            )
 
     def _check_policies(self, tool: Tool[Any, Any], params: BaseModel) -> None:
         with self._lock:
@@ -264,6 +298,23 @@ class Executor:
     def _execute(
         self, tool: Tool[Any, Any], params: BaseModel, deadline: datetime | None
     ) -> dict[str, Any]:
+        snaps: dict[str, Any] = {}
+        try:
+            for rname, resource in self.resources.items():
+                if restorable(resource):
+                    snaps[rname] = resource.snapshot()
+            value, dumped = self._handle(tool, params, deadline)
+            self._commit_policies(tool, params, value)
+            return dumped
+        except Exception as exc:
+            failure = exc if isinstance(exc, _Failure) else _exception_failure(tool.name, exc)
+            self._restore(snaps, failure)
+            raise failure from None
+
+    def _handle(
+        self, tool: Tool[Any, Any], params: BaseModel, deadline: datetime | None
+    ) -> tuple[BaseModel, dict[str, Any]]:
+        """The handler and its result checked: what may run beside other calls."""
         with self._lock:
             policy_view = self._policy_copy()
         context = ToolContext(
@@ -271,27 +322,15 @@ class Executor:
             session=MappingProxyType({"sid": self.session_id, "policy": policy_view}),
             resources=self.resources, tool=tool.name,
         )
-        snaps: dict[str, Any] = {}
-        try:
-            for rname, resource in self.resources.items():
-                if callable(getattr(resource, "snapshot", None)) and callable(
-                    getattr(resource, "restore", None)
-                ):
-                    snaps[rname] = resource.snapshot()
-            result = tool.handler(params, context=context)
-            value = self._validated(tool, result)
-            dumped: dict[str, Any] = value.model_dump(mode="json")
-            size = len(orjson.dumps(dumped))
-            if size > MAX_TOOL_RESULT_BYTES:
-                # Checked before the policies see the call: a refused result changes nothing.
-                raise _Failure("INPUT_TOO_LARGE", f"{tool.name}: result of {size} bytes, the "
-                               f"limit is {MAX_TOOL_RESULT_BYTES}")
-            self._commit_policies(tool, params, value)
-            return dumped
-        except Exception as exc:
-            failure = exc if isinstance(exc, _Failure) else _exception_failure(tool.name, exc)
-            self._restore(snaps, failure)
-            raise failure from None
+        result = tool.handler(params, context=context)
+        value = self._validated(tool, result)
+        dumped: dict[str, Any] = value.model_dump(mode="json")
+        size = len(orjson.dumps(dumped))
+        if size > MAX_TOOL_RESULT_BYTES:
+            # Checked before the policies see the call: a refused result changes nothing.
+            raise _Failure("INPUT_TOO_LARGE", f"{tool.name}: result of {size} bytes, the "
+                           f"limit is {MAX_TOOL_RESULT_BYTES}")
+        return value, dumped
 
     def _validated(self, tool: Tool[Any, Any], result: object) -> BaseModel:
         model: type[BaseModel] = tool.result

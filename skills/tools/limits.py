@@ -83,6 +83,10 @@ class ToolLimits:
         with self._lock:
             return self._refilled(tool, limit, now)
 
+    def slots(self, tool: str) -> int | None:
+        """How many calls of ``tool`` may be in flight at once (``None``: no limit)."""
+        return self.concurrency.get(tool)
+
     def acquire(self, tool: str) -> bool:
         """Claim a concurrency slot for ``tool``; False when all are in use."""
         slots = self.concurrency.get(tool)

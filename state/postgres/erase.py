@@ -57,6 +57,10 @@ def _erase(conn: psycopg.Connection[Any], heads: Mapping[str, int | None], actor
         (ids,)).fetchall()
     conn.execute("DELETE FROM st_revisions WHERE session = ANY(%s)", (ids,))
     conn.execute("DELETE FROM st_catalog WHERE id = ANY(%s)", (ids,))
+    if conn.execute("SELECT to_regclass('st_answers') IS NOT NULL").fetchone() == (True,):
+        # A deleted session's unfinished step may have saved answers (state/answers.py):
+        # they hold its queries, so they go with it.
+        conn.execute("DELETE FROM st_answers WHERE sid = ANY(%s)", (list(chosen.values()),))
     conn.execute("UPDATE st_sessions SET head = -1 WHERE id = ANY(%s)", (ids,))
     stones = [Tombstone(sid=chosen[session], deleted_at=at, actor=actor, head=head, fsm=fsm,
                         last_hash=bytes(digest).hex())

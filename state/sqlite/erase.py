@@ -63,6 +63,12 @@ def _erase(c: sqlite3.Connection, heads: Sequence[tuple[str, int | None]], actor
                                 last_hash=bytes(digest).hex()))
     dropped = 0
     if stones:
+        # A deleted session's unfinished step may have saved answers (state/answers.py):
+        # they hold its queries, so they go with it.
+        if c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'"
+                     " AND name = 'st_answers'").fetchone() is not None:
+            c.executemany("DELETE FROM st_answers WHERE sid = ?",
+                          [(stone.sid,) for stone in stones])
         c.execute("INSERT OR REPLACE INTO st_meta VALUES ('erased', '1')")
         if sweep:
             dropped = prune_blobs(c)

@@ -40,7 +40,8 @@ def test_threaded_chunks_get_the_profile_and_the_location(
     calls: list[tuple[Any, Any]] = []
 
     def chunk(db: Any, items: Sequence[Any], profile: Any, threads: int,
-              on_version: str = "refuse", observe: Any = None) -> list[Any]:
+              on_version: str = "refuse", observe: Any = None, sources: Any = None,
+              ) -> list[Any]:
         calls.append((db, profile))
         return []
 

@@ -8,11 +8,14 @@ Serves a JSONL corpus (default: the bundled demo corpus) in three answer shapes:
   (``{"results": [{"key", "name", "body", "relevance"}]}``).
 
 Delay and faults are chosen by a path prefix, so one server serves every case:
-``/delay/MS/...`` answers after MS milliseconds; ``/fault/KIND/...`` answers with
-``html`` (an HTML error page with status 200), ``text`` (plain non-JSON), ``huge``
+``/delay/MS/...`` answers after MS milliseconds, ``/jitter/MS/...`` after a random
+0..MS milliseconds (concurrent requests finish in a random order); ``/fault/KIND/...``
+answers with ``html`` (an HTML error page with status 200), ``text`` (plain non-JSON), ``huge``
 (8 MiB of JSON), ``malformed`` (JSON of another shape), ``500``, ``429``, ``hang``
-(never answers within a test's timeout), ``drop`` (closes the connection). ``GET /seen``
-gives the headers of the last search request and the request count.
+(never answers within a test's timeout), ``drop`` (closes the connection);
+``/hangon/WORD/...`` holds a request whose URL or body holds WORD until ``GET /release``.
+``GET /seen`` gives the headers of the last search request and the request count;
+``GET /requests`` every request so far (path and body), ``done`` or still ``waiting``.
 
 Run: ``python tests/support/search_server.py [--corpus FILE] [--delay MS]``; prints
 ``PORT n`` on its first line. :func:`start` runs it for a test session.
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import socket
 import subprocess
@@ -70,6 +74,8 @@ class Handler(BaseHTTPRequestHandler):
     corpus: Corpus
     delay_ms = 0
     seen: ClassVar[dict[str, Any]] = {"headers": {}, "count": 0}
+    requests: ClassVar[list[dict[str, Any]]] = []
+    released = threading.Event()
     lock = threading.Lock()
 
     def log_message(self, *args: Any) -> None:  # quiet
@@ -98,18 +104,41 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/seen":
             with self.lock:
                 return self._json(self.seen)
+        if path == "/requests":
+            with self.lock:
+                return self._json(self.requests)
+        if path == "/release":
+            self.released.set()
+            return self._json({})
+        entry = {"path": self.path, "body": body, "state": "waiting"}
         with self.lock:
             type(self).seen = {"headers": dict(self.headers), "count": self.seen["count"] + 1}
+            self.requests.append(entry)
+        try:
+            self._answer(path, parts.query, body)
+        finally:
+            with self.lock:
+                entry["state"] = "done"
+
+    def _answer(self, path: str, raw_query: str, body: Any) -> None:
+        m = re.match(r"^/hangon/(\w+)(/.*)$", path)
+        if m:
+            word, path = m.group(1).lower(), m.group(2)
+            if word in (unquote(path + "?" + raw_query) + json.dumps(body)).lower():
+                self.released.wait(120)
         delay = self.delay_ms
         m = re.match(r"^/delay/(\d+)(/.*)$", path)
         if m:
             delay, path = int(m.group(1)), m.group(2)
+        m = re.match(r"^/jitter/(\d+)(/.*)$", path)
+        if m:
+            delay, path = random.randint(0, int(m.group(1))), m.group(2)
         if delay:
             time.sleep(delay / 1000)
         m = re.match(r"^/fault/(\w+)(/.*)$", path)
         if m:
             return self._fault(m.group(1))
-        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        query = {k: v[-1] for k, v in parse_qs(raw_query).items()}
         if path == "/w/api.php":
             return self._mediawiki(query)
         if path.endswith("/_search"):
@@ -182,6 +211,7 @@ def main() -> None:
     args = parser.parse_args()
     Handler.corpus = Corpus(args.corpus)
     Handler.delay_ms = args.delay
+    ThreadingHTTPServer.request_queue_size = 128  # calls at once: the default of 5 drops some
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print(f"PORT {server.server_address[1]}", flush=True)

@@ -2,18 +2,22 @@
 
 ``search`` for a configured source asks that backend; for any other source the index.
 ``web_search`` (every source) interleaves the index's hits with each backend's, rank by
-rank, in source-name order (their scores are not comparable; the rank is). ``page_fetch``
+rank, in source-name order (their scores are not comparable; the rank is); the backends
+are asked at the same time. ``page_fetch``
 and ``sentence_extract`` of a backend's document (``"wiki|Apollo 11"``) read its page;
 ``rank`` orders the index's candidates as before and a backend's by the share of the
-query's terms in their title and text, both scaled to [0, 1] and merged by score.
+query's terms in their title and text (the pages read at the same time), both scaled to
+[0, 1] and merged by score.
 A backend failure is raised as the tool error it is (``HTTP_*``), which the executor
 records as a failed call with that code, like every other tool failure.
 """
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from claimfsm.skills.tools.builtin import (
@@ -38,6 +42,10 @@ __all__ = ["backends_of", "routed_tools"]
 
 Handler = Callable[..., ToolResult[Any]]
 
+#: Pages ``rank`` reads from the backends at once (each answer is cached, so the
+#: ``page_fetch`` and ``sentence_extract`` that follow read them from memory).
+_FETCHES = 8
+
 
 def backends_of(sources: Mapping[str, SourceConfig]) -> dict[str, Backend]:
     """One backend per configured source."""
@@ -52,6 +60,19 @@ def _interleave(lists: list[list[Hit]], lim: int) -> list[Hit]:
             if rank < len(hits) and hits[rank].doc_id not in out:
                 out[hits[rank].doc_id] = hits[rank]
     return list(out.values())[:lim]
+
+
+def _each_backend(backends: Mapping[str, Backend], q: str, lim: int) -> list[list[Hit]]:
+    """Every backend's hits for ``q``, in source-name order, the backends asked at the
+    same time (a search of every source waits for the slowest, not the sum); a failure
+    is raised as the first in name order would have been."""
+    named = sorted(backends.items())
+    if len(named) <= 1:
+        return [b.search(q, lim) for _, b in named]
+    with ThreadPoolExecutor(len(named), thread_name_prefix="claimfsm-backend") as pool:
+        asked = [pool.submit(contextvars.copy_context().run, b.search, q, lim)
+                 for _, b in named]
+        return [f.result() for f in asked]
 
 
 def _coverage(q: str, doc: Document | None) -> float:
@@ -89,7 +110,7 @@ class _Router:
         if not local.success:
             return local
         lists = [list(local.value.hits)] if local.value is not None else []
-        lists += [b.search(params.q, params.lim) for _, b in sorted(self.backends.items())]
+        lists += _each_backend(self.backends, params.q, params.lim)
         hits = _interleave(lists, params.lim)
         return ToolResult.ok(SearchResult(hits=tuple(hits)),
                              f"{len(hits)} hit{'' if len(hits) == 1 else 's'} in all sources")
@@ -129,13 +150,24 @@ class _Router:
             top = max((r.score for r in got.value.ranked), default=0.0)
             scores = {r.doc_id: round(r.score / top, 6) if top > 0 else 0.0
                       for r in got.value.ranked}
-        for doc_id in remote:
-            scores[doc_id] = _coverage(params.q, self.backend_doc(doc_id)[1])
+        for doc_id, doc in zip(remote, self._pages(remote), strict=True):
+            scores[doc_id] = _coverage(params.q, doc)
         order = list(params.doc_ids)
         best = sorted(scores, key=lambda d: (-scores[d], order.index(d)))[: params.lim]
         ranked = tuple(RankedDoc(doc_id=d, score=scores[d]) for d in best)
         return ToolResult.ok(RankResult(ranked=ranked, dense=dense),
                              f"{len(ranked)} document{'' if len(ranked) == 1 else 's'} ranked")
+
+    def _pages(self, doc_ids: list[str]) -> list[Document | None]:
+        """The backends' pages of ``doc_ids``, read at the same time (``_FETCHES`` at
+        once); a failure is raised as the first in order would have been."""
+        if len(doc_ids) <= 1:
+            return [self.backend_doc(d)[1] for d in doc_ids]
+        with ThreadPoolExecutor(min(_FETCHES, len(doc_ids)),
+                                thread_name_prefix="claimfsm-backend") as pool:
+            asked = [pool.submit(contextvars.copy_context().run, self.backend_doc, d)
+                     for d in doc_ids]
+            return [f.result()[1] for f in asked]
 
     def backend_doc_id(self, doc_id: str) -> bool:
         parts = split_id(doc_id)
