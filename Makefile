@@ -167,6 +167,12 @@ bench-model: install
 bench-tick: install
 	$(BIN)/python -m tests.support.pg $(BIN)/python -m claimfsm.bench.tick --json bench-tick.json
 
+# The lineage of one session (its parent and forks) in SQLite stores of 10,000 and
+# 100,000 sessions: the forks index against the scan of every head (docs/concepts.md).
+.PHONY: bench-lineage
+bench-lineage: install
+	$(BIN)/python -m claimfsm.bench.lineage --json bench-lineage.json
+
 bench-quick: install
 	$(BIN)/claimfsm bench --quick
 

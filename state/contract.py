@@ -23,6 +23,7 @@ import orjson
 import pytest
 
 from claimfsm.state.contract_catalog import CatalogContract, HistoryContract
+from claimfsm.state.contract_forks import ForksContract
 from claimfsm.state.contract_keys import KeyContract
 from claimfsm.state.contract_queue import QueueContract
 from claimfsm.state.contract_retention import RetentionContract
@@ -90,7 +91,7 @@ def _dump(revisions: Any) -> bytes:
 
 
 class StoreContract(CatalogContract, HistoryContract, RetentionContract, TimerContract,
-                    QueueContract, KeyContract):
+                    QueueContract, KeyContract, ForksContract):
     """Behaviour every :class:`StateStore` backend must show."""
 
     @pytest.fixture

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
+from claimfsm.state.lineage import check_limit, fork_mark
 from claimfsm.state.model import Revision
 from claimfsm.state.store import StateStore
 
@@ -29,6 +30,8 @@ class MemoryStore(StateStore):
         self._chains: dict[str, list[Revision]] = {}
         self._deleted: dict[str, Tombstone] = {}
         self._keys: dict[str, ApiKey] = {}
+        # parent sid -> its forks (sid, parent rev, when), in the order they were made.
+        self._forks: dict[str, list[tuple[str, int, str]]] = {}
         self._lock = threading.Lock()
 
     def __enter__(self) -> MemoryStore:
@@ -69,7 +72,18 @@ class MemoryStore(StateStore):
                     f"expected_rev {expected_rev}", sid=sid, rev=revision.rev,
                     expected=expected_rev)
             chain.append(revision)
+            mark = fork_mark(revision) if revision.events else None
+            if mark is not None:
+                self._forks.setdefault(mark[0], []).append((sid, mark[1], mark[2]))
         return revision
+
+    def forks(self, sid: str, limit: int = 100) -> list[dict[str, Any]]:
+        """The forks of ``sid`` from the index its forks' commits keep."""
+        check_limit(limit)
+        with self._lock:
+            found = [{"sid": name, "rev": rev, "at": at}
+                     for name, rev, at in self._forks.get(sid, ()) if name in self._chains]
+        return found[:limit]
 
     def head(self, sid: str) -> Revision:
         """The newest revision."""

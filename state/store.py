@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -173,6 +173,15 @@ class StateStore(ABC):
 
         return due_sessions(self.sessions(), self.head, now, limit)
 
+    def forks(self, sid: str, limit: int = 100) -> list[dict[str, Any]]:
+        """The sessions forked from ``sid`` (:mod:`claimfsm.state.lineage`): ``{"sid",
+        "rev", "at"}`` each (the fork, the revision of ``sid`` it starts from, when it was
+        made), oldest first, at most ``limit``. This default reads every head; the
+        shipped backends answer from an index written by the fork's own commit."""
+        from claimfsm.state.lineage import check_limit, scan_forks  # loads when asked
+
+        return scan_forks(self.sessions(), self.heads, sid, check_limit(limit))
+
     @abstractmethod
     def fork(self, sid: str, at: int, new_sid: str) -> Revision:
         """A new session ``new_sid`` whose history is a copy of ``sid``'s revisions
@@ -290,3 +299,4 @@ class StateStore(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+

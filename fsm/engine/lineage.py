@@ -10,8 +10,9 @@ It is stored as any revision is, so every backend keeps it and an old store open
 before. A what-if fork's revision also holds its new profile in ``state.config``: the
 fork runs on with it from ``at``.
 
-The link is one-way in the store: the forks of a session are found by reading every
-session's head (:func:`forks_of`), which costs time in proportion to the store.
+The commit of that revision also records the fork under its parent in the store's forks
+index, in the same transaction (:mod:`claimfsm.state.lineage`), so the forks of a session
+are one indexed read (:func:`forks_of`), whatever the number of sessions.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from claimfsm.engine.profile import Profile, profile_of, resolve_profile
+from claimfsm.state.lineage import FORKED, LINEAGE_KEY
 from claimfsm.state.model import Revision, SessionState, trusted
 
 if TYPE_CHECKING:
@@ -39,15 +41,6 @@ __all__ = [
     "parents_of",
 ]
 
-FORKED = "Forked"
-"""The event type of a fork's own first revision."""
-
-LINEAGE_KEY = "forked_from"
-"""The key of ``state.runtime`` holding ``{"sid", "rev", "at"}``: the parent a session was
-forked from, at which revision, and when. Like the spent budget, a rewind keeps it."""
-
-#: Heads read at once while looking for forks.
-_CHUNK = 500
 
 
 def forked_from(head: Revision) -> dict[str, Any] | None:
@@ -69,20 +62,9 @@ def forked_event(revisions: Iterable[Revision]) -> dict[str, Any] | None:
 
 def forks_of(store: StateStore, sid: str, limit: int = 100) -> list[dict[str, Any]]:
     """The sessions forked from ``sid`` (``{"sid", "rev", "at"}``: the fork, the parent's
-    revision it starts from, when), in creation order, at most ``limit``. Reads every
-    session's head."""
-    out: list[dict[str, Any]] = []
-    names = [name for name in store.sessions() if name != sid]
-    for start in range(0, len(names), _CHUNK):
-        heads = store.heads(names[start: start + _CHUNK])
-        for name in names[start: start + _CHUNK]:
-            head = heads.get(name)
-            link = None if head is None else forked_from(head)
-            if link is not None and link.get("sid") == sid:
-                out.append({"sid": name, "rev": link.get("rev"), "at": link.get("at")})
-                if len(out) >= limit:
-                    return out
-    return out
+    revision it starts from, when), in creation order, at most ``limit``: the store's
+    forks index (:meth:`~claimfsm.state.store.StateStore.forks`)."""
+    return store.forks(sid, limit)
 
 
 def lineage_json(store: StateStore, head: Revision, *, forks: bool = True

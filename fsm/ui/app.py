@@ -89,8 +89,11 @@ def create_app(service: Service, *, db_label: str = "", allowed_hosts: Iterable[
         query = query_of(request)
         version = request.query_params.get("version") or None
         result, versions = await run_in_threadpool(lambda: service.versioned(query, version))
+        parents = await run_in_threadpool(
+            lambda: service.parents([item.sid for item in result.items]))
         names = service.engine.driver.definition.names
-        return HTMLResponse(sessions_page(result, query, names, db_label, versions, version))
+        return HTMLResponse(sessions_page(result, query, names, db_label, versions, version,
+                                          parents))
 
     def shown(request: Request) -> tuple[Revision, list[Revision]]:
         # The head and one page of revisions read by key: the page's cost, never the

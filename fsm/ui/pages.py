@@ -40,14 +40,27 @@ def _select(name: str, options: Sequence[str], chosen: str | None, blank: str) -
     return f'<select name="{name}">{"".join(opts)}</select>'
 
 
+def _parent_cell(link: Mapping[str, Any] | None) -> str:
+    # SID@REV, the parent's page; the time of the fork on hover.
+    if not link or not link.get("sid"):
+        return ""
+    sid = str(link["sid"])
+    return (f'<a class="forked-from" href="/sessions/{quote(sid, safe="")}" '
+            f'title="forked at {e(link.get("at"))}"><code>{e(sid)}@{e(link.get("rev"))}'
+            "</code></a>")
+
+
 def sessions_page(result: SummaryPage, query: SummaryQuery, states: Sequence[str],
                   db: str, versions: Mapping[str, str] | None = None,
-                  version: str | None = None) -> str:
-    """Every session with claim, state, verdict, revisions, last update and machine
-    version; search, filters (``version`` among them), keyset paging, and a form that
-    starts a session."""
+                  version: str | None = None,
+                  parents: Mapping[str, Mapping[str, Any] | None] | None = None) -> str:
+    """Every session with claim, state, verdict, revisions, last update, machine version
+    and the session it was forked from (``parents``: ``{"sid", "rev", "at"}`` of each
+    fork, a link to the parent); search, filters (``version`` among them), keyset paging,
+    and a form that starts a session."""
     rows = []
     versions = versions or {}
+    parents = parents or {}
     for s in result.items:
         verdict = (f'<span class="badge {e(s.verdict)}">{e(s.verdict)}</span>'
                    if s.verdict else "")
@@ -56,7 +69,8 @@ def sessions_page(result: SummaryPage, query: SummaryQuery, states: Sequence[str
                     f"<td>{e(s.claim)}</td><td><span class=\"badge {e(s.fsm)}\">{e(s.fsm)}"
                     f"</span></td><td>{verdict}</td><td>{s.revisions}</td>"
                     f'<td class="muted">{time_cell(s.updated)}</td>'
-                    f'<td><code class="version">{e(versions.get(s.sid, ""))}</code></td></tr>')
+                    f'<td><code class="version">{e(versions.get(s.sid, ""))}</code></td>'
+                    f"<td>{_parent_cell(parents.get(s.sid))}</td></tr>")
     keep = {k: v for k, v in (("q", query.q), ("fsm", query.fsm), ("verdict", query.verdict),
                               ("version", version),
                               ("limit", query.limit if query.limit != 50 else None))
@@ -83,9 +97,11 @@ def sessions_page(result: SummaryPage, query: SummaryQuery, states: Sequence[str
         f'<input name="version" size="18" value="{e(version or "")}" '
         'placeholder="any version">'
         '<button type="submit">Filter</button></form>'
-        '<div class="scroll-x"><table id="sessions"><thead><tr><th>session</th><th>claim</th>'
+        '<div class="scroll-x" id="sessions-box"><table id="sessions"><thead><tr>'
+        "<th>session</th><th>claim</th>"
         "<th>state</th>"
-        "<th>verdict</th><th>revisions</th><th>last update</th><th>version</th></tr></thead>"
+        "<th>verdict</th><th>revisions</th><th>last update</th><th>version</th>"
+        "<th>forked from</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table></div>"
         + ('<p class="muted">No sessions match.</p>' if not rows else "")
         + f'<p class="inline">{" ".join(nav)}</p>'

@@ -6,23 +6,26 @@ paged, filters in SQL, and the state and last update read from the head row."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import psycopg
 
 from claimfsm.state.catalog import SessionSummary, SummaryPage, SummaryQuery, sql_filters, status
 from claimfsm.state.holds import due_sessions, timer_of
+from claimfsm.state.lineage import link_of
 from claimfsm.state.model import Revision
 from claimfsm.state.postgres.db import listed
 
-__all__ = ["due_page", "fill_catalog", "fill_timers", "list_page"]
+__all__ = ["due_page", "fill_catalog", "fill_forks", "fill_timers", "fork_rows", "list_page"]
 
 _PAGE = (
     "SELECT s.id, s.sid, s.head, r.fsm, r.ts, c.claim, c.verdict, t.waiting"
     " FROM st_sessions s JOIN st_revisions r ON r.session = s.id AND r.rev = s.head"
     " JOIN st_catalog c ON c.id = s.id LEFT JOIN st_timers t ON t.id = s.id"
 )
+_FORKS = ("SELECT s.sid, c.parent_rev, c.forked FROM st_catalog c JOIN st_sessions s"
+          " ON s.id = c.id WHERE c.parent = %s AND s.head >= 0 ORDER BY c.id LIMIT %s")
 _DUE = ("SELECT s.sid FROM st_timers t JOIN st_sessions s ON s.id = t.id"
         " WHERE t.due IS NOT NULL AND t.due <= %s ORDER BY t.due, t.id LIMIT %s")
 
@@ -82,3 +85,33 @@ def due_page(conn: psycopg.Connection[Any], head: Callable[[str], Revision], now
         sids = [sid for (sid,) in conn.execute("SELECT sid FROM st_sessions ORDER BY id")]
         return due_sessions(sids, head, now, limit)
     return [sid for (sid,) in conn.execute(_DUE, (now, limit)).fetchall()]
+
+
+def fill_forks(conn: psycopg.Connection[Any], sids: Sequence[str],
+               heads: Callable[[Sequence[str]], dict[str, Revision]]) -> bool:
+    """Whether ``st_catalog.parent`` answers for every fork: a database from before the
+    forks index is filled first (every head read once, by 500); one opened read-only
+    without the column is not (the caller scans)."""
+    if conn.execute("SELECT to_regclass('st_catalog_parent') IS NULL").fetchone() == (True,):
+        return False
+    if conn.execute("SELECT 1 FROM st_meta WHERE key = 'forks'").fetchone() is not None:
+        rows = []
+        for start in range(0, len(sids), 500):
+            for sid, head in heads(sids[start: start + 500]).items():
+                link = link_of(head)
+                if link is not None and isinstance(link.get("rev"), int):
+                    rows.append((str(link.get("sid", "")), link["rev"],
+                                 str(link.get("at", head.ts)), sid))
+        with conn.transaction():
+            with conn.cursor() as cur:
+                cur.executemany("UPDATE st_catalog SET parent = %s, parent_rev = %s,"
+                                " forked = %s WHERE id = (SELECT id FROM st_sessions"
+                                " WHERE sid = %s)", rows)
+            conn.execute("DELETE FROM st_meta WHERE key = 'forks'")
+    return True
+
+
+def fork_rows(conn: psycopg.Connection[Any], sid: str, limit: int) -> list[dict[str, Any]]:
+    """The forks of ``sid`` from the index: ``{"sid", "rev", "at"}``, oldest first."""
+    return [{"sid": name, "rev": rev, "at": at}
+            for name, rev, at in conn.execute(_FORKS, (sid, limit)).fetchall()]

@@ -17,6 +17,7 @@ from typing import Any
 
 from claimfsm.state.errors import RevConflict, StoreError, UnknownRevision, UnknownSession
 from claimfsm.state.holds import timer_change
+from claimfsm.state.lineage import fork_mark
 from claimfsm.state.model import Revision, verdict_label
 from claimfsm.state.postgres.db import (
     COMMIT,
@@ -145,8 +146,10 @@ class PostgresCommit(PostgresErase):
         relabel = old is not new and verdict_label(old) != verdict_label(new)
         label = (verdict_label(new),) if relabel else ()
         retime, timer = timer_change(parent.revision.state, revision.state)
-        if retime:  # a wait or a retry starts or ends: the timer moves in the same statement
-            sql, times = commit_sql(bool(hashes), relabel, timer, retime)
+        # A fork's own revision: its parent goes into the forks index in the same statement.
+        mark = fork_mark(revision) if revision.events else None
+        if retime or mark is not None:  # a wait or a retry starts or ends, or a fork
+            sql, times = commit_sql(bool(hashes), relabel, timer, retime, mark)
             return sql, (*head, *blobs, *label, *times, *row), encoded
         sql = ((COMMIT_BLOBS_LABEL if relabel else COMMIT_BLOBS) if hashes
                else (COMMIT_LABEL if relabel else COMMIT))

@@ -80,6 +80,12 @@ _SCHEMA = (
     " id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name text NOT NULL UNIQUE,"
     " role text NOT NULL, key_id text NOT NULL UNIQUE, salt text NOT NULL,"
     " digest text NOT NULL, created_at text NOT NULL, expires_at text, revoked_at text)",
+    # A fork's parent, written by the fork's own commit (state/postgres/catalog.py, forks).
+    "ALTER TABLE st_catalog ADD COLUMN IF NOT EXISTS parent text",
+    "ALTER TABLE st_catalog ADD COLUMN IF NOT EXISTS parent_rev integer",
+    "ALTER TABLE st_catalog ADD COLUMN IF NOT EXISTS forked text",
+    "CREATE INDEX IF NOT EXISTS st_catalog_parent ON st_catalog (parent, id)"
+    " WHERE parent IS NOT NULL",
 )
 # Any fixed number: it serialises concurrent schema creation by several workers.
 _SCHEMA_LOCK = 0x636C61696D66736D
@@ -109,18 +115,24 @@ _TIMER_SET = ("t AS (INSERT INTO st_timers (id, due, waiting, since) SELECT id, 
               " FROM s ON CONFLICT (id) DO UPDATE SET due = excluded.due,"
               " waiting = excluded.waiting, since = excluded.since), ")
 _TIMER_CLEAR = "t AS (DELETE FROM st_timers WHERE id = (SELECT id FROM s)), "
+# A fork's parent by the commit of the fork's own revision (state/lineage.py).
+_PARENT = ("p AS (UPDATE st_catalog SET parent = %s, parent_rev = %s, forked = %s"
+           " WHERE id = (SELECT id FROM s)), ")
 
 
-def commit_sql(blobs: bool, label: bool, timer: Timer | None, retime: bool
-               ) -> tuple[str, tuple[Any, ...]]:
-    """The commit statement with the parts this commit needs, and the timer's parameters
-    (they follow the label's): head, session, expected, [hashes, zs, datas], [label],
-    [due, waiting], row values."""
+def commit_sql(blobs: bool, label: bool, timer: Timer | None, retime: bool,
+               mark: tuple[str, int, str] | None = None) -> tuple[str, tuple[Any, ...]]:
+    """The commit statement with the parts this commit needs, and the parameters of the
+    timer and the fork's parent (they follow the label's): head, session, expected,
+    [hashes, zs, datas], [label], [due, waiting, since], [parent, rev, at], row values."""
     parts = [_CAS, _BLOBS if blobs else "", _LABEL if label else ""]
     extra: tuple[Any, ...] = ()
     if retime:
         parts.append(_TIMER_SET if timer is not None else _TIMER_CLEAR)
         extra = (timer[0], int(timer[1]), timer[2]) if timer is not None else ()
+    if mark is not None:
+        parts.append(_PARENT)
+        extra = (*extra, *mark)
     return "WITH " + "".join(parts).removesuffix(", ") + " " + _INSERT, extra
 
 
@@ -235,7 +247,8 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
                 "SELECT value, to_regclass('st_catalog') IS NOT NULL"
                 " AND to_regclass('st_tombstones') IS NOT NULL"
                 " AND to_regclass('st_timers_queue') IS NOT NULL"
-                " AND to_regclass('st_keys') IS NOT NULL FROM st_meta"
+                " AND to_regclass('st_keys') IS NOT NULL"
+                " AND to_regclass('st_catalog_parent') IS NOT NULL FROM st_meta"
                 " WHERE key = 'schema'").fetchone()
     except pg_errors.UndefinedTable:
         found = None  # a new database: no st_ tables yet
@@ -251,6 +264,8 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
         had_since = conn.execute("SELECT to_regclass('st_timers_queue') IS NOT NULL"
                                  ).fetchone()
         had_sessions = conn.execute("SELECT to_regclass('st_sessions') IS NOT NULL").fetchone()
+        had_parent = conn.execute("SELECT to_regclass('st_catalog_parent') IS NOT NULL"
+                                  ).fetchone()
         for statement in _SCHEMA:
             conn.execute(statement)
         if had_sessions == (True,) and had_timers == (False,):
@@ -263,6 +278,11 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
             # Waiting sessions from before the queue's ``since``: their holds are read
             # once, by the first tick or queue page (state/postgres/catalog.py).
             conn.execute("INSERT INTO st_meta VALUES ('timers', 'fill')"
+                         " ON CONFLICT (key) DO UPDATE SET value = 'fill'")
+        if had_parent == (False,) and had_sessions == (True,) and conn.execute(
+                "SELECT 1 FROM st_sessions LIMIT 1").fetchone():
+            # Forks from before the index: read once from the heads by the first lookup.
+            conn.execute("INSERT INTO st_meta VALUES ('forks', 'fill')"
                          " ON CONFLICT (key) DO UPDATE SET value = 'fill'")
         conn.execute("INSERT INTO st_meta VALUES ('schema', %s) ON CONFLICT DO NOTHING",
                      (SCHEMA_VERSION,))

@@ -174,6 +174,22 @@ class PostgresStore(PostgresKeys, PostgresCommit, StateStore):
                 self._ids.clear()
                 raise
 
+    def forks(self, sid: str, limit: int = 100) -> list[dict[str, Any]]:
+        """The forks of ``sid`` from the index on ``st_catalog.parent`` (filled once on a
+        database from before it; scanned when opened read-only without it)."""
+        from claimfsm.state.lineage import check_limit, scan_forks
+        from claimfsm.state.postgres.catalog import fill_forks, fork_rows  # loads when asked
+
+        check_limit(limit)
+        if not self._catalog_complete:
+            from claimfsm.state.catalog import SummaryQuery
+
+            self.summaries(SummaryQuery(limit=1))  # an old database's catalog rows first
+        if not self._catalog_complete or not self._locked(
+                lambda: fill_forks(self._conn, self.sessions(), self.heads)):
+            return scan_forks(self.sessions(), self.heads, sid, limit)
+        return self._locked(lambda: fork_rows(self._conn, sid, limit))
+
     def due(self, now: str, limit: int = 1000) -> list[str]:
         """Sessions due at ``now``, from the index on due time (``st_timers``)."""
         from claimfsm.state.postgres.catalog import due_page  # loads when ticking

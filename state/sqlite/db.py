@@ -55,7 +55,9 @@ _SCHEMA = (
     # What session listings read without decoding (state/sqlite/catalog.py): a row per
     # session that has a verdict (written by the commit that sets it) or has been listed
     # (its claim, filled by the reader).
-    "CREATE TABLE IF NOT EXISTS st_catalog (id INTEGER PRIMARY KEY, claim TEXT, verdict TEXT)",
+    # ``parent``...: a fork's parent, written by the fork's own commit (state/sqlite/forks.py).
+    "CREATE TABLE IF NOT EXISTS st_catalog (id INTEGER PRIMARY KEY, claim TEXT, verdict TEXT,"
+    " parent TEXT, parent_rev INTEGER, forked TEXT)",
     # One row per deleted session (state/sqlite/erase.py), id = its st_sessions.id.
     "CREATE TABLE IF NOT EXISTS st_tombstones (id INTEGER PRIMARY KEY, sid TEXT NOT NULL,"
     " deleted_at TEXT NOT NULL, actor TEXT NOT NULL, head INTEGER NOT NULL,"
@@ -186,6 +188,7 @@ def init_schema(conn: sqlite3.Connection, budget: float) -> None:
             " 'st_timers')")}
         for statement in _SCHEMA:
             c.execute(statement)
+        _add_fork_columns(c, "st_sessions" in tables)
         if tables == {"st_sessions"} and c.execute("SELECT 1 FROM st_sessions").fetchone():
             # Sessions from before the catalog: their verdicts are read once, by the
             # first listing that may write (state/sqlite/catalog.py).
@@ -216,14 +219,33 @@ def init_schema(conn: sqlite3.Connection, budget: float) -> None:
     try:
         row = conn.execute(
             "SELECT value, (SELECT count(*) FROM sqlite_master WHERE name IN ('st_catalog',"
-            " 'st_tombstones', 'st_timers', 'st_timers_queue', 'st_keys')) FROM st_meta"
-            " WHERE key='schema'"
+            " 'st_tombstones', 'st_timers', 'st_timers_queue', 'st_keys', 'st_catalog_parent'))"
+            " FROM st_meta WHERE key='schema'"
         ).fetchone()
     except sqlite3.OperationalError:
         row = None  # a new file: no st_ tables yet
-    if row == (SCHEMA_VERSION, 5):  # the tables and the queue index added since 3 are there
+    if row == (SCHEMA_VERSION, 6):  # the tables and the indexes added since 3 are there
         return
     transaction(conn, create, budget)
+
+
+def _add_fork_columns(c: sqlite3.Connection, had_sessions: bool) -> None:
+    # A catalog from before the forks index: the columns, and (if it holds sessions) the
+    # forks read once from their heads by the first lookup (state/sqlite/forks.py).
+    from claimfsm.state.sqlite.forks import COLUMNS, INDEX
+
+    if c.execute("SELECT count(*) FROM pragma_table_info('st_catalog') WHERE name = 'parent'"
+                 ).fetchone() == (0,):
+        for column in COLUMNS:
+            c.execute(f"ALTER TABLE st_catalog ADD COLUMN {column}")
+        if had_sessions and c.execute("SELECT 1 FROM st_sessions").fetchone():
+            c.execute("INSERT OR REPLACE INTO st_meta VALUES ('forks', 'fill')")
+    elif had_sessions and c.execute(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'st_catalog_parent'"
+    ).fetchone() == (0,) and c.execute("SELECT 1 FROM st_sessions").fetchone():
+        # A catalog made by this schema just now for sessions from before it.
+        c.execute("INSERT OR REPLACE INTO st_meta VALUES ('forks', 'fill')")
+    c.execute(INDEX)
 
 
 @dataclass(eq=False)

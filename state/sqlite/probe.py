@@ -121,7 +121,8 @@ def before_writing(path: str) -> bool:
     names, schema = _read_names(Path(path))
     refuse_unknown(schema)
     return (schema == SCHEMA_VERSION and "st_catalog" in names and "st_timers" in names
-            and "st_timers_queue" in names)
+            and "st_timers_queue" in names and "st_catalog_parent" in names
+            and "st_keys" in names)
 
 
 def refuse_unknown(schema: str | None) -> None:

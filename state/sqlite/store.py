@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
 from claimfsm.state.holds import timer_change, timer_of
+from claimfsm.state.lineage import check_limit, fork_mark
 from claimfsm.state.model import Revision, SessionState, trusted, verdict_label
 from claimfsm.state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL
 from claimfsm.state.sqlite.db import HEAD, ChainBroken, CorruptStore
 from claimfsm.state.sqlite.erase import LIVE, SQLiteErase
+from claimfsm.state.sqlite.forks import PARENT
 from claimfsm.state.sqlite.keys import SQLiteKeys
 from claimfsm.state.sqlite.maintenance import (
     compact_rows,
@@ -135,6 +137,8 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
         relabel = old is not new and verdict_label(old) != verdict_label(new)
         # Timers likewise: a session that never waits or retries writes none.
         retime, timer = timer_change(parent.revision.state, revision.state)
+        # A fork's own revision records its parent for the forks index (state/lineage.py).
+        mark = fork_mark(revision) if revision.events else None
 
         def conflict(c: sqlite3.Connection) -> RevConflict | UnknownSession:
             (k,) = c.execute(f"SELECT {HEAD}", (session << 32,)).fetchone()
@@ -162,8 +166,10 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
                 c.execute(LABEL, (session, verdict_label(new)))
             if retime:
                 c.execute(*timer_params(session, timer))
+            if mark is not None:
+                c.execute(PARENT, (session, *mark))
 
-        if blobs or relabel or retime or self.durability == "group":
+        if blobs or relabel or retime or mark or self.durability == "group":
             self._write(insert)  # blobs and row in one transaction
         else:
             self._write_one(insert)  # one statement: its own transaction
@@ -228,6 +234,14 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
                 readonly=self._conn is None)  # until a write opened the file for writing
         page: SummaryPage = self._catalog.page(query)
         return page
+
+    def forks(self, sid: str, limit: int = 100) -> list[dict[str, Any]]:
+        """The forks of ``sid`` from the index on ``st_catalog.parent``
+        (state/sqlite/forks.py)."""
+        from claimfsm.state.sqlite.forks import forks_page  # loads when asked
+
+        return forks_page(self._read, None if self._conn is None else self._write,
+                          self.sessions, self.heads, sid, check_limit(limit))
 
     def due(self, now: str, limit: int = 1000) -> list[str]:
         """Sessions due at ``now``, from the index on due time (state/sqlite/timers.py)."""

@@ -143,3 +143,16 @@ def test_the_diagram_counts_repeated_moves_and_draws_rewinds_and_forks() -> None
     assert forked.forked_at == "RETRIEVAL" and forked.moves[("RETRIEVAL", "RETRIEVAL")] == 1
     assert 'data-fork="RETRIEVAL"' in diagram_svg(DEFAULT_MACHINE, path=states,
                                                    forked_at=forked.forked_at)
+
+
+def test_the_sessions_page_has_a_forked_from_column(client: TestClient) -> None:
+    sid = _finished(client)
+    fork = client.post(f"/api/v1/sessions/{sid}/fork", json={"at": 2}).json()
+    html = client.get("/").text
+    assert "<th>forked from</th>" in html
+    rows = dict(re.findall(r'<tr class="session" data-sid="([^"]+)">(.*?)</tr>', html))
+    link = re.search(r'<a class="forked-from" href="([^"]+)" title="forked at ([^"]+)">'
+                     r"<code>([^<]+)</code></a>", rows[fork["sid"]])
+    assert link is not None
+    assert link.groups() == (f"/sessions/{sid}", fork["ts"], f"{sid}@2")
+    assert "forked-from" not in rows[sid]

@@ -151,3 +151,33 @@ def test_a_what_if_fork_with_the_learned_judge_and_the_comparison(
     assert verdicts[1] == head.state.verdict["label"]
     assert _inside(browser, ".compare-side") and _inside(browser, "#compare-summary")
     shot(browser, tmp_path, f"compare-{kind}")
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["390x844", "1400x1000"])
+def test_the_sessions_list_links_a_fork_to_its_parent(browser: Any, site: Any, tmp_path: Path,
+                                                      size: tuple[int, int]) -> None:
+    from selenium.webdriver.common.by import By
+
+    kind = _size(browser, size)
+    url, service, sid = site
+    fork = service.fork(sid, 3)
+    browser.get(f"{url}/")
+    cell = browser.find_element(By.CSS_SELECTOR, f'#sessions tr[data-sid="{fork.sid}"]'
+                                " a.forked-from")
+    assert cell.text == f"{sid}@3"
+    assert not browser.find_elements(By.CSS_SELECTOR, f'#sessions tr[data-sid="{sid}"]'
+                                     " a.forked-from")
+    # The page itself never scrolls sideways: the wide table scrolls inside its box.
+    assert browser.execute_script(
+        "return document.documentElement.scrollWidth <= document.documentElement.clientWidth + 1")
+    assert _inside(browser, "#sessions-box")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center'})",
+                           cell)
+    assert browser.execute_script(
+        "const r = arguments[0].getBoundingClientRect();"
+        "return r.left >= 0 && r.right <= document.documentElement.clientWidth + 1", cell)
+    shot(browser, tmp_path, f"sessions-forked-from-{kind}", "#sessions-box")
+    cell.click()
+    until(browser, lambda d: d.current_url.endswith(f"/sessions/{sid}"))
+    back = browser.find_element(By.CSS_SELECTOR, f'#forks li[data-fork-sid="{fork.sid}"] a')
+    assert back.get_attribute("href").endswith(f"/sessions/{fork.sid}")

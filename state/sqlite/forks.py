@@ -1,0 +1,78 @@
+"""The SQLite side of the forks index (:mod:`claimfsm.state.lineage`).
+
+``st_catalog`` has, for a session that is a fork, its parent's sid, the parent revision
+it starts from and when it was made (``parent``, ``parent_rev``, ``forked``), written by
+the commit that lands the fork's own ``Forked`` revision in the same transaction; a
+partial index on ``parent`` makes a session's forks one seek. Ordinary steps write
+nothing here.
+
+A file from before the index gets the columns on its first writable open
+(:func:`claimfsm.state.sqlite.db.init_schema`) and ``forks = fill`` in ``st_meta`` when it
+holds sessions; the first lookup that may write reads every head once to fill them. A
+file read-only and still without them is scanned (:func:`~claimfsm.state.lineage.scan_forks`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from claimfsm.state.lineage import link_of, scan_forks
+from claimfsm.state.model import Revision
+
+__all__ = ["COLUMNS", "INDEX", "PARENT", "forks_page"]
+
+#: The columns ``st_catalog`` gains (the index's data).
+COLUMNS = ("parent TEXT", "parent_rev INTEGER", "forked TEXT")
+#: A session's forks by parent, in creation order.
+INDEX = ("CREATE INDEX IF NOT EXISTS st_catalog_parent ON st_catalog (parent, id)"
+         " WHERE parent IS NOT NULL")
+#: Record a fork (params: session id, parent sid, parent revision, when).
+PARENT = ("INSERT INTO st_catalog (id, parent, parent_rev, forked) VALUES (?, ?, ?, ?)"
+          " ON CONFLICT (id) DO UPDATE SET parent = excluded.parent,"
+          " parent_rev = excluded.parent_rev, forked = excluded.forked")
+_FORKS = ("SELECT s.sid, c.parent_rev, c.forked FROM st_catalog c JOIN st_sessions s"
+          " ON s.id = c.id WHERE c.parent = ? ORDER BY c.id LIMIT ?")
+
+Run = Callable[[Callable[[sqlite3.Connection], Any]], Any]
+
+
+def forks_page(read: Run, write: Run | None, sessions: Callable[[], Sequence[str]],
+               heads: Callable[[Sequence[str]], dict[str, Revision]], sid: str,
+               limit: int) -> list[dict[str, Any]]:
+    """The forks of ``sid`` from the index (``write``: ``None`` while the file is only
+    read), filling an old file's index first or scanning one that cannot be filled."""
+    state = read(_state)
+    if state == "fill" and write is not None:
+        rows = []
+        names = list(sessions())
+        for start in range(0, len(names), 500):
+            for name, head in heads(names[start: start + 500]).items():
+                link = link_of(head)
+                if link is not None and isinstance(link.get("rev"), int):
+                    rows.append((name, str(link.get("sid", "")), link["rev"],
+                                 str(link.get("at", head.ts))))
+
+        def fill(c: sqlite3.Connection) -> None:
+            c.executemany("INSERT INTO st_catalog (id, parent, parent_rev, forked) SELECT id,"
+                          " ?2, ?3, ?4 FROM st_sessions WHERE sid = ?1 ON CONFLICT (id) DO"
+                          " UPDATE SET parent = excluded.parent, parent_rev ="
+                          " excluded.parent_rev, forked = excluded.forked", rows)
+            c.execute("DELETE FROM st_meta WHERE key = 'forks'")
+
+        write(fill)
+        state = "ok"
+    if state != "ok":
+        return scan_forks(sessions(), heads, sid, limit)
+    return [{"sid": name, "rev": rev, "at": at}
+            for name, rev, at in read(lambda c: c.execute(_FORKS, (sid, limit)).fetchall())]
+
+
+def _state(c: sqlite3.Connection) -> str:
+    # "ok", "fill" (sessions from before the index) or "absent" (a read-only old file).
+    if c.execute("SELECT count(*) FROM pragma_table_info('st_catalog') WHERE name = 'parent'"
+                 ).fetchone() != (1,):
+        return "absent"
+    row = c.execute("SELECT value FROM st_meta WHERE key = 'forks'").fetchone()
+    return "ok" if row is None else str(row[0])
