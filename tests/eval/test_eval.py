@@ -112,8 +112,11 @@ def test_json_split_counts_every_step_and_tool_call_by_state() -> None:
     tools = split["tools"]
     assert {"web_search", "page_fetch", "sentence_extract"} <= set(tools)
     assert tools["page_fetch"]["calls"] == tools["sentence_extract"]["calls"] > 0
-    assert sum(t["ms_per_claim"] for t in tools.values()) <= sum(
-        s["ms_per_claim"] for s in states.values())
+    # A step's ready calls run at the same time (docs/retrieval.md), so the tools' times
+    # may add up to more than the steps' wall time; each tool's is at most all steps'
+    # wall time times the calls a step may run at once.
+    walls = sum(s["ms_per_claim"] for s in states.values())
+    assert all(0 <= t["ms_per_claim"] <= walls * 32 for t in tools.values())
     assert set(split["outside_steps"]) == {"ms_per_claim", "cpu_ms_per_claim"}
 
 
