@@ -24,6 +24,9 @@ AGGREGATE repeats the deciding one for the claim (docs/judge.md, "Alignment chec
 - **cause not confirmed** / **role swapped** (:mod:`claimfsm.skills.stance.causal`): a claim
   that X causes Y (causes, leads to, drives, because, due to, is what ...) needs a
   sentence stating that link the same way round.
+- **role swapped** (:mod:`claimfsm.skills.stance.order`): the two sides of a one-way word
+  (``into``, ``than`` after a comparative, ``between``, ``around`` / ``orbits``,
+  ``within``, a fraction's ``of``) the other way round in the sentence (blocks).
 - **number not confirmed** is decided by :func:`claimfsm.skills.stance.numbers.compare_numbers`
   (the judge blocks support on any unconfirmed number; see there for tolerance and units).
 
@@ -39,6 +42,7 @@ from dataclasses import dataclass
 from claimfsm.skills.stance.causal import causal_check
 from claimfsm.skills.stance.features import Analysis, Token, close
 from claimfsm.skills.stance.lexicon import EXCLUSIVE, ORDINALS
+from claimfsm.skills.stance.order import order_check
 from claimfsm.skills.stance.roles import Frame, frames
 
 __all__ = [
@@ -218,6 +222,8 @@ def align(claim: str, ca: Analysis, sa: Analysis, key: frozenset[str],
     a verdict cites together, and so does the argument check (names.py)."""
     del context  # names are checked over a verdict's sentences together (names.py)
     causal = causal_check(ca, sa, key)
+    order = order_check(ca, sa, key) if causal is None else None
     found = [c for c in (role_check(ca, sa, key), quantifier_check(ca, sa),
-                         Check(*causal) if causal else None) if c is not None]
+                         Check(*causal) if causal else None,
+                         Check(*order) if order else None) if c is not None]
     return tuple(sorted(found, key=lambda c: not c.refutes))

@@ -77,7 +77,8 @@ above:below positive:negative benefit:harm beneficial:harmful stable:unstable
 maximum:minimum inner:outer visible:invisible raise:lower raises:lowers advance:retreat
 advancing:retreating rare:common rarer:frequent rare:frequent shallow:deep
 shallowest:deepest southward:northward worse:better worsen:improve same:different
-regular:irregular round:irregular
+regular:irregular round:irregular southward:north northward:south
+eastward:west westward:east worse:recover worsen:recover
 """
 
 

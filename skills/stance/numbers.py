@@ -3,8 +3,12 @@
 A year in the claim against a different year in the sentence is a clash; a count
 against another count clashes only when both count the same thing, i.e. the words right
 after the two numbers overlap ("3 astronauts" vs "two astronauts",
-not "3 astronauts" vs "5 students"). A number right after a name is part of the name
-("Apollo 13") and is matched with it, not as a quantity.
+not "3 astronauts" vs "5 students"). Two values agree when they are within the tolerance;
+a claim number written round (ending in a zero: "360", "8,800") must moreover be the
+sentence's value rounded to that digit, or the other way round ("8,800" and "8,850"
+confirm 8,849, "360" does not confirm 365.25; "195" keeps the plain tolerance for 196).
+A number right after a name is part of the name ("Apollo 13") and is matched with it,
+not as a quantity.
 """
 
 from __future__ import annotations
@@ -130,7 +134,26 @@ def _agrees(c: Num, s: Num, tol: float) -> bool:
     cu, su = c.context & UNITS, s.context & UNITS
     if cu and su and not cu & su:
         return False  # "360 days" is not confirmed by "360 degrees"
-    return abs(c.value - s.value) <= tol * max(abs(c.value), abs(s.value))
+    if abs(c.value - s.value) > tol * max(abs(c.value), abs(s.value)):
+        return False
+    # A claim number written round ("360", "8,800") says the value rounded to that
+    # digit: within tolerance, it must also be the sentence's value so rounded ("8,800"
+    # for 8,849 agrees, "360" for 365.25 does not). "195" for 196 keeps the tolerance.
+    return _precision(c) < 10 or _rounds_to(s.value, c) or _rounds_to(c.value, s)
+
+
+def _precision(n: Num) -> float:
+    digits = n.text.rstrip("s%").replace(",", "")
+    if not digits.replace(".", "", 1).isdigit():
+        return 1.0  # a number word ("two") is exact
+    if "." in digits:
+        return 10.0 ** -len(digits.split(".")[1])
+    return 10.0 ** (len(digits) - len(digits.rstrip("0")))
+
+
+def _rounds_to(value: float, n: Num) -> bool:
+    # Half a unit of the last written digit, plus a hair for float error.
+    return abs(value - n.value) <= _precision(n) / 2 * (1 + 1e-9)
 
 
 def compare_numbers(claim: Sequence[Num], sent: Sequence[Num], tol: float) -> NumberCheck:

@@ -95,11 +95,11 @@ def test_every_claim_runs_to_done(verdicts: dict[str, dict[str, Any]]) -> None:
     assert stuck == []
 
 
-# Issue 29's goal, not reached yet by the judge's general rules: 33 of 181 traps still get
-# SUPPORTS (2026-11-25; docs/judge.md lists what each remaining kind needs). Strict, so
+# Issue 29's goal, not reached yet by the judge's general rules: 25 of 181 traps still get
+# SUPPORTS (2026-11-26; docs/judge.md lists what each remaining kind needs). Strict, so
 # the marker must go the day every trap is caught; the ratchet below keeps the count
 # from growing meanwhile.
-@pytest.mark.xfail(strict=True, reason="issue 29: 33 traps still SUPPORTS (see docs/judge.md)")
+@pytest.mark.xfail(strict=True, reason="issue 29: 25 traps still SUPPORTS (see docs/judge.md)")
 def test_no_trap_is_supported(verdicts: dict[str, dict[str, Any]]) -> None:
     offenders = [row for row in ROWS if row["category"] != PARAPHRASE
                  and verdicts[row["claim_id"]]["label"] == "SUPPORTS"]
@@ -115,8 +115,8 @@ def test_no_trap_is_supported(verdicts: dict[str, dict[str, Any]]) -> None:
 
 # The most traps per category that may still get SUPPORTS: today's judge (issue 29's
 # checks), so a change that lets more through fails here.
-SUPPORTED_AT_MOST = {"role_swap": 13, "reversed_cause": 6, "wrong_number": 1,
-                     "negation": 10, "substituted_entity": 3}
+SUPPORTED_AT_MOST = {"role_swap": 8, "reversed_cause": 6, "wrong_number": 0,
+                     "negation": 8, "substituted_entity": 3}
 
 
 def test_supported_traps_do_not_grow(verdicts: dict[str, dict[str, Any]]) -> None:
