@@ -69,13 +69,49 @@ _CREATE = ("CREATE TABLE IF NOT EXISTS st_answers (sid {t} NOT NULL, scope {t} N
            "key {t} NOT NULL, body {b} NOT NULL, at {f} NOT NULL, PRIMARY KEY (sid, scope, key))")
 
 
-class SQLiteAnswers:
+class _TableAnswers:
+    """``st_answers`` over one connection of a DB-API driver: ``_c`` opens it, ``_mark``
+    is its parameter mark and ``_UPSERT`` its insert-or-replace."""
+
+    _mark = "?"
+    _UPSERT = ""
+
+    def __init__(self) -> None:
+        self._conn: Any = None
+        self._lock = threading.Lock()
+
+    def _c(self) -> Any:
+        raise NotImplementedError
+
+    def load(self, sid: str, scope: str) -> dict[str, bytes]:
+        m = self._mark
+        with self._lock:
+            c = self._c()
+            c.execute(f"DELETE FROM st_answers WHERE (sid = {m} AND scope <> {m}) OR at < {m}",
+                      (sid, scope, time.time() - KEEP_S))
+            rows = c.execute(f"SELECT key, body FROM st_answers WHERE sid = {m} AND scope = {m}",
+                             (sid, scope)).fetchall()
+        return {str(k): bytes(b) for k, b in rows}
+
+    def save(self, sid: str, scope: str, key: str, body: bytes) -> None:
+        with self._lock:
+            self._c().execute(self._UPSERT, (sid, scope, key, body, time.time()))
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+class SQLiteAnswers(_TableAnswers):
     """``st_answers`` in the store's SQLite file."""
 
+    _UPSERT = "INSERT OR REPLACE INTO st_answers VALUES (?, ?, ?, ?, ?)"
+
     def __init__(self, path: str) -> None:
+        super().__init__()
         self.path = path
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
 
     def _c(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -88,36 +124,20 @@ class SQLiteAnswers:
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute(_CREATE.format(t="TEXT", b="BLOB", f="REAL"))
             self._conn = conn
-        return self._conn
-
-    def load(self, sid: str, scope: str) -> dict[str, bytes]:
-        with self._lock:
-            c = self._c()
-            c.execute("DELETE FROM st_answers WHERE (sid = ? AND scope <> ?) OR at < ?",
-                      (sid, scope, time.time() - KEEP_S))
-            rows = c.execute("SELECT key, body FROM st_answers WHERE sid = ? AND scope = ?",
-                             (sid, scope)).fetchall()
-        return {str(k): bytes(b) for k, b in rows}
-
-    def save(self, sid: str, scope: str, key: str, body: bytes) -> None:
-        with self._lock:
-            self._c().execute("INSERT OR REPLACE INTO st_answers VALUES (?, ?, ?, ?, ?)",
-                              (sid, scope, key, body, time.time()))
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        connection: sqlite3.Connection = self._conn
+        return connection
 
 
-class PgAnswers:
+class PgAnswers(_TableAnswers):
     """``st_answers`` in the store's PostgreSQL database."""
 
+    _mark = "%s"
+    _UPSERT = ("INSERT INTO st_answers VALUES (%s, %s, %s, %s, %s) ON CONFLICT (sid, scope, key)"
+               " DO UPDATE SET body = EXCLUDED.body, at = EXCLUDED.at")
+
     def __init__(self, url: str) -> None:
+        super().__init__()
         self.url = url
-        self._conn: Any = None
-        self._lock = threading.Lock()
 
     def _c(self) -> Any:
         if self._conn is None:
@@ -127,28 +147,6 @@ class PgAnswers:
             conn.execute(_CREATE.format(t="text", b="bytea", f="double precision"))
             self._conn = conn
         return self._conn
-
-    def load(self, sid: str, scope: str) -> dict[str, bytes]:
-        with self._lock:
-            c = self._c()
-            c.execute("DELETE FROM st_answers WHERE (sid = %s AND scope <> %s) OR at < %s",
-                      (sid, scope, time.time() - KEEP_S))
-            rows = c.execute("SELECT key, body FROM st_answers WHERE sid = %s AND scope = %s",
-                             (sid, scope)).fetchall()
-        return {str(k): bytes(b) for k, b in rows}
-
-    def save(self, sid: str, scope: str, key: str, body: bytes) -> None:
-        with self._lock:
-            self._c().execute(
-                "INSERT INTO st_answers VALUES (%s, %s, %s, %s, %s) ON CONFLICT (sid, scope, key)"
-                " DO UPDATE SET body = EXCLUDED.body, at = EXCLUDED.at",
-                (sid, scope, key, body, time.time()))
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
 
 
 def open_answers(store: str | None, *, url: bool = False) -> Answers:

@@ -29,7 +29,7 @@ import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,24 +73,29 @@ async def _ticker(lags: list[float], stop: asyncio.Event) -> None:
         lags.append(max(0.0, time.perf_counter() - began - _TICK))
 
 
+async def _gathered(one: Callable[[str], Awaitable[int]], claims: list[str]
+                    ) -> dict[str, float]:
+    """Every claim through ``one`` at once, timed, with the loop's lag sampled meanwhile."""
+    lags: list[float] = []
+    stop = asyncio.Event()
+    ticker = asyncio.create_task(_ticker(lags, stop))
+    began = time.perf_counter()
+    revs = await asyncio.gather(*(one(c) for c in claims))
+    wall = time.perf_counter() - began
+    stop.set()
+    await ticker
+    return {"wall_s": wall, "steps": float(sum(revs)),
+            "lag_median_ms": 1000 * statistics.median(lags or [0.0]),
+            "lag_max_ms": 1000 * max(lags or [0.0])}
+
+
 def _async_round(db: str | None, claims: list[str]) -> dict[str, float]:
     async def go() -> dict[str, float]:
         async with await AsyncEngine.open(db) as engine:
-            lags: list[float] = []
-            stop = asyncio.Event()
-            ticker = asyncio.create_task(_ticker(lags, stop))
-
             async def one(claim: str) -> int:
                 return (await engine.arun((await engine.astart(claim)).sid)).rev
 
-            began = time.perf_counter()
-            revs = await asyncio.gather(*(one(c) for c in claims))
-            wall = time.perf_counter() - began
-            stop.set()
-            await ticker
-        return {"wall_s": wall, "steps": float(sum(revs)),
-                "lag_median_ms": 1000 * statistics.median(lags or [0.0]),
-                "lag_max_ms": 1000 * max(lags or [0.0])}
+            return await _gathered(one, claims)
 
     loop = asyncio.new_event_loop()
     loop.set_default_executor(ThreadPoolExecutor(max_workers=len(claims)))
@@ -103,22 +108,11 @@ def _async_round(db: str | None, claims: list[str]) -> dict[str, float]:
 def _on_loop_round(db: str | None, claims: list[str]) -> dict[str, float]:
     async def go() -> dict[str, float]:
         with Engine.open(db) as engine:
-            lags: list[float] = []
-            stop = asyncio.Event()
-            ticker = asyncio.create_task(_ticker(lags, stop))
-
             async def one(claim: str) -> int:
                 await asyncio.sleep(0)
                 return engine.driver.run(engine.start(claim).sid).rev
 
-            began = time.perf_counter()
-            revs = await asyncio.gather(*(one(c) for c in claims))
-            wall = time.perf_counter() - began
-            stop.set()
-            await ticker
-        return {"wall_s": wall, "steps": float(sum(revs)),
-                "lag_median_ms": 1000 * statistics.median(lags or [0.0]),
-                "lag_max_ms": 1000 * max(lags or [0.0])}
+            return await _gathered(one, claims)
 
     return asyncio.run(go())
 
