@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable
 from html import escape
 from typing import Any
+from urllib.parse import urlencode
 
 import orjson
 
@@ -16,7 +17,7 @@ from claimfsm.skills.analysis.text import keywords, stem
 from claimfsm.ui.static import asset
 from claimfsm.ui.viewer import VIEWER
 
-__all__ = ["csrf_field", "e", "json_html", "mark_terms", "page", "pretty"]
+__all__ = ["csrf_field", "e", "json_html", "mark_terms", "page", "pager", "pretty"]
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 
@@ -113,3 +114,16 @@ def _emit(value: Any, path: str, depth: int, hit: str | None, out: list[str]) ->
         out.append(e(orjson.dumps(value).decode()))
     if marked:
         out.append("</mark>")
+
+
+def pager(path: str, keep: dict[str, Any], *, paged: bool, cursor: str,
+          next_key: Any) -> str:
+    """A list page's "first page" (when ``paged``: past the first) and "next page" links:
+    ``keep`` are the filters to carry, ``cursor`` the query key ``next_key`` goes in."""
+    nav = []
+    if paged:
+        nav.append(f'<a class="button" href="{path}?{e(urlencode(keep))}">first page</a>')
+    if next_key is not None:
+        nav.append(f'<a class="button" id="next" href="{path}?'
+                   f'{e(urlencode({**keep, cursor: next_key}))}">next page →</a>')
+    return " ".join(nav)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 from claimfsm.engine.errors import BadInput
 from claimfsm.engine.machine import MachineDef
@@ -13,7 +13,7 @@ from claimfsm.engine.views import status_json
 from claimfsm.replay.runner import ReplayReport
 from claimfsm.state.catalog import SummaryPage, SummaryQuery
 from claimfsm.state.model import Revision
-from claimfsm.ui.html import csrf_field, e, json_html, page
+from claimfsm.ui.html import csrf_field, e, json_html, page, pager
 from claimfsm.ui.lineage import lineage_banner, lineage_script, what_if_form
 from claimfsm.ui.panels import diagram_panel, timeline, verdict_panel
 from claimfsm.ui.review import review_script, review_slot
@@ -75,12 +75,8 @@ def sessions_page(result: SummaryPage, query: SummaryQuery, states: Sequence[str
                               ("version", version),
                               ("limit", query.limit if query.limit != 50 else None))
             if v}
-    nav = []
-    if query.before is not None:
-        nav.append(f'<a class="button" href="/?{e(urlencode(keep))}">first page</a>')
-    if result.next is not None:
-        nav.append(f'<a class="button" id="next" href="/?'
-                   f'{e(urlencode({**keep, "before": result.next}))}">next page →</a>')
+    nav = pager("/", keep, paged=query.before is not None, cursor="before",
+                next_key=result.next)
     body = (
         f'<h1>Sessions <span class="muted">{e(db)}</span></h1>'
         '<div class="card"><form id="start" class="inline">'
@@ -104,7 +100,7 @@ def sessions_page(result: SummaryPage, query: SummaryQuery, states: Sequence[str
         "<th>forked from</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table></div>"
         + ('<p class="muted">No sessions match.</p>' if not rows else "")
-        + f'<p class="inline">{" ".join(nav)}</p>'
+        + f'<p class="inline">{nav}</p>'
     )
     return page("Sessions", body, script="sessions.js")
 

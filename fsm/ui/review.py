@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 from claimfsm.engine.errors import BadInput
 from claimfsm.engine.machine import MachineDef
@@ -25,7 +25,7 @@ from claimfsm.engine.review import ReviewInput
 from claimfsm.state.holds import hold_of
 from claimfsm.state.model import Revision
 from claimfsm.state.queue import WaitingPage, WaitingQuery
-from claimfsm.ui.html import e, page
+from claimfsm.ui.html import e, page, pager
 from claimfsm.ui.static import asset
 
 __all__ = [
@@ -105,12 +105,8 @@ def queue_page(result: WaitingPage, query: WaitingQuery, age: str, definition: M
                     key=lambda n: n not in definition.waits)
     keep = {k: v for k, v in (("fsm", query.fsm), ("verdict", query.verdict), ("age", age),
                               ("limit", query.limit if query.limit != 50 else None)) if v}
-    nav = []
-    if query.after is not None:
-        nav.append(f'<a class="button" href="/review?{e(urlencode(keep))}">first page</a>')
-    if result.next is not None:
-        nav.append(f'<a class="button" id="next" href="/review?'
-                   f'{e(urlencode({**keep, "after": result.next}))}">next page →</a>')
+    nav = pager("/review", keep, paged=query.after is not None, cursor="after",
+                next_key=result.next)
     body = (
         '<h1>Review queue <span class="muted">sessions waiting for a person, oldest first'
         "</span></h1>"
@@ -124,7 +120,7 @@ def queue_page(result: WaitingPage, query: WaitingQuery, age: str, definition: M
         f"<th>revisions</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         + ('<p class="muted" id="queue-empty">No session waits that matches.</p>'
            if not rows else "")
-        + f'<p class="inline">{" ".join(nav)}</p>'
+        + f'<p class="inline">{nav}</p>'
     )
     return page("Review queue", body)
 
