@@ -35,7 +35,19 @@ CLAIM = ("NASA landed on the Moon in 1969 and Apollo 13 never reached the Moon a
 def _server(delay_ms: int) -> Iterator[tuple[str, list[int]]]:
     index = EvidenceIndex.open(":memory:")
     seed_demo(index)
+    lock = threading.Lock()  # the index's connection, one reader at a time
     count = [0]
+
+    def _answer(q: dict[str, str]) -> Any:
+        if q.get("list") == "search":
+            hits = index.search(q.get("srsearch", ""), lim=int(q.get("srlimit", "5")))
+            return {"query": {"search": [{"title": h.title, "snippet": h.snippet}
+                                         for h in hits]}}
+        titles = q.get("titles", "").split("|")
+        docs = {d.title: d for d in (index.get_document(h.doc_id) for t in titles
+                                     for h in index.search(t, lim=3)) if d}
+        return {"query": {"pages": [{"title": t, "extract": docs[t].text} if t in docs
+                                    else {"title": t, "missing": True} for t in titles]}}
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: Any) -> None:
@@ -43,19 +55,10 @@ def _server(delay_ms: int) -> Iterator[tuple[str, list[int]]]:
 
         def do_GET(self) -> None:
             time.sleep(delay_ms / 1000)
-            count[0] += 1
             q = {k: v[-1] for k, v in parse_qs(urlsplit(self.path).query).items()}
-            if q.get("list") == "search":
-                hits = index.search(q.get("srsearch", ""), lim=int(q.get("srlimit", "5")))
-                body: Any = {"query": {"search": [{"title": h.title, "snippet": h.snippet}
-                                                  for h in hits]}}
-            else:
-                titles = q.get("titles", "").split("|")
-                docs = {d.title: d for d in (index.get_document(h.doc_id) for t in titles
-                                             for h in index.search(t, lim=3)) if d}
-                body = {"query": {"pages": [
-                    {"title": t, "extract": docs[t].text} if t in docs
-                    else {"title": t, "missing": True} for t in titles]}}
+            with lock:
+                count[0] += 1
+                body = _answer(q)
             raw = orjson.dumps(body)
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -63,7 +66,12 @@ def _server(delay_ms: int) -> Iterator[tuple[str, list[int]]]:
             self.end_headers()
             self.wfile.write(raw)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(ThreadingHTTPServer):
+        # A step's calls arrive at once: the default backlog of 5 would drop some.
+        request_queue_size = 128
+        daemon_threads = True
+
+    server = Server(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -95,4 +103,4 @@ def retrieval_with_delay(delay_ms: int = 100, claim: str = CLAIM) -> dict[str, A
             "search_calls": searches,
             "http_requests": count[0] - before, "retrieval_s": round(seconds, 3),
             "sum_of_delays_s": round((count[0] - before) * delay_ms / 1000, 3),
-            "mode": "sequential"}
+            "mode": "concurrent"}  # the default profile: a step's ready calls at once

@@ -29,4 +29,4 @@ def test_retrieval_over_http_counts_its_calls() -> None:
     assert out["subclaims"] == 4 and out["search_calls"] >= 8
     assert out["http_requests"] >= out["search_calls"]
     assert out["sum_of_delays_s"] == pytest.approx(out["http_requests"] * 0.005)
-    assert out["mode"] == "sequential"
+    assert out["mode"] == "concurrent"
