@@ -1,7 +1,8 @@
 """The key's name as the actor of every write through the API (docs/security.md): a step,
-a run (each of its steps), a fork and a what-if fork, a resume and the run it starts,
-and a reviewer's input record the key's name in the revisions they commit; the session page's timeline
-shows it; the exported record replays exactly. Without keys nothing records an actor."""
+a run (each of its steps), a fork and a what-if fork, a resume and the run it starts
+record the key's name in the revisions they commit (input: tests/ui/test_ui_auth.py);
+the session page's timeline shows it; the exported record replays exactly. Without keys
+nothing records an actor."""
 
 from __future__ import annotations
 
@@ -96,21 +97,6 @@ def test_the_run_after_a_resume_records_who_resumed(keyed: Any) -> None:
     assert all(_with_actor(rev.events) == ["k-ops"] for rev in after)
     assert all(_with_actor(rev.events) == ["k-write"]
                for rev in service.history(sid)[:paused + 1])
-
-
-def test_the_run_after_a_reviewers_input_records_the_reviewer(keyed: Any) -> None:
-    c, service, heads = keyed
-    sid = c.post("/api/v1/sessions", json={"claim": CLAIM, "review": "always"},
-                 headers=heads["write"]).json()["sid"]
-    c.post(f"/api/v1/sessions/{sid}/run", json={}, headers=heads["write"])
-    waiting = service.head(sid).rev
-    r = c.post(f"/api/v1/sessions/{sid}/input", headers=heads["review"],
-               json={"input": {"decision": "approve"}, "actor": "mallory"})
-    assert r.status_code == 200 and r.json()["fsm"] == "DONE", r.text
-    # The input ends it (nothing left to run): its one revision names the key, not the
-    # name the body gave.
-    assert [_with_actor(rev.events) for rev in service.history(sid)[waiting + 1:]] == \
-        [["k-review"]]
 
 
 def test_without_keys_nothing_records_an_actor(tmp_path: Path) -> None:
