@@ -185,3 +185,61 @@ def test_a_fork_record_replays_with_its_actor() -> None:
     objs[[o.get("t") for o in objs].index("person")]["actor"] = "mallory"
     report = replay_record(parse_record(resealed(objs), source="forged"), "strict")
     assert report.divergence is not None and report.divergence.path == "h"
+
+
+class _Watching:
+    """A step observer that only lets each step through (the traced path's shape)."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+
+    def step(self, head: Revision, fire: Any) -> Any:
+        self.steps += 1
+        return fire(head)
+
+
+def test_an_observed_step_records_the_actor_sync_and_async() -> None:
+    with _open(None) as eng:
+        watching = _Watching()
+        eng.driver.observer = watching
+        sid = eng.start(CLAIM).sid
+        eng.driver.step(sid, actor="k-write")
+        eng.driver.step(sid)
+
+        async def go() -> None:
+            aeng = AsyncEngine.over(eng, async_store_of(eng.store))
+            await aeng.astep(sid, actor="k-async")
+            await aeng.arun(sid, actor="k-async")
+
+        asyncio.run(go())
+        history = list(eng.store.history(sid))
+        assert watching.steps == len(history) - 1
+        assert [[e["actor"] for e in r.events if "actor" in e] for r in history[1:3]] == \
+            [["k-write"], []]
+        assert all(r.events[-1] == {"type": "Actor", "actor": "k-async"}
+                   for r in history[3:])
+
+
+def test_a_crossing_to_another_version_records_the_actor_and_replays() -> None:
+    from claimfsm.engine.version import Versioning
+    from claimfsm.replay.write import export_record
+    from claimfsm.skills.context import FixedClock as Clock
+    from claimfsm.state.memory import MemoryStore
+    from tests.support.versions import V1, V2
+
+    store = MemoryStore()
+    d1 = V1.driver(store, clock=Clock(), new_sid=lambda: "s1")
+    d1.start("claim")
+    assert d1.step("s1", actor="k-one").after == "B"
+    d2 = V2.driver(store, clock=Clock())
+    assert d2.run("s1", actor="k-two").fsm == "DONE"
+    crossed = next(r for r in store.history("s1") if r.skill == "migrate")
+    assert crossed.events[0]["type"] == "Migrated"
+    assert crossed.events[-1] == {"type": "Actor", "actor": "k-two"}
+    record = export_record(store, "s1", tools=None, bindings=V2.bindings,
+                           machine="versioned", finals=V2.definition.finals)
+    assert [s.actor for s in record.steps] == ["k-one", "k-two", "k-two"]
+    report = replay_record(record, "strict", machine=V2.definition, bindings=V2.bindings,
+                           versioning=Versioning(V2.version, V2.migrations),
+                           registered=[(V1.definition, V1.bindings)])
+    assert report.ok, report.divergence
