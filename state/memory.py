@@ -179,7 +179,7 @@ class MemoryStore(StateStore):
         with self._lock:
             return list(self._keys.values())
 
-    def revoke_key(self, name: str, *, at: str) -> ApiKey:
+    def revoke_key(self, name: str, *, at: str, actor: str | None = None) -> ApiKey:
         """Mark the live key ``name`` revoked."""
         from claimfsm.state.keys import UnknownKey
 
@@ -187,5 +187,5 @@ class MemoryStore(StateStore):
             key = self._keys.get(name)
             if key is None or key.revoked_at is not None:
                 raise UnknownKey(f"name: no live API key {name!r}", field="name")
-            self._keys[name] = key.model_copy(update={"revoked_at": at})
+            self._keys[name] = key.model_copy(update={"revoked_at": at, "revoked_by": actor})
             return self._keys[name]

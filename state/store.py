@@ -284,8 +284,8 @@ class StateStore(ABC):
         """Every key, revoked ones included, oldest first (none for a store without keys)."""
         return []
 
-    def revoke_key(self, name: str, *, at: str) -> ApiKey:
-        """Mark the live key ``name`` revoked at ``at``; the revoked row.
+    def revoke_key(self, name: str, *, at: str, actor: str | None = None) -> ApiKey:
+        """Mark the live key ``name`` revoked at ``at`` by ``actor``; the revoked row.
         :class:`~claimfsm.state.keys.UnknownKey` when there is no live key of that name."""
         from claimfsm.state.keys import UnknownKey
 

@@ -80,6 +80,9 @@ _SCHEMA = (
     " id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name text NOT NULL UNIQUE,"
     " role text NOT NULL, key_id text NOT NULL UNIQUE, salt text NOT NULL,"
     " digest text NOT NULL, created_at text NOT NULL, expires_at text, revoked_at text)",
+    # Who added and who revoked each key (a store from before has the columns added).
+    "ALTER TABLE st_keys ADD COLUMN IF NOT EXISTS created_by text",
+    "ALTER TABLE st_keys ADD COLUMN IF NOT EXISTS revoked_by text",
     # A fork's parent, written by the fork's own commit (state/postgres/catalog.py, forks).
     "ALTER TABLE st_catalog ADD COLUMN IF NOT EXISTS parent text",
     "ALTER TABLE st_catalog ADD COLUMN IF NOT EXISTS parent_rev integer",
@@ -248,7 +251,9 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
                 " AND to_regclass('st_tombstones') IS NOT NULL"
                 " AND to_regclass('st_timers_queue') IS NOT NULL"
                 " AND to_regclass('st_keys') IS NOT NULL"
-                " AND to_regclass('st_catalog_parent') IS NOT NULL FROM st_meta"
+                " AND to_regclass('st_catalog_parent') IS NOT NULL"
+                " AND EXISTS (SELECT 1 FROM pg_attribute WHERE attname = 'revoked_by'"
+                " AND attrelid = to_regclass('st_keys')) FROM st_meta"
                 " WHERE key = 'schema'").fetchone()
     except pg_errors.UndefinedTable:
         found = None  # a new database: no st_ tables yet
