@@ -130,9 +130,11 @@ class AsyncDriver:
         <claimfsm.engine.driver.Driver.fork>`); returns that revision."""
         from claimfsm.engine.lineage import fork_revision  # loads when forking
 
-        copy = await self.store.fork(sid, at, new_sid or self.driver.new_sid())
-        mark = fork_revision(copy, sid, iso(self.driver.clock.now()))
-        return await self.store.commit(mark, expected_rev=copy.rev)
+        def own(copy: Revision) -> Revision:
+            return fork_revision(copy, sid, iso(self.driver.clock.now()))
+
+        # The copy and the fork's own revision land as one commit (StateStore.fork).
+        return await self.store.fork(sid, at, new_sid or self.driver.new_sid(), then=own)
 
     # -- one step -------------------------------------------------------------------------
 

@@ -204,12 +204,15 @@ class Driver(PeopleMixin):
         """A new session whose history is ``sid``'s up to revision ``at``, then one
         revision of its own (``at + 1``, stamped now) recording its parent and, with
         ``profile`` (a what-if fork), the profile it runs on with
-        (:mod:`claimfsm.engine.lineage`). Returns that revision, the fork's head."""
+        (:mod:`claimfsm.engine.lineage`). Returns that revision, the fork's head. The
+        copy and that revision are one commit of the store (``StateStore.fork``'s
+        ``then``): a crash leaves no fork or the whole of it."""
         from claimfsm.engine.lineage import fork_revision  # loads when forking
 
-        copy = self.store.fork(sid, at, new_sid or self.new_sid())
-        mark = fork_revision(copy, sid, iso(self.clock.now()), profile)
-        return self.store.commit(mark, expected_rev=copy.rev)
+        def own(copy: Revision) -> Revision:
+            return fork_revision(copy, sid, iso(self.clock.now()), profile)
+
+        return self.store.fork(sid, at, new_sid or self.new_sid(), then=own)
 
     # -- one step -------------------------------------------------------------------------
 
