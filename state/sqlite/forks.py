@@ -22,10 +22,13 @@ from typing import Any
 from claimfsm.state.errors import RevConflict
 from claimfsm.state.lineage import fork_mark, link_of, scan_forks
 from claimfsm.state.model import Revision
-from claimfsm.state.sqlite.rows import Encoded, Entry, bound, encode_revision
+from claimfsm.state.sqlite.db import ChainBroken
+from claimfsm.state.sqlite.decode import ChainDecoder
+from claimfsm.state.sqlite.rows import Encoded, Entry, Row, bound, encode_revision
 from claimfsm.state.store import StateStore
 
-__all__ = ["COLUMNS", "INDEX", "PARENT", "OwnRevision", "forks_page", "own_revision"]
+__all__ = ["COLUMNS", "INDEX", "PARENT", "OwnRevision", "first_entry", "forks_page",
+           "own_revision"]
 
 #: The columns ``st_catalog`` gains (the index's data).
 COLUMNS = ("parent TEXT", "parent_rev INTEGER", "forked TEXT")
@@ -109,3 +112,14 @@ def _state(c: sqlite3.Connection) -> str:
         return "absent"
     row = c.execute("SELECT value FROM st_meta WHERE key = 'forks'").fetchone()
     return "ok" if row is None else str(row[0])
+
+
+def first_entry(sid: str, row: Row, fetch: Callable[[str], bytes]) -> Entry:
+    """The cache entry of revision 0 of fork ``sid`` from its copied row (a snapshot
+    already stamped ``sid``, whose source row was just checked against its hash)."""
+    decoder = ChainDecoder(sid)
+    try:
+        decoder.feed(row[2], row[6])
+        return decoder.revision(row, fetch)
+    except (ValueError, TypeError, KeyError) as exc:  # CodecError, or rows of wrong types
+        raise ChainBroken(f"the copy of revision 0 does not decode: {exc}", sid=sid) from exc

@@ -19,7 +19,7 @@ from claimfsm.state.model import Revision, verdict_label
 from claimfsm.state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL
 from claimfsm.state.sqlite.db import HEAD, ChainBroken, CorruptStore
 from claimfsm.state.sqlite.erase import LIVE, SQLiteErase
-from claimfsm.state.sqlite.forks import PARENT, own_revision
+from claimfsm.state.sqlite.forks import PARENT, first_entry, own_revision
 from claimfsm.state.sqlite.keys import SQLiteKeys
 from claimfsm.state.sqlite.maintenance import (
     compact_rows,
@@ -295,16 +295,16 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
         label = verdict_label(last.state.verdict)
         timer = timer_of(last.state)
         blobs = self._new_blobs(own.encoded) if own is not None and own.encoded.blobs else None
+        if own is not None:
+            params.append((own.revision.rev, *own.params))  # the copy's rows, then its own
 
         def insert(c: sqlite3.Connection) -> int:
             target = _new_session(c, new_sid)
+            if blobs:
+                c.executemany(INSERT_BLOB, blobs)
             c.executemany(INSERT_ROW, [((target << 32) + p[0], *p[1:]) for p in params])
-            if own is not None:
-                if blobs:
-                    c.executemany(INSERT_BLOB, blobs)
-                c.execute(INSERT_ROW, ((target << 32) + own.revision.rev, *own.params))
-                if own.mark is not None:
-                    c.execute(PARENT, (target, *own.mark))
+            if own is not None and own.mark is not None:
+                c.execute(PARENT, (target, *own.mark))
             if label is not None:
                 c.execute(LABEL, (target, label))
             if timer is not None:
@@ -312,6 +312,10 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
             return target
 
         self._ids[new_sid] = self._write(insert)
+        if at:
+            # Running a fork reads its revision 0 (the machine version it started on):
+            # decoded from the row at hand rather than read back.
+            self._entries.put((new_sid, 0), first_entry(new_sid, copies.rows[0], self._fetch))
         self._entries.put((new_sid, at), copied)
         if own is None:
             return revision

@@ -153,3 +153,18 @@ def test_postgres_a_failed_fork_leaves_nothing(pg_server: PgServer, fault: str) 
     with PostgresStore(url) as store:
         assert _fork(store, True).rev == 4 and store.verify_chain("f1").ok
         assert store.forks("src") == [{"sid": "f1", "rev": 3, "at": TS}]
+
+
+@pytest.mark.parametrize("at", [0, 1, 3])
+def test_sqlite_what_a_fork_caches_reads_as_the_file_does(tmp_path: Path, at: int) -> None:
+    # The fork keeps its revisions 0, at and at + 1 decoded; a cold view must read the
+    # same revisions, byte for byte, from the file.
+    with SQLiteStore(tmp_path / "s.db") as store:
+        _source(store)
+        head = _fork(store, True, at=at)
+        warm = [store.get("f1", rev).model_dump_json() for rev in range(head.rev + 1)]
+        with SQLiteStore(tmp_path / "s.db", readonly=True) as cold:
+            assert [cold.get("f1", rev).model_dump_json()
+                    for rev in range(head.rev + 1)] == warm
+            assert [cold.revision_hash("f1", rev) for rev in range(head.rev + 1)] == [
+                store.revision_hash("f1", rev) for rev in range(head.rev + 1)]
