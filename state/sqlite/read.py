@@ -30,7 +30,8 @@ __all__ = ["PAGE_ROWS", "READ_ROWS", "checked_page", "page_rows", "read_revision
 # snapshot at or below the target and every delta up to the target. Other columns of
 # the chain rows are not fetched: each column of each row costs about 0.1 µs.
 READ_ROWS = (
-    "SELECT extra, hash, json_array(parent_rev, fsm, skill, ts) FROM st_revisions"
+    "SELECT extra, hash, CAST(json_array(parent_rev, fsm, skill, ts) AS BLOB)"
+    " FROM st_revisions"
     " WHERE k = ?2 UNION ALL SELECT * FROM (SELECT k, kind, body FROM st_revisions"
     " WHERE k <= ?2 AND k >= (SELECT k FROM st_revisions WHERE k BETWEEN ?1 AND ?2"
     " AND kind = 0 ORDER BY k DESC LIMIT 1) ORDER BY k)"
@@ -144,15 +145,44 @@ def read_revision(
     if not rows or type(rows[0][0]) is int:  # no target row: only chain rows, if any
         return None
     extra, digest, header = rows[0]
-    if type(digest) is not bytes or type(extra) is not bytes:
-        raise CodecError("the row's hash or envelope is not a blob")
+    if type(digest) is not bytes or type(extra) is not bytes or type(header) is not bytes:
+        raise CodecError("the row's hash, envelope or header is not a blob")
     _check_chain(rows, target)
-    body = rows[1][2]
-    if body[:1] == b"x":
-        body = _unpack(body)
-    refs = _NUL in body
-    enc = dict(zip(_FIELDS, codec.snapshot_values(_loads(body)), strict=True))
-    deltas, later_refs = _deltas(rows)
+    # The snapshot, the deltas, the header and the envelope are parsed by one call, joined
+    # into one JSON array: a body that is not one JSON value makes the count differ.
+    bodies: list[bytes] = []
+    for _, kind, body in rows[1:]:
+        if kind != DELTA and bodies:
+            raise CodecError(f"unknown row kind {kind}")
+        bodies.append(body if body[:1] != b"x" else _unpack(body))
+    bodies.append(header)
+    bodies.append(extra if extra[:1] != b"x" else _unpack(extra))
+    text = b"[" + b",".join(bodies) + b"]"
+    if _NUL in text:  # a blob reference may be anywhere: resolved field by field
+        return _general(sid, rev, rows, fetch)
+    parsed = _loads(text)
+    if len(parsed) != len(bodies):
+        raise CodecError("a row body is not one JSON value")
+    # No reference anywhere: the encoded values are the plain ones, and the parsed
+    # values become the state's own.
+    # snapshot_values checked the count: ``strict`` would check it again.
+    enc = dict(zip(_FIELDS, codec.snapshot_values(parsed[0]), strict=False))
+    if len(parsed) > 3:
+        _apply_all(enc, parsed[1:-2])
+    values = tuple(enc.values())
+    value = parsed[-1]
+    if type(value) is not list or len(value) != 2 or type(value[1]) is not list:
+        raise CodecError("envelope/events are not [envelope, events]")
+    parent_rev, fsm, skill, ts = parsed[-2]
+    revision = trusted(Revision, {
+        "sid": sid, "rev": rev, "parent_rev": parent_rev, "fsm": fsm, "skill": skill,
+        "envelope": value[0], "state": state_from(enc), "ts": ts, "events": value[1],
+    })
+    return Entry(revision, digest, enc=values)
+
+
+def _apply_all(enc: dict[str, Any], deltas: list[Any]) -> None:
+    """The parsed ``deltas`` (oldest first) applied to the encoded fields ``enc``."""
     for ops in deltas:
         if type(ops) is not dict:
             raise CodecError("row body is not an object")
@@ -163,6 +193,19 @@ def read_revision(
                 enc[name] = op[1]  # the common op, inlined
             else:
                 enc[name] = _apply(enc[name], op)
+
+
+def _general(sid: str, rev: int, rows: list[Any], fetch: Callable[[str], bytes]) -> Entry:
+    """:func:`read_revision` of rows that may hold blob references: resolved field by
+    field."""
+    extra, digest, header = rows[0]
+    body = rows[1][2]
+    if body[:1] == b"x":
+        body = _unpack(body)
+    refs = _NUL in body
+    enc = dict(zip(_FIELDS, codec.snapshot_values(_loads(body)), strict=True))
+    deltas, later_refs = _deltas(rows)
+    _apply_all(enc, deltas)
     values = tuple(enc.values())
     # Without a reference anywhere, the encoded values are the plain ones: the parsed
     # dict becomes the state's own.
