@@ -165,8 +165,8 @@ def read_revision(
         raise CodecError("a row body is not one JSON value")
     # No reference anywhere: the encoded values are the plain ones, and the parsed
     # values become the state's own.
-    # snapshot_values checked the count: ``strict`` would check it again.
-    enc = dict(zip(_FIELDS, codec.snapshot_values(parsed[0]), strict=False))
+    # snapshot_values checked the count; ``strict=`` (checked again) costs ~0.3 µs.
+    enc = dict(zip(_FIELDS, codec.snapshot_values(parsed[0])))  # noqa: B905
     if len(parsed) > 3:
         _apply_all(enc, parsed[1:-2])
     values = tuple(enc.values())
