@@ -48,7 +48,6 @@ PAGE_ROWS = (
 
 _FIELDS = list(STATE_FIELDS)
 _NUL = b"\\u0000"
-_NO_EXTRA = b"[null,[]]"
 _loads = orjson.loads
 _unpack = codec.unpack_row
 OP_SET, OP_APPEND, OP_UPDATE = codec.OP_SET, codec.OP_APPEND, codec.OP_UPDATE
@@ -87,19 +86,6 @@ def _plain(enc: dict[str, Any], fetch: Callable[[str], bytes]) -> dict[str, Any]
     return out
 
 
-def _extra(extra: bytes, fetch: Callable[[str], bytes]) -> tuple[Any, list[Any]]:
-    if extra == _NO_EXTRA:
-        return None, []
-    if extra[:1] == b"x":
-        extra = _unpack(extra)
-    value = _loads(extra)
-    if type(value) is not list or len(value) != 2 or type(value[1]) is not list:
-        raise CodecError("envelope/events are not [envelope, events]")
-    if _NUL in extra:
-        value = codec.resolve(value, fetch)
-    return value[0], value[1]
-
-
 def _check_chain(rows: list[Any], target: int) -> None:
     """Check that ``rows[1:]`` run from a snapshot to ``target`` without a gap."""
     n = len(rows) - 1
@@ -109,28 +95,6 @@ def _check_chain(rows: list[Any], target: int) -> None:
             raise CodecError(f"the rows before revision {target & 0xFFFFFFFF} have a gap")
     if not n or rows[1][1] != SNAPSHOT:
         raise CodecError("delta without a base snapshot")
-
-
-def _deltas(rows: list[Any]) -> tuple[list[Any], bool]:
-    """The parsed delta bodies of ``rows[2:]``, oldest first, and whether any may hold a
-    reference. The bodies are joined into one JSON array and parsed in one call rather
-    than one per row; a body that is not one JSON value makes the count differ.
-    """
-    bodies = []
-    for i in range(2, len(rows)):
-        _, kind, body = rows[i]
-        if kind != DELTA:
-            raise CodecError(f"unknown row kind {kind}")
-        if body[:1] == b"x":
-            body = _unpack(body)
-        bodies.append(body)
-    if not bodies:
-        return bodies, False
-    text = b"[" + b",".join(bodies) + b"]"
-    deltas = _loads(text)
-    if len(deltas) != len(bodies):
-        raise CodecError("a row body is not one JSON value")
-    return deltas, _NUL in text
 
 
 def read_revision(
@@ -156,15 +120,13 @@ def read_revision(
             raise CodecError(f"unknown row kind {kind}")
         bodies.append(body if body[:1] != b"x" else _unpack(body))
     bodies.append(header)
-    bodies.append(extra if extra[:1] != b"x" else _unpack(extra))
+    if extra[:1] == b"x":
+        extra = _unpack(extra)
+    bodies.append(extra)
     text = b"[" + b",".join(bodies) + b"]"
-    if _NUL in text:  # a blob reference may be anywhere: resolved field by field
-        return _general(sid, rev, rows, fetch)
     parsed = _loads(text)
     if len(parsed) != len(bodies):
         raise CodecError("a row body is not one JSON value")
-    # No reference anywhere: the encoded values are the plain ones, and the parsed
-    # values become the state's own.
     # snapshot_values checked the count; ``strict=`` (checked again) costs ~0.3 µs.
     enc = dict(zip(_FIELDS, codec.snapshot_values(parsed[0])))  # noqa: B905
     if len(parsed) > 3:
@@ -173,10 +135,18 @@ def read_revision(
     value = parsed[-1]
     if type(value) is not list or len(value) != 2 or type(value[1]) is not list:
         raise CodecError("envelope/events are not [envelope, events]")
+    plain = enc
+    if _NUL in text:  # a blob reference may be somewhere: resolved where it may be
+        if any(_NUL in body for body in bodies[:-2]):
+            plain = _plain(enc, fetch)
+        if _NUL in extra:
+            value = codec.resolve(value, fetch)
+    # Without a reference, the encoded values are the plain ones: the parsed dict
+    # becomes the state's own.
     parent_rev, fsm, skill, ts = parsed[-2]
     revision = trusted(Revision, {
         "sid": sid, "rev": rev, "parent_rev": parent_rev, "fsm": fsm, "skill": skill,
-        "envelope": value[0], "state": state_from(enc), "ts": ts, "events": value[1],
+        "envelope": value[0], "state": state_from(plain), "ts": ts, "events": value[1],
     })
     return Entry(revision, digest, enc=values)
 
@@ -193,30 +163,6 @@ def _apply_all(enc: dict[str, Any], deltas: list[Any]) -> None:
                 enc[name] = op[1]  # the common op, inlined
             else:
                 enc[name] = _apply(enc[name], op)
-
-
-def _general(sid: str, rev: int, rows: list[Any], fetch: Callable[[str], bytes]) -> Entry:
-    """:func:`read_revision` of rows that may hold blob references: resolved field by
-    field."""
-    extra, digest, header = rows[0]
-    body = rows[1][2]
-    if body[:1] == b"x":
-        body = _unpack(body)
-    refs = _NUL in body
-    enc = dict(zip(_FIELDS, codec.snapshot_values(_loads(body)), strict=True))
-    deltas, later_refs = _deltas(rows)
-    _apply_all(enc, deltas)
-    values = tuple(enc.values())
-    # Without a reference anywhere, the encoded values are the plain ones: the parsed
-    # dict becomes the state's own.
-    state = state_from(_plain(enc, fetch) if refs or later_refs else enc)
-    parent_rev, fsm, skill, ts = _loads(header)
-    envelope, events = _extra(extra, fetch)
-    revision = trusted(Revision, {
-        "sid": sid, "rev": rev, "parent_rev": parent_rev, "fsm": fsm, "skill": skill,
-        "envelope": envelope, "state": state, "ts": ts, "events": events,
-    })
-    return Entry(revision, digest, enc=values)
 
 
 def page_rows(conn: sqlite3.Connection, session: int, start: int, last: int) -> list[Row]:
