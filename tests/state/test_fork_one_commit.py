@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from claimfsm.state.contract import rich_state
 from claimfsm.state.contract_forks import forked_revision
 from claimfsm.state.errors import StoreError, UnknownSession
 from claimfsm.state.fsck import fsck
@@ -22,9 +23,11 @@ from tests.support.pg import PgServer
 TS = "2026-02-01T00:00:00Z"
 
 
-def _source(store: StateStore, n: int = 5) -> None:
+def _source(store: StateStore, n: int = 5, rich: bool = False) -> None:
     state = SessionState(sid="src", claim="Sea levels are rising.", fsm="PARSE_CLAIM",
                          verdict={"label": "SUPPORTED"})
+    if rich:  # large texts (blobs), NUL-led strings, a packed snapshot
+        state = rich_state("src")
     store.create(Revision(sid="src", rev=0, parent_rev=None, fsm=state.fsm, skill=None,
                           envelope=None, state=state, ts="2026-01-01T00:00:00Z"))
     for rev in range(1, n + 1):
@@ -155,12 +158,14 @@ def test_postgres_a_failed_fork_leaves_nothing(pg_server: PgServer, fault: str) 
         assert store.forks("src") == [{"sid": "f1", "rev": 3, "at": TS}]
 
 
+@pytest.mark.parametrize("rich", [False, True])
 @pytest.mark.parametrize("at", [0, 1, 3])
-def test_sqlite_what_a_fork_caches_reads_as_the_file_does(tmp_path: Path, at: int) -> None:
+def test_sqlite_what_a_fork_caches_reads_as_the_file_does(tmp_path: Path, at: int,
+                                                          rich: bool) -> None:
     # The fork keeps its revisions 0, at and at + 1 decoded; a cold view must read the
     # same revisions, byte for byte, from the file.
     with SQLiteStore(tmp_path / "s.db") as store:
-        _source(store)
+        _source(store, rich=rich)
         head = _fork(store, True, at=at)
         warm = [store.get("f1", rev).model_dump_json() for rev in range(head.rev + 1)]
         with SQLiteStore(tmp_path / "s.db", readonly=True) as cold:
