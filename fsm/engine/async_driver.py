@@ -140,9 +140,12 @@ class AsyncDriver:
 
         if actor is not None:
             check_actor(actor)
-        copy = await self.store.fork(sid, at, new_sid or self.driver.new_sid())
-        mark = fork_revision(copy, sid, iso(self.driver.clock.now()), actor=actor)
-        return await self.store.commit(mark, expected_rev=copy.rev)
+
+        def own(copy: Revision) -> Revision:
+            return fork_revision(copy, sid, iso(self.driver.clock.now()), actor=actor)
+
+        # The copy and the fork's own revision land as one commit (StateStore.fork).
+        return await self.store.fork(sid, at, new_sid or self.driver.new_sid(), then=own)
 
     # -- one step -------------------------------------------------------------------------
 

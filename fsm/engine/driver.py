@@ -213,14 +213,18 @@ class Driver(PeopleMixin):
         revision of its own (``at + 1``, stamped now) recording its parent and, with
         ``profile`` (a what-if fork), the profile it runs on with
         (:mod:`claimfsm.engine.lineage`); its ``Forked`` event records ``actor`` when
-        given. Returns that revision, the fork's head."""
+        given. Returns that revision, the fork's head. The copy and that revision are one
+        commit of the store (``StateStore.fork``'s ``then``): a crash leaves no fork or
+        the whole of it."""
         from claimfsm.engine.lineage import fork_revision  # loads when forking
 
         if actor is not None:
             check_actor(actor)
-        copy = self.store.fork(sid, at, new_sid or self.new_sid())
-        mark = fork_revision(copy, sid, iso(self.clock.now()), profile, actor=actor)
-        return self.store.commit(mark, expected_rev=copy.rev)
+
+        def own(copy: Revision) -> Revision:
+            return fork_revision(copy, sid, iso(self.clock.now()), profile, actor=actor)
+
+        return self.store.fork(sid, at, new_sid or self.new_sid(), then=own)
 
     # -- one step -------------------------------------------------------------------------
 

@@ -308,10 +308,12 @@ def listed(state: SessionState) -> tuple[str, str | None]:
 def insert_session(
     conn: psycopg.Connection[Any], sid: str, head: int, rows: list[tuple[Any, ...]],
     listed: tuple[str, str | None], timer: Timer | None = None,
+    then: Callable[[int], None] | None = None,
 ) -> int | None:
     """Insert session ``sid`` with its head, ``rows`` (``rev`` then the row values) and its
-    catalog row (``listed``: claim, verdict label) in one transaction; its number, or
-    ``None`` if ``sid`` exists (a fork's target)."""
+    catalog row (``listed``: claim, verdict label) in one transaction, with ``then`` (of
+    the new session's number: a fork's own commit) last in it; its number, or ``None``
+    if ``sid`` exists (a fork's target)."""
     with conn.transaction():
         found = conn.execute(
             "INSERT INTO st_sessions (sid, head) VALUES (%s, %s)"
@@ -326,4 +328,6 @@ def insert_session(
         if timer is not None:
             conn.execute("INSERT INTO st_timers (id, due, waiting, since)"
                          " VALUES (%s, %s, %s, %s)", (found[0], timer[0], int(timer[1]), timer[2]))
+        if then is not None:
+            then(int(found[0]))
         return int(found[0])
