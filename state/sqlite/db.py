@@ -18,6 +18,7 @@ from claimfsm.state.errors import StoreError
 
 __all__ = [
     "DURABILITY_MODES",
+    "FULL_CHECKPOINT_PAGES",
     "HEAD",
     "SCHEMA_VERSION",
     "ChainBroken",
@@ -39,6 +40,14 @@ SCHEMA_VERSION = "3"
 #: are one key range, so this is one seek down the table's b-tree: the head is never
 #: stored, and a commit writes one row and nothing else.
 HEAD = "(SELECT max(k) FROM st_revisions WHERE k BETWEEN ?1 AND ?1 + 4294967295)"
+#: WAL pages after which a ``full`` commit checkpoints (SQLite's default: 1000). An
+#: fdatasync that grows the WAL file also commits its new size to the file system's
+#: journal; one that rewrites pages of a WAL already that long does not. A checkpoint
+#: lets the next commit start the WAL over from its first page, so with fsync per commit
+#: a shorter WAL means far fewer growing commits for a few more checkpoints
+#: (docs/bench.md, "The commit path"). ``normal`` syncs only at checkpoints: it keeps
+#: the default, which makes fewer of them.
+FULL_CHECKPOINT_PAGES = 256
 T = TypeVar("T")
 
 _SCHEMA = (
@@ -176,6 +185,8 @@ def connect(path: str, durability: Durability, budget: float) -> sqlite3.Connect
         level = "NORMAL" if durability == "normal" else "FULL"
         conn.execute(f"PRAGMA synchronous={level}")
         conn.execute(f"PRAGMA busy_timeout={int(min(budget, 5.0) * 1000)}")
+        if durability == "full":
+            conn.execute(f"PRAGMA wal_autocheckpoint={FULL_CHECKPOINT_PAGES}")
     except BaseException:
         conn.close()
         raise
