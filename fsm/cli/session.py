@@ -1,9 +1,8 @@
-"""Commands that run the engine on sessions: verify, start, step, rollback, fork (the
-read-only ones are in ``claimfsm.cli.read``)."""
+"""Commands that run the engine on sessions: verify, start, rollback, fork (``step`` is in
+``claimfsm.cli.step``, the read-only ones are in ``claimfsm.cli.read``)."""
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -15,7 +14,6 @@ from claimfsm.cli.common import (
     emit,
     engine,
     json_option,
-    on_version_option,
     print_step,
     profile_options,
     record_option,
@@ -26,13 +24,12 @@ from claimfsm.cli.people import finish, people_options
 from claimfsm.engine.views import (
     revision_json,
     revision_line,
-    step_json,
 )
 
 if TYPE_CHECKING:  # an annotation: the engine's modules load when a command opens it
     from claimfsm.engine.config import Durability
 
-__all__ = ["fork", "rollback", "start", "step", "verify"]
+__all__ = ["fork", "rollback", "start", "verify"]
 
 
 @click.command()
@@ -101,38 +98,6 @@ def start(claim: str, db: str, as_json: bool, durability: Durability, record: st
             emit(revision_json(head, full=False))
         else:
             click.echo(head.sid)
-
-
-@click.command()
-@click.argument("sid")
-@db_option
-@json_option
-@durability_option
-@record_option
-@on_version_option
-@otel_option
-def step(sid: str, db: str, as_json: bool, durability: Durability, record: str | None,
-         on_version: str, otel: bool) -> None:
-    """Fire one transition of session SID (exit 1 if the step failed; exit 3, code
-    WAITING, when the session waits for a person: nothing is committed). A session
-    started on another version of the machine is refused (VERSION_MISMATCH, exit 2)
-    unless --on-version continue; see docs/versioning.md."""
-    with engine(db, as_json, durability=durability, create=False,
-                on_version=on_version) as eng:
-        if record is not None:
-            from claimfsm.cli import replay
-
-            eng.driver.on_step = replay.recorder_for_session(record, eng, sid, as_json)
-        with traced(eng, otel, as_json):
-            result = eng.driver.step(sid)
-        if as_json:
-            emit(step_json(result))
-        else:
-            print_step(result)
-        if result.envelope.e is not None and result.envelope.e.code == "WAITING":
-            sys.exit(3)
-        if result.envelope.s != "ok":
-            sys.exit(1)
 
 
 @click.command()
