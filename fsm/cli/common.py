@@ -32,8 +32,8 @@ if TYPE_CHECKING:  # the engine (skills, tools, index) loads only for commands t
     from claimfsm.state.store import StateStore
 
 __all__ = [
-    "actor_or_login", "better_profile", "db_option", "durability_option", "emit", "engine",
-    "existing_store", "fail",
+    "actor_option", "actor_or_login", "better_profile", "db_option", "durability_option",
+    "emit", "engine", "existing_store", "fail",
     "json_option", "on_version_option", "print_step", "profile_from", "profile_options",
     "readonly_index", "record_option", "store",
 ]
@@ -126,6 +126,12 @@ def better_profile(profile: Profile) -> str | None:
 
 
 _MAX_ACTOR = 200
+
+actor_option = click.option(
+    # Checked by the engine (BAD_INPUT, field actor) before anything is written.
+    "--actor", default=None, metavar="NAME",
+    help="Who asks for it (1 to 200 characters), recorded in each revision it commits "
+         "(default: nobody is recorded).")
 
 
 def actor_or_login(actor: str | None, as_json: bool) -> str:

@@ -1,21 +1,20 @@
-"""Commands that run the engine on sessions: verify, start, step, rollback, fork (the
-read-only ones are in ``claimfsm.cli.read``)."""
+"""Commands that run the engine on sessions: verify, start, rollback, fork (``step`` is in
+``claimfsm.cli.step``, the read-only ones are in ``claimfsm.cli.read``)."""
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from claimfsm.cli.common import (
+    actor_option,
     better_profile,
     db_option,
     durability_option,
     emit,
     engine,
     json_option,
-    on_version_option,
     print_step,
     profile_options,
     record_option,
@@ -26,20 +25,12 @@ from claimfsm.cli.people import finish, people_options
 from claimfsm.engine.views import (
     revision_json,
     revision_line,
-    step_json,
 )
 
 if TYPE_CHECKING:  # an annotation: the engine's modules load when a command opens it
     from claimfsm.engine.config import Durability
 
-__all__ = ["fork", "rollback", "start", "step", "verify"]
-
-
-_actor = click.option(
-    # Checked by the engine (BAD_INPUT, field actor) before anything is written.
-    "--actor", default=None, metavar="NAME",
-    help="Who asks for it (1 to 200 characters), recorded in each revision it commits "
-         "(default: nobody is recorded).")
+__all__ = ["fork", "rollback", "start", "verify"]
 
 
 @click.command()
@@ -52,7 +43,7 @@ _actor = click.option(
 @profile_options
 @people_options
 @otel_option
-@_actor
+@actor_option
 def verify(claim: str, db: str, as_json: bool, durability: Durability, record: str | None,
            deadline: float | None, max_tool_calls: int | None,
            max_concurrent_tools: int | None, profile: dict[str, Any], otel: bool,
@@ -94,7 +85,7 @@ def verify(claim: str, db: str, as_json: bool, durability: Durability, record: s
 @limit_options
 @profile_options
 @people_options
-@_actor
+@actor_option
 def start(claim: str, db: str, as_json: bool, durability: Durability, record: str | None,
           deadline: float | None, max_tool_calls: int | None,
           max_concurrent_tools: int | None, profile: dict[str, Any],
@@ -116,46 +107,13 @@ def start(claim: str, db: str, as_json: bool, durability: Durability, record: st
 
 @click.command()
 @click.argument("sid")
-@db_option
-@json_option
-@durability_option
-@record_option
-@on_version_option
-@otel_option
-@_actor
-def step(sid: str, db: str, as_json: bool, durability: Durability, record: str | None,
-         on_version: str, otel: bool, actor: str | None) -> None:
-    """Fire one transition of session SID (exit 1 if the step failed; exit 3, code
-    WAITING, when the session waits for a person: nothing is committed). A session
-    started on another version of the machine is refused (VERSION_MISMATCH, exit 2)
-    unless --on-version continue; see docs/versioning.md."""
-    with engine(db, as_json, durability=durability, create=False,
-                on_version=on_version) as eng:
-        if record is not None:
-            from claimfsm.cli import replay
-
-            eng.driver.on_step = replay.recorder_for_session(record, eng, sid, as_json)
-        with traced(eng, otel, as_json):
-            result = eng.driver.step(sid, actor=actor)
-        if as_json:
-            emit(step_json(result))
-        else:
-            print_step(result)
-        if result.envelope.e is not None and result.envelope.e.code == "WAITING":
-            sys.exit(3)
-        if result.envelope.s != "ok":
-            sys.exit(1)
-
-
-@click.command()
-@click.argument("sid")
 @click.option("--to", "to", type=int, required=True, help="Revision to rewind to.")
 @click.option("--reopen", is_flag=True,
               help="Allow rolling back a FAILED session (recorded; the spent budget is kept).")
 @db_option
 @json_option
 @durability_option
-@_actor
+@actor_option
 def rollback(sid: str, to: int, reopen: bool, db: str, as_json: bool,
              durability: Durability, actor: str | None) -> None:
     """Rewind SID: a new revision equal to revision --to (history is kept).
@@ -178,7 +136,7 @@ def rollback(sid: str, to: int, reopen: bool, db: str, as_json: bool,
 @json_option
 @durability_option
 @profile_options
-@_actor
+@actor_option
 def fork(sid: str, at: int, db: str, as_json: bool, durability: Durability,
          profile: dict[str, Any], actor: str | None) -> None:
     """Fork SID at revision --at into a new session; prints the new id.
