@@ -83,6 +83,17 @@ def test_every_score_is_fts5s_double(index: EvidenceIndex) -> None:
     assert rows > 5_000
 
 
+def test_postings_read_term_by_term_score_the_same(
+    index: EvidenceIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Above PRELOAD_TOKENS a term's postings are read when a query first has it.
+    monkeypatch.setattr(bm25_module, "PRELOAD_TOKENS", 0)
+    scorer = Bm25(TOKENIZE, (2.0, 1.0), ("title", "text"))
+    for q in queries(60, seed=13):
+        assert scorer.scores(index.conn, query_terms(q)) == fts5_scores(index.conn, q), q
+    assert scorer._corpus is not None and scorer._corpus.postings is None
+
+
 @pytest.mark.parametrize("src", [None, "wiki", "web", "news"])
 def test_search_ranks_as_fts5_does(index: EvidenceIndex, src: str | None) -> None:
     sql = fts5_only(index)
