@@ -25,16 +25,17 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["K1", "MAX_ROWS", "PRELOAD_TOKENS", "B", "Bm25", "decode_varints"]
+__all__ = ["K1", "MAX_CACHED", "MAX_ROWS", "PRELOAD_TOKENS", "B", "Bm25", "decode_varints"]
 
 K1 = 1.2
 B = 0.75
 MAX_ROWS = 2_000_000
 """Above this many indexed rows the scores are left to FTS5 (the cache would be large)."""
-PRELOAD_TOKENS = 2_000_000
+PRELOAD_TOKENS = 500_000
 """Up to this many indexed tokens, every posting is read in one pass when the index
 changes (0.1 s for Climate-FEVER's 160,000); above, each term's when a query first has it."""
-_MAX_TERMS = 8_192  # cached terms (their postings) before the cache starts over
+MAX_CACHED = 500_000
+"""Cached (term, row) scores, about 120 bytes each, before the cache starts over."""
 _MAX_TOKENS = 65_536  # cached query-term tokenisations
 _VOCAB = "claimfsm_ev_instances"
 _FINGERPRINT = "SELECT id, block FROM ev_docs_fts_data WHERE id IN (1, 10) ORDER BY id"
@@ -72,6 +73,7 @@ class _Corpus:
     rowid_of: dict[str, int]
     postings: dict[str, dict[int, float]] | None  # token -> rowid -> weighted frequency
     terms: dict[str, dict[int, float]] = field(default_factory=dict)
+    cached: int = 0  # (term, row) scores in ``terms``
 
 
 class Bm25:
@@ -223,9 +225,11 @@ class Bm25:
             idf = 1e-6
         norm = corpus.norm
         found = {doc: idf * ((f * (K1 + 1.0)) / (f + norm[doc])) for doc, f in freq.items()}
-        if len(corpus.terms) >= _MAX_TERMS:
+        if corpus.cached + len(found) > MAX_CACHED:
             corpus.terms.clear()
+            corpus.cached = 0
         corpus.terms[token] = found
+        corpus.cached += len(found)
         return found
 
     def _token(self, term: str) -> tuple[str, ...]:

@@ -179,13 +179,20 @@ def test_an_open_transaction_is_left_to_fts5(index: EvidenceIndex) -> None:
 
 
 def test_the_caches_are_bounded(index: EvidenceIndex, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bm25_module, "_MAX_TERMS", 5)
+    monkeypatch.setattr(bm25_module, "MAX_CACHED", 300)
     monkeypatch.setattr(bm25_module, "_MAX_TOKENS", 7)
     scorer = Bm25(TOKENIZE, (2.0, 1.0), ("title", "text"))
+    seen: set[str] = set()
     for q in queries(40, seed=9):
         assert scorer.scores(index.conn, query_terms(q)) == fts5_scores(index.conn, q)
-        assert scorer._corpus is not None and len(scorer._corpus.terms) <= 5
+        corpus = scorer._corpus
+        assert corpus is not None
+        # a term's own scores are kept even when they alone exceed the bound
+        assert corpus.cached == sum(len(t) for t in corpus.terms.values())
+        assert corpus.cached <= 300 or len(corpus.terms) == 1
+        seen.update(scorer._token(t)[0] for t in query_terms(q))
         assert len(scorer._tokens) <= 7
+    assert scorer._corpus is not None and len(scorer._corpus.terms) < len(seen)  # started over
 
 
 def test_an_index_with_another_tokenizer_is_left_to_fts5() -> None:
