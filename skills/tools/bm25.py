@@ -9,12 +9,14 @@ computed once per term (:class:`Bm25`) and a query adds its terms' contributions
 Every figure is FTS5's own, read from the index it ranks with: postings through an
 ``fts5vocab`` table, row sizes from ``ev_docs_fts_docsize``, row count and token total
 from the averages record; the arithmetic is ``fts5Bm25Function``'s, in its order, on
-IEEE doubles, so a score is the same double FTS5 returns (``tests/skills/test_bm25.py``
-compares them on every row of every query of its corpus). Query terms are tokenised by
-an FTS5 table with the index's tokenizer. Anything else takes FTS5's path: a term that is
-not one token (``1.5`` is the phrase ``1 5``), an index with another tokenizer or an
-open transaction. The cache follows the index: its averages and structure records change
-with every committed write, and a change drops everything cached.
+IEEE doubles, so a score is the same double FTS5 returns (``tests/skills/tools/
+test_bm25.py`` compares them on every row of every query of its corpus). Query terms are
+tokenised by an FTS5 table with the index's tokenizer. Anything else takes FTS5's path: a
+term that is not one token (``1.5`` is the phrase ``1 5``), an index with another
+tokenizer or above :data:`MAX_TOKENS`, an open transaction. The cache follows the index:
+its averages and structure records change with every committed write (from any
+connection), and a change drops everything cached; it holds one index's postings and
+at most one score per posting, so it is bounded by :data:`MAX_TOKENS`.
 """
 
 from __future__ import annotations
@@ -25,17 +27,15 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["K1", "MAX_CACHED", "MAX_ROWS", "PRELOAD_TOKENS", "B", "Bm25", "decode_varints"]
+__all__ = ["K1", "MAX_TOKENS", "B", "Bm25", "decode_varints"]
 
 K1 = 1.2
 B = 0.75
-MAX_ROWS = 2_000_000
-"""Above this many indexed rows the scores are left to FTS5 (the cache would be large)."""
-PRELOAD_TOKENS = 500_000
-"""Up to this many indexed tokens, every posting is read in one pass when the index
-changes (0.1 s for Climate-FEVER's 160,000); above, each term's when a query first has it."""
-MAX_CACHED = 500_000
-"""Cached (term, row) scores, about 120 bytes each, before the cache starts over."""
+MAX_TOKENS = 500_000
+"""The largest index (in indexed tokens) scored here: its postings are read in one pass
+when it changes (0.1 s for Climate-FEVER's 160,000) and kept, with each term's scores,
+about 250 bytes a posting in all. A larger one is left to FTS5: reading a term's postings
+when a query first has it was no faster than FTS5 at 100,000 documents (3 million tokens)."""
 _MAX_TOKENS = 65_536  # cached query-term tokenisations
 _VOCAB = "claimfsm_ev_instances"
 _FINGERPRINT = "SELECT id, block FROM ev_docs_fts_data WHERE id IN (1, 10) ORDER BY id"
@@ -71,9 +71,8 @@ class _Corpus:
     norm: dict[int, float]  # rowid -> k1 * (1 - b + b * D / avgdl)
     docs: dict[int, tuple[str, str]]  # rowid -> (doc_id, source)
     rowid_of: dict[str, int]
-    postings: dict[str, dict[int, float]] | None  # token -> rowid -> weighted frequency
-    terms: dict[str, dict[int, float]] = field(default_factory=dict)
-    cached: int = 0  # (term, row) scores in ``terms``
+    postings: dict[str, dict[int, float]]  # token -> rowid -> weighted frequency
+    terms: dict[str, dict[int, float]] = field(default_factory=dict)  # token -> rowid -> score
 
 
 class Bm25:
@@ -180,9 +179,11 @@ class Bm25:
         if len(fingerprint) != 2 or row is None or f"tokenize='{self._tokenize}'" not in row[0]:
             return None
         totals = decode_varints(fingerprint[0])  # the averages record: rows, then tokens per column
-        if len(totals) != 1 + len(self._weights) or not 0 < totals[0] <= MAX_ROWS:
+        if len(totals) != 1 + len(self._weights) or totals[0] <= 0:
             return None
         rows, tokens = totals[0], sum(totals[1:])
+        if tokens > MAX_TOKENS:
+            return None
         avgdl = float(tokens) / float(rows)
         docs = {int(r[0]): (str(r[1]), str(r[2]))
                 for r in conn.execute("SELECT rowid, doc_id, source FROM ev_docs")}
@@ -193,15 +194,13 @@ class Bm25:
         conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_VOCAB} "
                      "USING fts5vocab(main, 'ev_docs_fts', 'instance')")
         self._conn = conn
-        postings: dict[str, dict[int, float]] | None = None
-        if tokens <= PRELOAD_TOKENS:
-            postings = {}
-            weights = self._weights
-            for term, doc, col in conn.execute(f"SELECT term, doc, col FROM temp.{_VOCAB}"):
-                freq = postings.get(term)
-                if freq is None:
-                    postings[term] = freq = {}
-                freq[doc] = freq.get(doc, 0.0) + weights[col]
+        postings: dict[str, dict[int, float]] = {}
+        weights = self._weights
+        for term, doc, col in conn.execute(f"SELECT term, doc, col FROM temp.{_VOCAB}"):
+            freq = postings.get(term)
+            if freq is None:
+                postings[term] = freq = {}
+            freq[doc] = freq.get(doc, 0.0) + weights[col]
         return _Corpus(fingerprint=fingerprint, rows=rows, avgdl=avgdl, norm=norm, docs=docs,
                        rowid_of={doc_id: row for row, (doc_id, _) in docs.items()},
                        postings=postings)
@@ -211,25 +210,14 @@ class Bm25:
         found = corpus.terms.get(token)
         if found is not None:
             return found
-        if corpus.postings is not None:
-            freq = corpus.postings.get(token, {})
-        else:
-            freq = {}
-            weights = self._weights
-            for doc, col in conn.execute(f"SELECT doc, col FROM temp.{_VOCAB} WHERE term = ?",
-                                         (token,)):
-                freq[doc] = freq.get(doc, 0.0) + weights[col]
+        freq = corpus.postings.get(token, {})
         hits = len(freq)
         idf = math.log((corpus.rows - hits + 0.5) / (hits + 0.5))
         if idf <= 0.0:
             idf = 1e-6
         norm = corpus.norm
         found = {doc: idf * ((f * (K1 + 1.0)) / (f + norm[doc])) for doc, f in freq.items()}
-        if corpus.cached + len(found) > MAX_CACHED:
-            corpus.terms.clear()
-            corpus.cached = 0
-        corpus.terms[token] = found
-        corpus.cached += len(found)
+        corpus.terms[token] = found  # at most one score per posting of the index
         return found
 
     def _token(self, term: str) -> tuple[str, ...]:

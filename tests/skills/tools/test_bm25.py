@@ -83,17 +83,6 @@ def test_every_score_is_fts5s_double(index: EvidenceIndex) -> None:
     assert rows > 5_000
 
 
-def test_postings_read_term_by_term_score_the_same(
-    index: EvidenceIndex, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Above PRELOAD_TOKENS a term's postings are read when a query first has it.
-    monkeypatch.setattr(bm25_module, "PRELOAD_TOKENS", 0)
-    scorer = Bm25(TOKENIZE, (2.0, 1.0), ("title", "text"))
-    for q in queries(60, seed=13):
-        assert scorer.scores(index.conn, query_terms(q)) == fts5_scores(index.conn, q), q
-    assert scorer._corpus is not None and scorer._corpus.postings is None
-
-
 @pytest.mark.parametrize("src", [None, "wiki", "web", "news"])
 def test_search_ranks_as_fts5_does(index: EvidenceIndex, src: str | None) -> None:
     sql = fts5_only(index)
@@ -179,20 +168,26 @@ def test_an_open_transaction_is_left_to_fts5(index: EvidenceIndex) -> None:
 
 
 def test_the_caches_are_bounded(index: EvidenceIndex, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bm25_module, "MAX_CACHED", 300)
     monkeypatch.setattr(bm25_module, "_MAX_TOKENS", 7)
     scorer = Bm25(TOKENIZE, (2.0, 1.0), ("title", "text"))
-    seen: set[str] = set()
     for q in queries(40, seed=9):
         assert scorer.scores(index.conn, query_terms(q)) == fts5_scores(index.conn, q)
-        corpus = scorer._corpus
-        assert corpus is not None
-        # a term's own scores are kept even when they alone exceed the bound
-        assert corpus.cached == sum(len(t) for t in corpus.terms.values())
-        assert corpus.cached <= 300 or len(corpus.terms) == 1
-        seen.update(scorer._token(t)[0] for t in query_terms(q))
         assert len(scorer._tokens) <= 7
-    assert scorer._corpus is not None and len(scorer._corpus.terms) < len(seen)  # started over
+    corpus = scorer._corpus
+    assert corpus is not None and corpus.terms
+    # one score per posting at most: the cache is never larger than the index
+    assert all(set(corpus.terms[t]) == set(corpus.postings[t]) for t in corpus.terms)
+    assert sum(len(p) for p in corpus.postings.values()) <= bm25_module.MAX_TOKENS
+
+
+def test_an_index_above_max_tokens_is_left_to_fts5(
+    index: EvidenceIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bm25_module, "MAX_TOKENS", 1_000)
+    scorer = Bm25(TOKENIZE, (2.0, 1.0), ("title", "text"))
+    assert scorer.scores(index.conn, ["ice"]) is None
+    monkeypatch.setattr(bm25_module, "MAX_TOKENS", 10_000_000)
+    assert scorer.scores(index.conn, ["ice"]) == fts5_scores(index.conn, "ice")
 
 
 def test_an_index_with_another_tokenizer_is_left_to_fts5() -> None:
