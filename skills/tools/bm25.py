@@ -33,9 +33,11 @@ K1 = 1.2
 B = 0.75
 MAX_TOKENS = 500_000
 """The largest index (in indexed tokens) scored here: its postings are read in one pass
-when it changes (0.1 s for Climate-FEVER's 160,000) and kept, with each term's scores,
-about 250 bytes a posting in all. A larger one is left to FTS5: reading a term's postings
-when a query first has it was no faster than FTS5 at 100,000 documents (3 million tokens)."""
+when it changes (0.17 s of CPU for Climate-FEVER's 160,000) and kept, with each term's
+scores, about 190 bytes a posting in all (25 MB on Climate-FEVER with every term's
+scores computed), so at most about 100 MB. A larger one is left to FTS5: at 100,000
+documents (3 million tokens), reading a term's postings when a query first had it beat
+FTS5 at the median but not at the tail (docs/bench.md)."""
 _MAX_TOKENS = 65_536  # cached query-term tokenisations
 _VOCAB = "claimfsm_ev_instances"
 _FINGERPRINT = "SELECT id, block FROM ev_docs_fts_data WHERE id IN (1, 10) ORDER BY id"
