@@ -21,9 +21,10 @@ from claimfsm._base.errors import BadInput
 from claimfsm._base.sqlite import SQLiteFileError, disk_error
 from claimfsm._base.sqlite_read import ReadOnlyLink
 from claimfsm.skills.analysis.text import STOPWORDS, tokens
+from claimfsm.skills.tools.bm25 import Bm25
 from claimfsm.skills.tools.documents import SOURCES, Document, Fact, Hit, Source
 from claimfsm.skills.tools.index_file import connect_for_writing, reader_for
-from claimfsm.skills.tools.index_schema import SCHEMA, UPSERT_DOC, UPSERT_FACT
+from claimfsm.skills.tools.index_schema import SCHEMA, TOKENIZE, UPSERT_DOC, UPSERT_FACT
 from claimfsm.skills.tools.sentence_vectors import SentenceVectors
 from claimfsm.skills.tools.vectors import DENSE_POOL, DenseStore, fuse_scores, ranked
 
@@ -64,7 +65,11 @@ def fts_query(q: str) -> str:
     """An FTS5 MATCH expression that can only mean "any of these terms": each term is
     quoted as an FTS5 string (inner quotes doubled), joined with ``OR``. Empty if ``q``
     has no terms."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in query_terms(q))
+    return _or_query(query_terms(q))
+
+
+def _or_query(terms: list[str]) -> str:
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
 def _snippet(text: str) -> str:
@@ -92,6 +97,8 @@ _SEARCH = f"""SELECT d.doc_id, d.title, d.source, top.score, substr(d.text, 1, {
     ORDER BY top.score DESC, top.doc_id"""
 _SEARCH_ALL = _SEARCH.format(filter="")
 _SEARCH_SRC = _SEARCH.format(filter=" AND e.source = ?")
+_ROWS = f"""SELECT rowid, doc_id, title, source, substr(text, 1, {SNIPPET_CHARS + 1})
+    FROM ev_docs WHERE rowid IN (SELECT value FROM json_each(?))"""
 _DOCS = f"""SELECT doc_id, title, source, substr(text, 1, {SNIPPET_CHARS + 1}) FROM ev_docs
     WHERE doc_id IN (SELECT value FROM json_each(?))"""
 # BM25 (global statistics) of the given documents only: the whole-corpus ranking, restricted.
@@ -120,6 +127,7 @@ class EvidenceIndex:
         self._sentences = SentenceVectors(conn, self._lock)
         self._reader: ReadOnlyLink | None = None  # see open()
         self._path = ""
+        self._scores = Bm25(TOKENIZE, (TITLE_WEIGHT, 1.0), ("title", "text"))
         with self._tx():
             for stmt in SCHEMA:
                 conn.execute(stmt)
@@ -323,16 +331,17 @@ class EvidenceIndex:
         score (:func:`~claimfsm.skills.tools.vectors.fuse_scores`); ties by ``doc_id``. ``dense``
         ``False`` ranks by BM25 alone even then (a lexical session on a hybrid index);
         ``None`` uses the vectors whenever there are some."""
-        match = fts_query(q)
+        terms = query_terms(q)
+        match = _or_query(terms)
         if not match or lim <= 0:
             return []
         if dense is not False and self._dense.active():
-            return self._hybrid(q, match, lim, src)
-        return self._bm25(match, lim, src)
+            return self._hybrid(q, terms, lim, src)
+        return self._bm25(terms, lim, src)
 
-    def _hybrid(self, q: str, match: str, lim: int, src: str | None) -> list[Hit]:
+    def _hybrid(self, q: str, terms: list[str], lim: int, src: str | None) -> list[Hit]:
         pool = max(DENSE_POOL, lim)
-        lexical = {h.doc_id: h.score for h in self._bm25(match, pool, src)}
+        lexical = {h.doc_id: h.score for h in self._bm25(terms, pool, src)}
         cands = list(dict.fromkeys([*lexical, *self._dense.top(q, pool, src)]))
         fused = fuse_scores(lexical, self._dense.sims(q, cands))
         best = sorted(fused, key=lambda d: (-fused[d], d))[:lim]
@@ -341,9 +350,16 @@ class EvidenceIndex:
         return [Hit(doc_id=d, title=rows[d][1], source=rows[d][2], score=fused[d],
                     snippet=_snippet(rows[d][3])) for d in best if d in rows]
 
-    def _bm25(self, match: str, lim: int, src: str | None) -> list[Hit]:
+    def _bm25(self, terms: list[str], lim: int, src: str | None) -> list[Hit]:
+        match = _or_query(terms)
         with self._lock:
-            if src is None:
+            top = self._scores.top(self._conn, terms, lim, src)
+            if top is not None:
+                got = {r[0]: r for r in self._conn.execute(
+                    _ROWS, (json.dumps([row for row, _, _ in top]),))}
+                rows = [(got[row][1], got[row][2], got[row][3], score, got[row][4])
+                        for row, _, score in top]
+            elif src is None:
                 rows = self._conn.execute(_SEARCH_ALL, (match, lim)).fetchall()
             else:
                 rows = self._conn.execute(_SEARCH_SRC, (match, src, lim)).fetchall()
@@ -357,12 +373,17 @@ class EvidenceIndex:
         cosine similarity by score when there are vectors. Each gets its fused score (documents
         matching neither ranker: 0.0, in the given order at the end)."""
         ids = list(dict.fromkeys(doc_ids))
-        match = fts_query(q)
+        terms = query_terms(q)
+        match = _or_query(terms)
         with self._lock:
-            lexical = ({str(r[0]): float(r[1])
-                        for r in self._conn.execute(_BM25_OF, (match, json.dumps(ids)))}
-                       if match and ids else {})
-            known = {str(r[0]) for r in self._conn.execute(_DOCS, (json.dumps(ids),))}
+            fast = self._scores.of_documents(self._conn, terms, ids) if ids else None
+            if fast is not None:
+                lexical, known = fast
+            else:
+                lexical = ({str(r[0]): float(r[1])
+                            for r in self._conn.execute(_BM25_OF, (match, json.dumps(ids)))}
+                           if match and ids else {})
+                known = {str(r[0]) for r in self._conn.execute(_DOCS, (json.dumps(ids),))}
         use = dense is not False and bool(ids) and self._dense.active()
         fused = fuse_scores(lexical, self._dense.sims(q, ids) if use else {})
         return ranked(ids, known, fused)

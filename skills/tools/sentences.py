@@ -130,6 +130,12 @@ def _terms(text: str) -> tuple[str, ...]:
     return tuple(_norm(t) for t in tokens(text))
 
 
+@lru_cache(maxsize=1024)
+def _query_terms(query: str) -> tuple[str, ...]:
+    # A claim's pages are each ranked against the same query: about 30 calls a claim.
+    return tuple(dict.fromkeys(_norm(k) for k in keywords(query)))
+
+
 _K1 = 1.2
 _B = 0.75
 _NUMBER_WEIGHT = 2.0  # a matching number ("1969", "1.5") is strong evidence of relevance
@@ -146,7 +152,7 @@ def rank_sentences(sentences: list[str], query: str, *, lim: int = 5) -> list[Ra
     """
     if lim <= 0 or not sentences:
         return []
-    qterms = list(dict.fromkeys(_norm(k) for k in keywords(query)))
+    qterms = _query_terms(query)
     bags = [Counter(_terms(s)) for s in sentences]
     lengths = [sum(b.values()) for b in bags]
     avg = (sum(lengths) / len(lengths)) or 1.0
