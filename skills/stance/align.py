@@ -166,6 +166,24 @@ _WEAKER: frozenset[str] = frozenset(
      "mostly", "also", "among", "rarely", "occasionally"})
 
 
+_SPAN_WORDS = frozenset({"last", "first", "past"})
+_TIME_UNITS = frozenset({"century", "centuries", "decade", "decades", "year", "years",
+                         "month", "months", "week", "weeks", "day", "days", "millennium",
+                         "hundred", "thousand", "million", "few", "several", "couple"})
+_COUNT_WORDS = frozenset({"two", "three", "four", "five", "six", "seven", "eight", "nine",
+                          "ten", "twenty", "thirty", "fifty"})
+
+
+def _time_span(after: Sequence[Token]) -> bool:
+    # "last century", "last 150 years", "last few decades", "past two centuries": a
+    # number or a unit of time right after the word, or a count word and then a unit.
+    if not after:
+        return False
+    first = after[0].low
+    return (first in _TIME_UNITS or first[:1].isdigit()
+            or (first in _COUNT_WORDS and len(after) > 1 and after[1].low in _TIME_UNITS))
+
+
 def quantifier_check(claim: Analysis, sent: Analysis) -> Check | None:
     """``quantifier differs`` / ``quantifier not confirmed`` for the claim's first
     quantifier the sentence does not repeat (see the module doc)."""
@@ -173,6 +191,8 @@ def quantifier_check(claim: Analysis, sent: Analysis) -> Check | None:
     for n, tok in enumerate(claim.tokens):
         if n and claim.tokens[n - 1].low in _IDIOM_BEFORE and tok.low == "all":
             continue  # "in all", "at all", "above all": no claim about every member
+        if tok.low in _SPAN_WORDS and _time_span(claim.tokens[n + 1:n + 3]):
+            continue  # "the last century", "the first 50 years": a span of time, no rank
         same = _SAME.get(tok.low)
         if same is None or same & said:
             continue
