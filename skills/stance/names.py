@@ -34,7 +34,7 @@ __all__ = ["acronyms", "argument_check", "entity_check", "initials", "together"]
 
 # Names a text may give in another form: an entity is mentioned by any of these words.
 _ALIASES: dict[str, tuple[str, ...]] = {
-    "co2": ("carbon", "dioxide"), "ch4": ("methane",), "u.s": ("united", "states", "america"),
+    "co2": ("carbon", "dioxide", "greenhouse"), "ch4": ("methane", "greenhouse"), "u.s": ("united", "states", "america"),
     "us": ("united", "states", "america"), "usa": ("united", "states", "america"),
     "uk": ("united", "kingdom", "britain", "british"), "earth": ("planet", "world", "global"),
     "moon": ("lunar",), "sun": ("solar",),
