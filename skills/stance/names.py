@@ -50,6 +50,12 @@ _GENERIC_HEADS = frozenset({
     "union", "territory", "protocol", "war", "world", "national", "international",
     "north", "south", "east", "west", "the", "dr", "mr", "mrs", "ms", "prof",
 })
+# Agents that report or measure rather than act in the fact ("Scientists have published
+# evidence that ...", "Studies show ..."): a sentence stating the fact needs not name them.
+_GENERIC_AGENTS = frozenset(term(w) for w in """
+scientist scientists researcher researchers study studies expert experts evidence data
+research team report observation observations measurement measurements analysis
+""".split())
 _CALENDAR = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
                        "sunday"})
 
@@ -118,7 +124,7 @@ def argument_check(claim: Analysis, sent: Analysis, key: frozenset[str],
     have = sent.terms | context
     for cf in frames(claim)[:1]:
         for side in (cf.agent,):
-            wanted = _terms(side, key)
+            wanted = [w for w in _terms(side, key) if w not in _GENERIC_AGENTS]
             if wanted and not any(any(close(p, s) for s in have for p in (w, *w.split()))
                                   for w in wanted):
                 return Check("argument not mentioned", f"'{_words(side, wanted)}' "
