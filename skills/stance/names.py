@@ -34,7 +34,9 @@ __all__ = ["acronyms", "argument_check", "entity_check", "initials", "together"]
 
 # Names a text may give in another form: an entity is mentioned by any of these words.
 _ALIASES: dict[str, tuple[str, ...]] = {
-    "co2": ("carbon", "dioxide", "greenhouse"), "ch4": ("methane", "greenhouse"), "u.s": ("united", "states", "america"),
+    # A hypernym names them too: a sentence on greenhouse gases is about CO2 and methane.
+    "co2": ("carbon", "dioxide", "greenhouse"), "ch4": ("methane", "greenhouse"),
+    "u.s": ("united", "states", "america"),
     "us": ("united", "states", "america"), "usa": ("united", "states", "america"),
     "uk": ("united", "kingdom", "britain", "british"), "earth": ("planet", "world", "global"),
     "moon": ("lunar",), "sun": ("solar",),
