@@ -64,8 +64,10 @@ class AsyncStore(ABC):
         """Every session id, in creation order (:meth:`StateStore.sessions`)."""
 
     @abstractmethod
-    async def fork(self, sid: str, at: int, new_sid: str) -> Revision:
-        """Copy revisions ``0..at`` to ``new_sid`` (:meth:`StateStore.fork`)."""
+    async def fork(self, sid: str, at: int, new_sid: str, *,
+                   then: Callable[[Revision], Revision] | None = None) -> Revision:
+        """Copy revisions ``0..at`` to ``new_sid``, with ``then`` the fork's own revision
+        in the same commit (:meth:`StateStore.fork`)."""
 
     @abstractmethod
     async def aclose(self) -> None:
@@ -125,9 +127,10 @@ class ThreadedStore(AsyncStore):
         """On the store's thread."""
         return await self.call(self._store.sessions)
 
-    async def fork(self, sid: str, at: int, new_sid: str) -> Revision:
-        """On the store's thread."""
-        return await self.call(self._store.fork, sid, at, new_sid)
+    async def fork(self, sid: str, at: int, new_sid: str, *,
+                   then: Callable[[Revision], Revision] | None = None) -> Revision:
+        """On the store's thread (``then`` too)."""
+        return await self.call(self._store.fork, sid, at, new_sid, then=then)
 
     async def aclose(self) -> None:
         """Close the store on its thread, then stop the thread."""

@@ -20,7 +20,9 @@ import pytest
 
 from claimfsm.state.aio import AsyncStore
 from claimfsm.state.contract import make_revision, make_state, rich_state
+from claimfsm.state.contract_forks import forked_revision
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
+from claimfsm.state.lineage import FORKED
 from claimfsm.state.model import Revision
 
 __all__ = ["AsyncStoreContract"]
@@ -149,6 +151,21 @@ class AsyncStoreContract:
                 r.state.rounds for r in made[:3]]
             assert list(await astore.sessions()) == ["b", "a", "c"]
             assert (await astore.head("b")).rev == 3
+        self.run(go)
+
+    def test_fork_with_its_own_revision(self) -> None:
+        async def go(astore: AsyncStore) -> None:
+            await chain(astore, "b", 3)
+            ts = "2026-02-01T00:00:00Z"
+            head = await astore.fork("b", 2, "c",
+                                     then=lambda copy: forked_revision(copy, "b", ts))
+            assert head.rev == 3 and head.sid == "c" and head.events[0]["type"] == FORKED
+            cold = await self.cold(astore)
+            assert _dump([await cold.head("c")]) == _dump([head])
+            assert astore.sync.forks("b") == [{"sid": "c", "rev": 2, "at": ts}]
+            with pytest.raises(RevConflict):  # the name is taken: nothing changes
+                await astore.fork("b", 1, "c", then=lambda copy: forked_revision(copy, "b", ts))
+            assert (await astore.head("c")).rev == 3
         self.run(go)
 
     def test_cancelled_commits_leave_a_consistent_head(self) -> None:

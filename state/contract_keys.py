@@ -56,6 +56,15 @@ class KeyContract:
                 store.revoke_key(name, at=stamp(_NOW))
             assert unknown.value.code == "UNKNOWN_KEY" and unknown.value.field == "name"
 
+    def test_who_added_and_revoked_a_key_is_kept(self, store: StateStore) -> None:
+        store.add_key(new_key("a", "read", now=_NOW, actor="ops")[1])
+        store.add_key(new_key("b", "read", now=_NOW)[1])
+        revoked = store.revoke_key("a", at=stamp(_NOW), actor="lee")
+        assert (revoked.created_by, revoked.revoked_by) == ("ops", "lee")
+        assert [(k.name, k.created_by, k.revoked_by)
+                for k in self.reopened(store).api_keys()] == [("a", "ops", "lee"),
+                                                             ("b", None, None)]
+
     def test_expiry_is_a_time(self, store: StateStore) -> None:
         row = store.add_key(new_key("t", "read", now=_NOW, expires=timedelta(hours=12))[1])
         assert isinstance(row, ApiKey)

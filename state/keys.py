@@ -71,6 +71,10 @@ class ApiKey(Frozen):
     created_at: str
     expires_at: str | None = None
     revoked_at: str | None = None
+    #: Who added and who revoked the key (an admin key's name, or the CLI's ``--actor``);
+    #: ``None`` on rows from before they were recorded.
+    created_by: str | None = None
+    revoked_by: str | None = None
 
     def live(self, now: str) -> bool:
         """Neither revoked nor expired at ``now`` (a :func:`stamp`)."""
@@ -83,7 +87,8 @@ class ApiKey(Frozen):
     def public(self) -> dict[str, str | None]:
         """What ``keys list`` shows: everything but the salt and digest."""
         return {"name": self.name, "role": self.role, "created_at": self.created_at,
-                "expires_at": self.expires_at, "revoked_at": self.revoked_at}
+                "expires_at": self.expires_at, "revoked_at": self.revoked_at,
+                "created_by": self.created_by, "revoked_by": self.revoked_by}
 
 
 def _digest(salt: bytes, secret: str) -> str:
@@ -125,9 +130,10 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=int(found.group(1)) * _UNIT[found.group(2)])
 
 
-def new_key(name: str, role: str, *, now: datetime,
-            expires: timedelta | None = None) -> tuple[str, ApiKey]:
-    """A fresh key: its text (shown once, never stored) and the row to store."""
+def new_key(name: str, role: str, *, now: datetime, expires: timedelta | None = None,
+            actor: str | None = None) -> tuple[str, ApiKey]:
+    """A fresh key: its text (shown once, never stored) and the row to store, recording
+    ``actor`` (who adds it) when given."""
     check_name(name)
     check_role(role)
     key_id = secrets.token_hex(_ID_HEX // 2)
@@ -135,7 +141,8 @@ def new_key(name: str, role: str, *, now: datetime,
     salt = secrets.token_bytes(16)
     row = ApiKey(name=name, role=role, key_id=key_id, salt=salt.hex(),
                  digest=_digest(salt, secret), created_at=stamp(now),
-                 expires_at=None if expires is None else stamp(now + expires))
+                 expires_at=None if expires is None else stamp(now + expires),
+                 created_by=actor)
     return f"{PREFIX}{key_id}_{secret}", row
 
 

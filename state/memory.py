@@ -7,7 +7,7 @@ given; treat them as immutable, nested lists and dicts included.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
@@ -117,8 +117,10 @@ class MemoryStore(StateStore):
         with self._lock:
             return list(self._chains)
 
-    def fork(self, sid: str, at: int, new_sid: str) -> Revision:
-        """Copy revisions ``0..at`` to ``new_sid`` with states re-stamped."""
+    def fork(self, sid: str, at: int, new_sid: str, *,
+             then: Callable[[Revision], Revision] | None = None) -> Revision:
+        """Copy revisions ``0..at`` to ``new_sid`` with states re-stamped; with ``then``,
+        its revision ``at + 1`` lands with them (:meth:`StateStore.fork`)."""
         with self._lock:
             chain = self._chain(sid)
             if not 0 <= at < len(chain):
@@ -130,8 +132,25 @@ class MemoryStore(StateStore):
                                      "state": r.state.model_copy(update={"sid": new_sid})})
                 for r in chain[: at + 1]
             ]
-            self._chains[new_sid] = copies
-            return copies[-1]
+            if then is None:
+                self._chains[new_sid] = copies
+                return copies[-1]
+        own = then(copies[-1])  # built outside the lock: it is the caller's code
+        if own.state.sid != own.sid:
+            self._check_stamp(own)
+        if own.sid != new_sid or own.rev != at + 1 or own.parent_rev != at:
+            raise RevConflict(
+                f"revision {own.rev} (parent {own.parent_rev}) of {own.sid!r} does not "
+                f"follow the fork's copy {new_sid!r} at {at}", sid=new_sid, rev=own.rev,
+                expected=at)
+        mark = fork_mark(own) if own.events else None
+        with self._lock:
+            if new_sid in self._chains or new_sid in self._deleted:
+                raise RevConflict(f"session {new_sid!r} already exists", sid=new_sid)
+            self._chains[new_sid] = [*copies, own]
+            if mark is not None:
+                self._forks.setdefault(mark[0], []).append((new_sid, mark[1], mark[2]))
+        return own
 
     def erase(self, heads: Mapping[str, int | None], *, actor: str, at: str,
               sweep: bool = True) -> EraseReport:
@@ -179,7 +198,7 @@ class MemoryStore(StateStore):
         with self._lock:
             return list(self._keys.values())
 
-    def revoke_key(self, name: str, *, at: str) -> ApiKey:
+    def revoke_key(self, name: str, *, at: str, actor: str | None = None) -> ApiKey:
         """Mark the live key ``name`` revoked."""
         from claimfsm.state.keys import UnknownKey
 
@@ -187,5 +206,5 @@ class MemoryStore(StateStore):
             key = self._keys.get(name)
             if key is None or key.revoked_at is not None:
                 raise UnknownKey(f"name: no live API key {name!r}", field="name")
-            self._keys[name] = key.model_copy(update={"revoked_at": at})
+            self._keys[name] = key.model_copy(update={"revoked_at": at, "revoked_by": actor})
             return self._keys[name]

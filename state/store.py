@@ -8,7 +8,7 @@ update. Nothing is edited in place; rewind and fork add revisions or sessions.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
@@ -183,10 +183,18 @@ class StateStore(ABC):
         return scan_forks(self.sessions(), self.heads, sid, check_limit(limit))
 
     @abstractmethod
-    def fork(self, sid: str, at: int, new_sid: str) -> Revision:
+    def fork(self, sid: str, at: int, new_sid: str, *,
+             then: Callable[[Revision], Revision] | None = None) -> Revision:
         """A new session ``new_sid`` whose history is a copy of ``sid``'s revisions
         ``0..at`` (states re-stamped with ``new_sid``); returns its head. The source
         session is untouched.
+
+        With ``then``, the fork's own revision ``at + 1``, ``then(copy's head)``, lands
+        with the copy as one commit (the engine's ``Forked`` revision, indexed under its
+        parent as :meth:`commit` would: :mod:`claimfsm.state.lineage`), and is returned:
+        a crash leaves no fork or the whole of it. It is checked as :meth:`commit` checks
+        a revision over the copy's head (:class:`RevConflict` if it does not follow), and
+        stored with the same bytes and hashes.
         """
 
     @staticmethod
@@ -284,8 +292,8 @@ class StateStore(ABC):
         """Every key, revoked ones included, oldest first (none for a store without keys)."""
         return []
 
-    def revoke_key(self, name: str, *, at: str) -> ApiKey:
-        """Mark the live key ``name`` revoked at ``at``; the revoked row.
+    def revoke_key(self, name: str, *, at: str, actor: str | None = None) -> ApiKey:
+        """Mark the live key ``name`` revoked at ``at`` by ``actor``; the revoked row.
         :class:`~claimfsm.state.keys.UnknownKey` when there is no live key of that name."""
         from claimfsm.state.keys import UnknownKey
 

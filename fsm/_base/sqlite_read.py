@@ -63,6 +63,15 @@ def _stat(path: str) -> tuple[int, int, int] | None:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
+def _stat_main(path: str) -> tuple[int, int, int] | None:
+    # The main file is there (the usual case): one ``stat``, no ``access`` first.
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def signature(path: str) -> Signature:
     """The :data:`Signature` of ``path`` now."""
     return _stat(path), _stat(f"{path}-wal"), _stat(f"{path}-shm")
@@ -153,6 +162,7 @@ class ReadOnlyLink:
 
     def __init__(self, path: str, busy_timeout: float = 5.0, *, private: bool = False) -> None:
         self.path = path
+        self._wal = f"{path}-wal"
         self._key = os.path.realpath(path)
         self._timeout = min(busy_timeout, 5.0)
         # ``private``: always read a writable private copy (for a reader that must create
@@ -199,7 +209,7 @@ class ReadOnlyLink:
                 # no WAL grown beside it, since it was opened, means every commit there is
                 # was read and none was half-way (a writer commits to the WAL first, and
                 # changes the main file only by a checkpoint, which changes its mtime).
-                if self.mode != "main" or (_stat(self.path), _stat(f"{self.path}-wal")) \
+                if self.mode != "main" or (_stat_main(self.path), _stat(self._wal)) \
                         == self._seen[:2]:
                     return result
                 self._drop()

@@ -73,7 +73,7 @@ def _hook_round(engine: Engine, result: StepResult, make: Callable[[], Observer 
     driver = engine.driver
     head = engine.store.head(result.sid)
 
-    def stub(_: Revision) -> StepResult:
+    def stub(_: Revision, actor: str | None = None) -> StepResult:
         for _call in range(2):  # what the executor does per tool call
             hook = TOOL_HOOK.get()
             if hook is not None:

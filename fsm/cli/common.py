@@ -6,6 +6,7 @@ Command modules (``fsm/cli/main.py`` and its siblings) import from here, never f
 from __future__ import annotations
 
 import functools
+import getpass
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -31,7 +32,8 @@ if TYPE_CHECKING:  # the engine (skills, tools, index) loads only for commands t
     from claimfsm.state.store import StateStore
 
 __all__ = [
-    "better_profile", "db_option", "durability_option", "emit", "engine", "existing_store", "fail",
+    "actor_option", "actor_or_login", "better_profile", "db_option", "durability_option",
+    "emit", "engine", "existing_store", "fail",
     "json_option", "on_version_option", "print_step", "profile_from", "profile_options",
     "readonly_index", "record_option", "store",
 ]
@@ -121,6 +123,30 @@ def better_profile(profile: Profile) -> str | None:
         return (f"hint: a trained stance model is at {DEFAULT_MODEL}: "
                 f"--stance-model {DEFAULT_MODEL} judges better than the lexical rules")
     return None
+
+
+_MAX_ACTOR = 200
+
+actor_option = click.option(
+    # Checked by the engine (BAD_INPUT, field actor) before anything is written.
+    "--actor", default=None, metavar="NAME",
+    help="Who asks for it (1 to 200 characters), recorded in each revision it commits "
+         "(default: nobody is recorded).")
+
+
+def actor_or_login(actor: str | None, as_json: bool) -> str:
+    """``--actor`` checked (1 to 200 characters, else ``BAD_INPUT``), or the login name
+    when it is not given: who deletes a session or adds or revokes a key is always
+    recorded."""
+    if actor is None:
+        try:
+            return getpass.getuser()
+        except (KeyError, OSError):  # no login name (a container without a passwd entry)
+            return "unknown"
+    if not actor.strip() or len(actor) > _MAX_ACTOR:
+        fail("BAD_INPUT", f"--actor: give a name of 1 to {_MAX_ACTOR} characters",
+             as_json=as_json)
+    return actor
 
 
 def emit(obj: Any) -> None:

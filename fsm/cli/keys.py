@@ -11,9 +11,20 @@ from datetime import UTC, datetime
 
 import click
 
-from claimfsm.cli.common import db_option, emit, existing_store, fail, json_option
+from claimfsm.cli.common import (
+    actor_or_login,
+    db_option,
+    emit,
+    existing_store,
+    fail,
+    json_option,
+)
 
 __all__ = ["keys"]
+
+_actor = click.option(
+    "--actor", default=None, metavar="NAME",
+    help="Who does it, kept in the key's row (default: the login name).")
 
 _ROLE_HELP = ("read: look; review: give input to a waiting session; write: also start, "
               "step, run, roll back, fork, edit, resume; admin: also delete sessions and "
@@ -33,14 +44,17 @@ def keys() -> None:
 @click.option("--expires", default=None, metavar="DURATION",
               help="The key stops working after this long: 45s, 90m, 12h, 30d, 2w "
               "(default: never).")
+@_actor
 @db_option
 @json_option
-def add(name: str, role: str, expires: str | None, db: str, as_json: bool) -> None:
+def add(name: str, role: str, expires: str | None, actor: str | None, db: str,
+        as_json: bool) -> None:
     """Add the key NAME with --role and print it: the only time it is shown (the store
     keeps a salted digest). Names are never reused, revoked ones included, so the actor
     recorded on a revision names one key. Creates --db if it does not exist.
 
-    --json prints {"name", "role", "created_at", "expires_at", "revoked_at", "key"}.
+    --json prints {"name", "role", "created_at", "expires_at", "revoked_at", "created_by",
+    "revoked_by", "key"}; created_by is --actor (or the login name).
     KEY_EXISTS, BAD_ROLE, BAD_DURATION or BAD_INPUT (the name) exit 2.
     """
     from claimfsm.engine.errors import ClaimFsmError
@@ -51,7 +65,8 @@ def add(name: str, role: str, expires: str | None, db: str, as_json: bool) -> No
         check_name(name)
         check_role(role)
         lasts = None if expires is None else parse_duration(expires)
-        text, row = new_key(name, role, now=datetime.now(UTC), expires=lasts)
+        text, row = new_key(name, role, now=datetime.now(UTC), expires=lasts,
+                            actor=actor_or_login(actor, as_json))
         opened = open_store(db)
     except (ClaimFsmError, OSError) as exc:
         fail(getattr(exc, "code", "OPEN_FAILED"), str(getattr(exc, "msg", exc)),
@@ -79,7 +94,8 @@ def list_keys(db: str, as_json: bool) -> None:
     the key itself.
 
     --json prints a list of {"name", "role", "created_at", "expires_at", "revoked_at",
-    "status"} (status: live, expired or revoked).
+    "created_by", "revoked_by", "status"} (status: live, expired or revoked; the two
+    actors are null on keys added before they were recorded).
     """
     from claimfsm.state.keys import stamp
 
@@ -102,9 +118,10 @@ def list_keys(db: str, as_json: bool) -> None:
 
 @keys.command("revoke")
 @click.argument("name")
+@_actor
 @db_option
 @json_option
-def revoke(name: str, db: str, as_json: bool) -> None:
+def revoke(name: str, actor: str | None, db: str, as_json: bool) -> None:
     """Revoke the key NAME: it stops working (a running `claimfsm ui` notices within 5
     seconds) and stays listed as revoked; its name is not reused.
 
@@ -113,8 +130,9 @@ def revoke(name: str, db: str, as_json: bool) -> None:
     """
     from claimfsm.state.keys import stamp
 
+    who = actor_or_login(actor, as_json)
     with existing_store(db, as_json) as opened:
-        row = opened.revoke_key(name, at=stamp(datetime.now(UTC)))
+        row = opened.revoke_key(name, at=stamp(datetime.now(UTC)), actor=who)
     if as_json:
         emit({**row.public(), "status": "revoked"})
         return

@@ -24,7 +24,7 @@ __all__ = ["COMMANDS", "main"]
 COMMANDS: dict[str, str] = {
     "verify": "claimfsm.cli.session:verify",
     "start": "claimfsm.cli.session:start",
-    "step": "claimfsm.cli.session:step",
+    "step": "claimfsm.cli.step:step",
     "show": "claimfsm.cli.read:show",
     "history": "claimfsm.cli.read:history",
     "sessions": "claimfsm.cli.read:sessions",

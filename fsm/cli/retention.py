@@ -8,34 +8,26 @@ compact``.
 
 from __future__ import annotations
 
-import getpass
 import sys
 from datetime import UTC, datetime
 
 import click
 
-from claimfsm.cli.common import db_option, emit, existing_store, fail, json_option
+from claimfsm.cli.common import (
+    actor_or_login,
+    db_option,
+    emit,
+    existing_store,
+    fail,
+    json_option,
+)
 from claimfsm.engine.errors import BadInput
 
 __all__ = ["delete", "prune"]
 
-_MAX_ACTOR = 200
-
 _actor = click.option(
     "--actor", default=None, metavar="NAME",
     help="Who deletes, kept in each tombstone (default: the login name).")
-
-
-def _actor_of(actor: str | None, as_json: bool) -> str:
-    if actor is None:
-        try:
-            return getpass.getuser()
-        except (KeyError, OSError):  # no login name (a container without a passwd entry)
-            return "unknown"
-    if not actor.strip() or len(actor) > _MAX_ACTOR:
-        fail("BAD_INPUT", f"--actor: give a name of 1 to {_MAX_ACTOR} characters",
-             as_json=as_json)
-    return actor
 
 
 def _now() -> str:
@@ -57,7 +49,7 @@ def delete(sid: str, actor: str | None, db: str, as_json: bool) -> None:
     compact`. --json prints the tombstone (as DELETE /api/v1/sessions/SID).
     UNKNOWN_SESSION (exit 2) when SID is not a live session.
     """
-    who = _actor_of(actor, as_json)
+    who = actor_or_login(actor, as_json)
     with existing_store(db, as_json) as store:
         stone = store.delete(sid, actor=who, at=_now())
     if as_json:
@@ -98,7 +90,7 @@ def prune(before: str, dry_run: bool, actor: str | None, db: str, as_json: bool)
     except BadInput as exc:
         fail(exc.code, exc.msg, as_json=as_json)
         return
-    who = _actor_of(actor, as_json)
+    who = actor_or_login(actor, as_json)
     finals = sorted(DEFAULT_MACHINE.finals)
     show = sys.stderr.isatty() and not as_json
 

@@ -1,21 +1,20 @@
-"""Commands that run the engine on sessions: verify, start, step, rollback, fork (the
-read-only ones are in ``claimfsm.cli.read``)."""
+"""Commands that run the engine on sessions: verify, start, rollback, fork (``step`` is in
+``claimfsm.cli.step``, the read-only ones are in ``claimfsm.cli.read``)."""
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from claimfsm.cli.common import (
+    actor_option,
     better_profile,
     db_option,
     durability_option,
     emit,
     engine,
     json_option,
-    on_version_option,
     print_step,
     profile_options,
     record_option,
@@ -26,13 +25,12 @@ from claimfsm.cli.people import finish, people_options
 from claimfsm.engine.views import (
     revision_json,
     revision_line,
-    step_json,
 )
 
 if TYPE_CHECKING:  # an annotation: the engine's modules load when a command opens it
     from claimfsm.engine.config import Durability
 
-__all__ = ["fork", "rollback", "start", "step", "verify"]
+__all__ = ["fork", "rollback", "start", "verify"]
 
 
 @click.command()
@@ -45,9 +43,11 @@ __all__ = ["fork", "rollback", "start", "step", "verify"]
 @profile_options
 @people_options
 @otel_option
+@actor_option
 def verify(claim: str, db: str, as_json: bool, durability: Durability, record: str | None,
            deadline: float | None, max_tool_calls: int | None,
-           max_concurrent_tools: int | None, profile: dict[str, Any], otel: bool) -> None:
+           max_concurrent_tools: int | None, profile: dict[str, Any], otel: bool,
+           actor: str | None) -> None:
     """Run a session for CLAIM to the end and print the verdict with its evidence.
 
     Exit 0 when the session reached DONE, 1 when it ended elsewhere (FAILED, or a step
@@ -64,11 +64,11 @@ def verify(claim: str, db: str, as_json: bool, durability: Durability, record: s
     with engine(db, as_json, on_step=hook, durability=durability, profile=profile) as eng:
         head = eng.start(claim, config=limits_config(deadline, max_tool_calls,
                                                    max_concurrent_tools),
-                         before_create=replay.start_record(rec, eng))
+                         before_create=replay.start_record(rec, eng), actor=actor)
         if not as_json:
             click.echo(revision_line(head))
         with traced(eng, otel, as_json):
-            head = eng.driver.run(head.sid)
+            head = eng.driver.run(head.sid, actor=actor)
         if not as_json:
             hint = better_profile(eng.profile)
             if hint:
@@ -85,9 +85,11 @@ def verify(claim: str, db: str, as_json: bool, durability: Durability, record: s
 @limit_options
 @profile_options
 @people_options
+@actor_option
 def start(claim: str, db: str, as_json: bool, durability: Durability, record: str | None,
           deadline: float | None, max_tool_calls: int | None,
-          max_concurrent_tools: int | None, profile: dict[str, Any]) -> None:
+          max_concurrent_tools: int | None, profile: dict[str, Any],
+          actor: str | None) -> None:
     """Create a session for CLAIM (revision 0, PARSE_CLAIM) and print its id. The
     verification profile is stored in the session; later steps use it."""
     from claimfsm.cli import replay  # record/replay loads only when a command records
@@ -96,43 +98,11 @@ def start(claim: str, db: str, as_json: bool, durability: Durability, record: st
     with engine(db, as_json, durability=durability, profile=profile) as eng:
         head = eng.start(claim, config=limits_config(deadline, max_tool_calls,
                                                    max_concurrent_tools),
-                         before_create=replay.start_record(rec, eng))
+                         before_create=replay.start_record(rec, eng), actor=actor)
         if as_json:
             emit(revision_json(head, full=False))
         else:
             click.echo(head.sid)
-
-
-@click.command()
-@click.argument("sid")
-@db_option
-@json_option
-@durability_option
-@record_option
-@on_version_option
-@otel_option
-def step(sid: str, db: str, as_json: bool, durability: Durability, record: str | None,
-         on_version: str, otel: bool) -> None:
-    """Fire one transition of session SID (exit 1 if the step failed; exit 3, code
-    WAITING, when the session waits for a person: nothing is committed). A session
-    started on another version of the machine is refused (VERSION_MISMATCH, exit 2)
-    unless --on-version continue; see docs/versioning.md."""
-    with engine(db, as_json, durability=durability, create=False,
-                on_version=on_version) as eng:
-        if record is not None:
-            from claimfsm.cli import replay
-
-            eng.driver.on_step = replay.recorder_for_session(record, eng, sid, as_json)
-        with traced(eng, otel, as_json):
-            result = eng.driver.step(sid)
-        if as_json:
-            emit(step_json(result))
-        else:
-            print_step(result)
-        if result.envelope.e is not None and result.envelope.e.code == "WAITING":
-            sys.exit(3)
-        if result.envelope.s != "ok":
-            sys.exit(1)
 
 
 @click.command()
@@ -143,15 +113,16 @@ def step(sid: str, db: str, as_json: bool, durability: Durability, record: str |
 @db_option
 @json_option
 @durability_option
+@actor_option
 def rollback(sid: str, to: int, reopen: bool, db: str, as_json: bool,
-             durability: Durability) -> None:
+             durability: Durability, actor: str | None) -> None:
     """Rewind SID: a new revision equal to revision --to (history is kept).
 
     The session's spent tool calls, rate buckets and deadline are never given back. A
     FAILED session is refused (SESSION_FAILED) unless --reopen.
     """
     with engine(db, as_json, seed=False, durability=durability, create=False) as eng:
-        head = eng.driver.rollback(sid, to, reopen=reopen)
+        head = eng.driver.rollback(sid, to, reopen=reopen, actor=actor)
         if as_json:
             emit(revision_json(head, full=False))
         else:
@@ -165,8 +136,9 @@ def rollback(sid: str, to: int, reopen: bool, db: str, as_json: bool,
 @json_option
 @durability_option
 @profile_options
+@actor_option
 def fork(sid: str, at: int, db: str, as_json: bool, durability: Durability,
-         profile: dict[str, Any]) -> None:
+         profile: dict[str, Any], actor: str | None) -> None:
     """Fork SID at revision --at into a new session; prints the new id.
 
     The fork copies revisions 0..--at and commits one revision of its own (--at + 1,
@@ -178,7 +150,7 @@ def fork(sid: str, at: int, db: str, as_json: bool, durability: Durability,
     from claimfsm.engine.whatif import what_if_fork
 
     with engine(db, as_json, seed=False, durability=durability, create=False) as eng:
-        head = what_if_fork(eng, sid, at, profile)
+        head = what_if_fork(eng, sid, at, profile, actor=actor)
         if as_json:
             emit(revision_json(head, full=False))
         else:

@@ -31,6 +31,7 @@ from typing import Any
 from claimfsm.engine.driver import Driver, StepResult
 from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.engine.limits import seconds_left
+from claimfsm.engine.people import check_actor
 from claimfsm.engine.step import iso
 from claimfsm.state.aio import AsyncStore
 from claimfsm.state.errors import RevConflict
@@ -82,15 +83,21 @@ class AsyncDriver:
         self.driver._remember(first.sid, 0)
         return created
 
-    async def astep(self, sid: str) -> StepResult:
+    async def astep(self, sid: str, *, actor: str | None = None) -> StepResult:
         """Fire one transition of ``sid``: as :meth:`Driver.step
-        <claimfsm.engine.driver.Driver.step>`, with the same result."""
-        return await self._astep(await self.store.head(sid))
+        <claimfsm.engine.driver.Driver.step>`, with the same result (and ``actor``
+        recorded the same way)."""
+        if actor is not None:
+            check_actor(actor)
+        return await self._astep(await self.store.head(sid), actor)
 
-    async def arun(self, sid: str, *, max_steps: int = 1000) -> Revision:
+    async def arun(self, sid: str, *, max_steps: int = 1000,
+                   actor: str | None = None) -> Revision:
         """Step until a final state, an uncommitted failure, or ``max_steps``, as
         :meth:`Driver.run <claimfsm.engine.driver.Driver.run>` does (a retry's wait is an
-        ``await``, never past the session's deadline)."""
+        ``await``, never past the session's deadline; each step records ``actor``)."""
+        if actor is not None:
+            check_actor(actor)
         driver = self.driver
         finals = driver.definition.finals
         head = await self.store.head(sid)
@@ -107,7 +114,7 @@ class AsyncDriver:
                     wait = min(wait, max(0.0, left))
                 if wait > 0:
                     await self.sleep(wait)
-            result = await self._astep(head)
+            result = await self._astep(head, actor)
             if result.revision is not None:
                 head, fresh = result.revision, False
             elif result.lost_race and not fresh:
@@ -124,23 +131,29 @@ class AsyncDriver:
             lambda: self.driver.rollback(sid, to, reopen=reopen, actor=actor))
         return result
 
-    async def afork(self, sid: str, at: int, new_sid: str | None = None) -> Revision:
+    async def afork(self, sid: str, at: int, new_sid: str | None = None, *,
+                    actor: str | None = None) -> Revision:
         """A new session whose history is ``sid``'s up to revision ``at``, then its own
-        revision naming its parent (:meth:`Driver.fork
+        revision naming its parent (and ``actor`` when given: :meth:`Driver.fork
         <claimfsm.engine.driver.Driver.fork>`); returns that revision."""
         from claimfsm.engine.lineage import fork_revision  # loads when forking
 
-        copy = await self.store.fork(sid, at, new_sid or self.driver.new_sid())
-        mark = fork_revision(copy, sid, iso(self.driver.clock.now()))
-        return await self.store.commit(mark, expected_rev=copy.rev)
+        if actor is not None:
+            check_actor(actor)
+
+        def own(copy: Revision) -> Revision:
+            return fork_revision(copy, sid, iso(self.driver.clock.now()), actor=actor)
+
+        # The copy and the fork's own revision land as one commit (StateStore.fork).
+        return await self.store.fork(sid, at, new_sid or self.driver.new_sid(), then=own)
 
     # -- one step -------------------------------------------------------------------------
 
-    async def _astep(self, head: Revision) -> StepResult:
+    async def _astep(self, head: Revision, actor: str | None = None) -> StepResult:
         driver = self.driver
         if driver.observer is not None:
-            return await self._observed(head)
-        result, rev, ours = await self._thread(self._build, head)
+            return await self._observed(head, actor)
+        result, rev, ours = await self._thread(self._build, head, actor)
         if rev is None:
             return driver._report(result) if ours else result
         return await self._commit(result, rev, head.rev)
@@ -153,7 +166,7 @@ class AsyncDriver:
             return driver._lost(result, exc)
         return driver._landed(result, rev)
 
-    async def _observed(self, head: Revision) -> StepResult:
+    async def _observed(self, head: Revision, actor: str | None = None) -> StepResult:
         # The observer wraps the whole step (its span, its timer) on the worker thread;
         # the commit inside it is still the async store's, run on the loop meanwhile.
         driver, loop = self.driver, asyncio.get_running_loop()
@@ -161,7 +174,7 @@ class AsyncDriver:
         assert observer is not None
 
         def fire(at: Revision) -> StepResult:
-            result, rev, ours = self._build(at)
+            result, rev, ours = self._build(at, actor)
             if rev is None:
                 return driver._report(result) if ours else result
             done = asyncio.run_coroutine_threadsafe(self._commit(result, rev, at.rev), loop)
@@ -170,13 +183,13 @@ class AsyncDriver:
         result: StepResult = await self._thread(observer.step, head, fire)
         return result
 
-    def _build(self, head: Revision) -> _Built:
+    def _build(self, head: Revision, actor: str | None = None) -> _Built:
         # On a worker thread: the version check and the step up to its commit.
         driver = self.driver
-        other = driver._other_version(head)
+        other = driver._other_version(head, actor)
         if other is not None:  # stepped (and reported) by the driver of its version
             return other, None, False
-        result, rev = driver._build(head)
+        result, rev = driver._build(head, actor)
         return result, rev, True
 
 

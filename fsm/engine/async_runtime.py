@@ -77,22 +77,27 @@ class AsyncEngine:
         settings = await self.call(self.sync.session_config, config, profile)
         return await self.driver.astart(claim, config=settings, actor=actor)
 
-    async def astep(self, sid: str) -> StepResult:
-        """Fire one transition (:meth:`AsyncDriver.astep`)."""
-        return await self.driver.astep(sid)
+    async def astep(self, sid: str, *, actor: str | None = None) -> StepResult:
+        """Fire one transition (:meth:`AsyncDriver.astep`; ``actor``: who asked for
+        it, recorded in the revision it commits)."""
+        return await self.driver.astep(sid, actor=actor)
 
-    async def arun(self, sid: str, *, max_steps: int = 1000) -> Revision:
-        """Step to a final state or a stop (:meth:`AsyncDriver.arun`)."""
-        return await self.driver.arun(sid, max_steps=max_steps)
+    async def arun(self, sid: str, *, max_steps: int = 1000,
+                   actor: str | None = None) -> Revision:
+        """Step to a final state or a stop (:meth:`AsyncDriver.arun`; each step records
+        ``actor``)."""
+        return await self.driver.arun(sid, max_steps=max_steps, actor=actor)
 
     async def arollback(self, sid: str, to: int, *, reopen: bool = False,
                         actor: str | None = None) -> Revision:
         """Rewind to revision ``to`` (:meth:`AsyncDriver.arollback`)."""
         return await self.driver.arollback(sid, to, reopen=reopen, actor=actor)
 
-    async def afork(self, sid: str, at: int, new_sid: str | None = None) -> Revision:
-        """A copy of ``sid`` up to revision ``at`` (:meth:`AsyncDriver.afork`)."""
-        return await self.driver.afork(sid, at, new_sid)
+    async def afork(self, sid: str, at: int, new_sid: str | None = None, *,
+                    actor: str | None = None) -> Revision:
+        """A copy of ``sid`` up to revision ``at`` (:meth:`AsyncDriver.afork`; its own
+        revision records ``actor``)."""
+        return await self.driver.afork(sid, at, new_sid, actor=actor)
 
     async def ahead(self, sid: str) -> Revision:
         """The session's newest revision."""

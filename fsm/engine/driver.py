@@ -9,6 +9,7 @@ reported as error envelopes and commit nothing.
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -38,7 +39,7 @@ from claimfsm.engine.limits import (
 from claimfsm.engine.machine import DEFAULT_MACHINE, Machine, MachineDef
 from claimfsm.engine.migrate import check_version
 from claimfsm.engine.observer import StepObserver
-from claimfsm.engine.people import check_pauses, hold_for
+from claimfsm.engine.people import actor_event, check_actor, check_pauses, hold_for
 from claimfsm.engine.step import StepResult, ToolSession, ToolsFactory, iso
 from claimfsm.engine.version import UNKNOWN, Versioning, machine_version
 from claimfsm.skills.context import Clock, SeqIds, SkillContext, SystemClock, ToolCall
@@ -125,6 +126,8 @@ class Driver(PeopleMixin):
         for one that is not valid Unicode text (lone surrogates).
         """
         check_claim(claim)
+        if actor is not None:
+            check_actor(actor)
         sid = sid or self.new_sid()
         initial = self.definition.initial
         now = self.clock.now()
@@ -149,14 +152,17 @@ class Driver(PeopleMixin):
         self._remember(sid, 0, None if version in (None, UNKNOWN, self.version) else version)
         return created
 
-    def run(self, sid: str, *, max_steps: int = 1000) -> Revision:
-        """Step until a final state, an uncommitted failure, or ``max_steps``.
+    def run(self, sid: str, *, max_steps: int = 1000, actor: str | None = None) -> Revision:
+        """Step until a final state, an uncommitted failure, or ``max_steps``; each
+        step records ``actor`` as :meth:`step` does.
 
         The head is read once; after that, the revision a step committed is the next
         head (its compare-and-set has just shown it is). If another writer moved the
         session on in between, the next commit loses its compare-and-set: the head is
         then read again and that step run once more from it.
         """
+        if actor is not None:
+            check_actor(actor)
         finals = self._finals
         head_of = self.store.head
         head = head_of(sid)
@@ -173,7 +179,7 @@ class Driver(PeopleMixin):
                     wait = min(wait, max(0.0, left))
                 if wait > 0:
                     self.sleep(wait)
-            result = self._step(head)
+            result = self._step(head, actor)
             if result.revision is not None:
                 head, fresh = result.revision, False
             elif result.lost_race and not fresh:
@@ -190,6 +196,8 @@ class Driver(PeopleMixin):
         in the machine's failure state is rewound only with ``reopen=True``, which the
         ``Rewind`` event records, as it records ``actor`` when given.
         """
+        if actor is not None:
+            check_actor(actor)
         head = self.store.head(sid)
         failed = head.fsm == self.definition.failure
         if failed and not reopen:
@@ -200,34 +208,46 @@ class Driver(PeopleMixin):
         return self.store.commit(rev, expected_rev=head.rev)
 
     def fork(self, sid: str, at: int, new_sid: str | None = None, *,
-             profile: Profile | None = None) -> Revision:
+             profile: Profile | None = None, actor: str | None = None) -> Revision:
         """A new session whose history is ``sid``'s up to revision ``at``, then one
         revision of its own (``at + 1``, stamped now) recording its parent and, with
         ``profile`` (a what-if fork), the profile it runs on with
-        (:mod:`claimfsm.engine.lineage`). Returns that revision, the fork's head."""
+        (:mod:`claimfsm.engine.lineage`); its ``Forked`` event records ``actor`` when
+        given. Returns that revision, the fork's head. The copy and that revision are one
+        commit of the store (``StateStore.fork``'s ``then``): a crash leaves no fork or
+        the whole of it."""
         from claimfsm.engine.lineage import fork_revision  # loads when forking
 
-        copy = self.store.fork(sid, at, new_sid or self.new_sid())
-        mark = fork_revision(copy, sid, iso(self.clock.now()), profile)
-        return self.store.commit(mark, expected_rev=copy.rev)
+        if actor is not None:
+            check_actor(actor)
+
+        def own(copy: Revision) -> Revision:
+            return fork_revision(copy, sid, iso(self.clock.now()), profile, actor=actor)
+
+        return self.store.fork(sid, at, new_sid or self.new_sid(), then=own)
 
     # -- one step -------------------------------------------------------------------------
 
-    def step(self, sid: str) -> StepResult:
-        """Fire one transition of ``sid``; see the module docstring."""
-        return self._step(self.store.head(sid))
+    def step(self, sid: str, *, actor: str | None = None) -> StepResult:
+        """Fire one transition of ``sid``; see the module docstring. ``actor`` (who asked
+        for it: an API key's name) goes into the committed revision's last event,
+        ``{"type": "Actor", "actor": ...}``; ``None`` adds nothing."""
+        if actor is not None:
+            check_actor(actor)
+        return self._step(self.store.head(sid), actor)
 
-    def _step(self, head: Revision) -> StepResult:
+    def _step(self, head: Revision, actor: str | None = None) -> StepResult:
         observer = self.observer
         if observer is not None:
-            return observer.step(head, self._fire)
-        return self._fire(head)
+            fire = self._fire if actor is None else functools.partial(self._fire, actor=actor)
+            return observer.step(head, fire)
+        return self._fire(head, actor)
 
-    def _fire(self, head: Revision) -> StepResult:
-        other = self._other_version(head)
+    def _fire(self, head: Revision, actor: str | None = None) -> StepResult:
+        other = self._other_version(head, actor)
         if other is not None:
             return other
-        result, rev = self._build(head)
+        result, rev = self._build(head, actor)
         if rev is None:
             return self._report(result)
         try:
@@ -236,13 +256,13 @@ class Driver(PeopleMixin):
             return self._lost(result, exc)
         return self._landed(result, rev)
 
-    def _other_version(self, head: Revision) -> StepResult | None:
+    def _other_version(self, head: Revision, actor: str | None = None) -> StepResult | None:
         """The step taken for a session on another machine version (by its registered
         driver, or the crossing to this one); ``None``: it runs on this driver."""
         seen = self._seen.get(head.sid)
         if (seen is None or seen[0] != head.rev or seen[1] is not self.version) \
                 and head.fsm not in self._finals:
-            return check_version(self, head, seen)
+            return check_version(self, head, seen, actor)
         return None
 
     def _lost(self, result: StepResult, exc: RevConflict) -> StepResult:
@@ -257,9 +277,11 @@ class Driver(PeopleMixin):
         result.after = rev.fsm
         return result if self.on_step is None else self._report(result)
 
-    def _build(self, head: Revision) -> tuple[StepResult, Revision | None]:
+    def _build(self, head: Revision, actor: str | None = None
+               ) -> tuple[StepResult, Revision | None]:
         """One step up to its commit: the result and the revision to commit from
-        ``head`` (``None``: nothing to commit; the result says why). The sync
+        ``head`` (``None``: nothing to commit; the result says why), its events ending
+        with ``actor``'s when given. The sync
         :meth:`step` commits it here; :class:`~claimfsm.engine.async_driver.AsyncDriver`
         builds it on a worker thread and commits it on the event loop."""
         sid, state, fsm = head.sid, head.state, head.fsm
@@ -323,6 +345,8 @@ class Driver(PeopleMixin):
             return result, None
         if after != fsm or (state.runtime and HOLD_KEY in state.runtime):
             new_state, events = self._hold(new_state, fsm, after, ts, now, events)
+        if actor is not None:
+            events = [*events, actor_event(actor)]
         # Every field is the engine's own, each checked above: built without validation.
         rev = trusted(Revision, {
             "sid": sid, "rev": head.rev + 1, "parent_rev": head.rev, "fsm": after,

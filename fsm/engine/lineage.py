@@ -140,10 +140,11 @@ def _config(config: Mapping[str, Any], old: Profile, new: Profile) -> dict[str, 
 
 
 def fork_revision(copy: Revision, parent: str, ts: str,
-                  profile: Profile | None = None) -> Revision:
+                  profile: Profile | None = None, *, actor: str | None = None) -> Revision:
     """The fork's own revision after ``copy`` (its head as copied, revision ``at``): the
     same state and FSM state, stamped ``ts``, with the ``Forked`` event and the link; with
-    ``profile`` (a what-if), the session's config runs with it from here."""
+    ``profile`` (a what-if), the session's config runs with it from here. ``actor`` (who
+    forked it) goes into the event; ``None`` adds nothing, as before actors existed."""
     state = copy.state
     changes: list[dict[str, Any]] = []
     fields: dict[str, Any] = {}
@@ -155,7 +156,10 @@ def fork_revision(copy: Revision, parent: str, ts: str,
     link = {"sid": parent, "rev": copy.rev, "at": ts}
     fields["runtime"] = {**state.runtime, LINEAGE_KEY: link}
     new_state = trusted(SessionState, {**state.__dict__, **fields})
-    event = {"type": FORKED, "from": {"sid": parent, "rev": copy.rev}, "changes": changes}
+    event: dict[str, Any] = {"type": FORKED, "from": {"sid": parent, "rev": copy.rev},
+                             "changes": changes}
+    if actor is not None:
+        event["actor"] = actor
     return trusted(Revision, {
         "sid": copy.sid, "rev": copy.rev + 1, "parent_rev": copy.rev, "fsm": copy.fsm,
         "skill": None, "envelope": None, "state": new_state, "ts": ts, "events": [event]})

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from claimfsm.engine.people import actor_event
 from claimfsm.engine.step import StepResult, iso
 from claimfsm.engine.version import UNKNOWN, VersionMismatch, session_version
 from claimfsm.skills.envelope import Envelope
@@ -28,13 +29,14 @@ __all__ = ["MIGRATE", "check_version", "cross"]
 MIGRATE = "migrate"
 
 
-def check_version(driver: Driver, head: Revision, seen: tuple[int, str] | None
-                  ) -> StepResult | None:
+def check_version(driver: Driver, head: Revision, seen: tuple[int, str] | None,
+                  actor: str | None = None) -> StepResult | None:
     """``None`` when the session at ``head`` runs on ``driver``; otherwise the step taken
     for it (by a registered older driver, or the crossing to this version), or
     :class:`~claimfsm.engine.version.VersionMismatch`. ``pass`` (replays) runs every
     session on ``driver``, except one on a registered version. (The driver calls this
-    only for a head it has not seen, ``seen`` being what it saw last.)"""
+    only for a head it has not seen, ``seen`` being what it saw last; ``actor``: who asked
+    for the step, recorded in what it commits.)"""
     on = driver.versioning.on_version
     if on == "pass" and not driver.registered:
         return None
@@ -46,7 +48,7 @@ def check_version(driver: Driver, head: Revision, seen: tuple[int, str] | None
         return None
     older = driver.registered.get(have)
     if older is not None:
-        result = older._step(head)
+        result = older._step(head, actor)
         if result.revision is not None:
             driver._remember(sid, result.revision.rev, have)
         return result
@@ -57,7 +59,7 @@ def check_version(driver: Driver, head: Revision, seen: tuple[int, str] | None
     if not migrating and head.fsm not in driver.definition.names:
         driver._bind(sid, head.fsm)  # MACHINE_MISMATCH: its state is gone
     if migrating or on == "continue":
-        result = cross(driver, head, have)
+        result = cross(driver, head, have, actor)
         if result.revision is not None:
             driver._remember(sid, result.revision.rev)
         return result
@@ -68,7 +70,7 @@ def check_version(driver: Driver, head: Revision, seen: tuple[int, str] | None
         sid=sid)
 
 
-def cross(driver: Driver, head: Revision, old: str) -> StepResult:
+def cross(driver: Driver, head: Revision, old: str, actor: str | None = None) -> StepResult:
     """Commit the crossing of the session at ``head`` from version ``old`` to
     ``driver``'s; the result's ``revision`` is ``None`` when it did not commit (a lost
     race, ``lost_race``; or a migration that failed, ``MIGRATION_FAILED``)."""
@@ -100,7 +102,7 @@ def cross(driver: Driver, head: Revision, old: str) -> StepResult:
     rev = trusted(Revision, {
         "sid": sid, "rev": head.rev + 1, "parent_rev": head.rev, "fsm": after,
         "skill": MIGRATE, "envelope": env.to_dict(), "state": state, "ts": ts,
-        "events": [{"type": kind, **inp}],
+        "events": [{"type": kind, **inp}, *([] if actor is None else [actor_event(actor)])],
     })
     result = StepResult(sid, fsm, fsm, MIGRATE, env, None, inp, ts=ts)
     try:

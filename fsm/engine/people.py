@@ -29,8 +29,10 @@ from claimfsm.state.holds import HOLD_KEY, hold_of
 from claimfsm.state.model import Revision, SessionState, trusted
 
 __all__ = [
+    "ACTOR",
     "NotEditable",
     "NotWaiting",
+    "actor_event",
     "check_actor",
     "check_pauses",
     "edit_revision",
@@ -71,6 +73,15 @@ def check_pauses(definition: MachineDef, config: Mapping[str, Any]) -> None:
             if name not in definition.names or name in definition.finals:
                 raise BadInput(f"{key}: {name!r} is not a non-final state of machine "
                                f"{definition.name!r}", field=key)
+
+
+#: The event a step's revision ends with when someone is recorded as having asked for it.
+ACTOR = "Actor"
+
+
+def actor_event(actor: str) -> dict[str, Any]:
+    """``{"type": "Actor", "actor": actor}``: who asked for a step (an API key's name)."""
+    return {"type": ACTOR, "actor": actor}
 
 
 def check_actor(actor: str) -> str:

@@ -32,14 +32,13 @@ from claimfsm.skills.tools.core import ToolDefinitionError
 from claimfsm.skills.tools.executor import Executor
 from claimfsm.skills.tools.gather import ANSWERS_RESOURCE
 from claimfsm.skills.tools.index import EvidenceIndex
-from claimfsm.skills.tools.index_pg import open_index
 from claimfsm.skills.tools.limits import RateLimit
 from claimfsm.skills.tools.model_chat import model_tool
 from claimfsm.skills.tools.policies import FetchBeforeExtractPolicy, ToolPolicy
 from claimfsm.skills.tools.registry import ToolRegistry
 from claimfsm.state.answers import Answers, open_answers
 from claimfsm.state.model import Revision, SessionState
-from claimfsm.state.open import Location, locate, open_store
+from claimfsm.state.open import URL_SCHEMES, Location, locate, open_store
 from claimfsm.state.store import StateStore
 
 if TYPE_CHECKING:  # annotations only: the modules that embed import it themselves
@@ -113,6 +112,15 @@ def _bindings(bind: Mapping[str, Sequence[str]]) -> Mapping[str, Binding]:
             )
         by_skill.setdefault(skill, []).extend(names)
     return make_bindings(by_skill)
+
+
+def _open_index(where: str) -> EvidenceIndex:
+    # The PostgreSQL index (and its SQL) loads only for a postgresql:// location.
+    if where.startswith(URL_SCHEMES):
+        from claimfsm.skills.tools.index_pg import open_index
+
+        return open_index(where)
+    return EvidenceIndex.open(where)
 
 
 def seed_demo(index: EvidenceIndex) -> int:
@@ -280,7 +288,7 @@ class Engine:
             store = open_store(where, durability=cfg.durability, create=cfg.create)
             answers_at = (where.store, where.url)
             try:
-                index = open_index(where.index or ":memory:")
+                index = _open_index(where.index or ":memory:")
             except BaseException:
                 store.close()
                 raise

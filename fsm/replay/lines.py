@@ -106,7 +106,9 @@ class Step(_Line):
     """One driver step, committed or not.
 
     ``events`` are the tool runtime's events of a committed step (what a replay answers
-    with, as it answers calls from ``calls``); ``h`` the committed revision's chain hash.
+    with, as it answers calls from ``calls``); ``h`` the committed revision's chain hash;
+    ``actor`` who asked for the step (its revision's ``Actor`` event), fed back to the
+    step a replay takes so that it commits the same revision.
     """
 
     t: Literal["step"] = "step"
@@ -124,6 +126,8 @@ class Step(_Line):
     policy: dict[str, Any] | None = None
     runtime: dict[str, Any] | None = None
     h: str | None = None
+    #: Who asked for it (an API key's name; ``None``: nobody recorded, no such key).
+    actor: str | None = None
 
 
 class Rewind(_Line):
@@ -288,12 +292,12 @@ class Record:
 def encode_line(line: BaseModel, fmt: int = FORMAT_VERSION) -> bytes:
     """One record line: compact orjson in field order, newline-terminated; sealed in
     format 2, without the format 2 fields in format 1."""
-    # A header without a version, or a header or rewind without an actor, is written as
-    # before those existed.
+    # A header without a version, or a header, step or rewind without an actor, is
+    # written as before those existed.
     drop: set[str] = set()
     if isinstance(line, Header) and line.version is None:
         drop.add("version")
-    if isinstance(line, Header | Rewind) and line.actor is None:
+    if isinstance(line, Header | Step | Rewind) and line.actor is None:
         drop.add("actor")
     if fmt < 2:
         return orjson.dumps(line.model_dump(mode="json",

@@ -88,7 +88,7 @@ def _refork(driver: Driver, head: Revision, line: Person) -> Revision:
     parent: dict[str, Any] = given if isinstance(given, dict) else {}
     profile = payload.get("profile")
     chosen = stored_profile({"profile": profile}) if isinstance(profile, dict) else None
-    mark = fork_revision(head, str(parent.get("sid", "")), line.ts, chosen)
+    mark = fork_revision(head, str(parent.get("sid", "")), line.ts, chosen, actor=line.actor)
     return driver.store.commit(mark, expected_rev=head.rev)
 
 

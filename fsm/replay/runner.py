@@ -242,9 +242,9 @@ def _run(
         if recorded is not None:
             recorded.load(entry)
         if entry.skill == MIGRATE:
-            result = cross(driver, head, str(entry.input.get("from")))
+            result = cross(driver, head, str(entry.input.get("from")), entry.actor)
         else:
-            result = driver.step(sid)
+            result = driver.step(sid, actor=entry.actor)
         steps += 1
         if divergence is None:
             divergence = _compare(n, head, entry, result, recorded, strict=mode == "strict")

@@ -4,7 +4,7 @@ replay can still ask for, so a long record replays in memory that does not grow 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from claimfsm.state.errors import RevConflict, StoreError, UnknownRevision, UnknownSession
 from claimfsm.state.model import Revision
@@ -85,6 +85,7 @@ class ReplayStore(StateStore):
         """The one session's id (none before it starts)."""
         return [] if self._sid is None else [self._sid]
 
-    def fork(self, sid: str, at: int, new_sid: str) -> Revision:
+    def fork(self, sid: str, at: int, new_sid: str, *,
+             then: Callable[[Revision], Revision] | None = None) -> Revision:
         """Not supported: a replay store holds one session."""
         raise StoreError("a replay store does not fork sessions", sid=sid)

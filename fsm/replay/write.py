@@ -16,6 +16,7 @@ from claimfsm.engine.driver import StepResult
 from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.engine.machine import DEFAULT_MACHINE
 from claimfsm.engine.migrate import MIGRATE
+from claimfsm.engine.people import ACTOR
 from claimfsm.engine.version import CROSSINGS, started_version
 from claimfsm.replay.people import person_of
 from claimfsm.replay.record import (
@@ -52,9 +53,10 @@ __all__ = [
 ]
 
 # Events the driver adds to a step's revision after the tool runtime's own: a replay
-# makes them again, so a record holds only the others.
+# makes them again (the actor's from the line's ``actor``), so a record holds only the
+# others.
 _DRIVER_EVENTS = frozenset({"ToolCalls", "LimitExceeded", "Rollback", "RetryScheduled",
-                            "Migrated", "VersionContinued", "Waiting"})
+                            "Migrated", "VersionContinued", "Waiting", ACTOR})
 
 
 class RecordWriteError(ClaimFsmError):
@@ -98,7 +100,7 @@ def header_for(first: Revision, tools: dict[str, Any] | None, machine: str,
 
 
 def _actor(events: list[dict[str, Any]], kind: str) -> str | None:
-    # Who started or rewound the session, when an API key's name was recorded.
+    # Who started, stepped or rewound the session, when an API key's name was recorded.
     actor = next((e.get("actor") for e in events if e.get("type") == kind), None)
     return actor if isinstance(actor, str) else None
 
@@ -118,7 +120,8 @@ def step_from_result(result: StepResult, head: int, h: str | None = None) -> Ste
                 events=None if rev is None else tool_events(rev),
                 envelope=result.envelope.to_dict(),
                 policy=None if rev is None else dict(rev.state.policy),
-                runtime=None if rev is None else dict(rev.state.runtime), h=h)
+                runtime=None if rev is None else dict(rev.state.runtime), h=h,
+                actor=None if rev is None else _actor(rev.events, ACTOR))
 
 
 def _end_for(rev: Revision, h: str | None) -> End:
@@ -305,7 +308,8 @@ def _entry_of(parent: Revision, rev: Revision, bindings: Mapping[str, Binding],
                 skill=rev.skill, committed=True, ts=rev.ts,
                 input=binding.to_input(parent.state, st), calls=calls,
                 events=tool_events(rev), envelope=dict(rev.envelope),
-                policy=dict(rev.state.policy), runtime=dict(rev.state.runtime), h=h)
+                policy=dict(rev.state.policy), runtime=dict(rev.state.runtime), h=h,
+                actor=_actor(rev.events, ACTOR))
 
 
 def _migrate_of(parent: Revision, rev: Revision, h: str | None) -> Step:
@@ -315,7 +319,7 @@ def _migrate_of(parent: Revision, rev: Revision, h: str | None) -> Step:
     return Step(head=parent.rev, rev=rev.rev, before=parent.fsm, after=rev.fsm, skill=MIGRATE,
                 committed=True, ts=rev.ts, input=inp, calls=[], events=tool_events(rev),
                 envelope=dict(rev.envelope or {}), policy=dict(rev.state.policy),
-                runtime=dict(rev.state.runtime), h=h)
+                runtime=dict(rev.state.runtime), h=h, actor=_actor(rev.events, ACTOR))
 
 
 def _rewind_of(rev: Revision, h: str | None) -> Rewind:

@@ -224,11 +224,13 @@ def api_routes(service: Service) -> list[Route]:
 
     async def step(request: Request) -> Response:
         sid, body = sid_of(request), await _body(request, StepRequest)
-        return JSON(step_json(await service.astep(sid, body.expected_rev)))
+        return JSON(step_json(await service.astep(sid, body.expected_rev,
+                                                  actor=key_name(request.scope))))
 
     async def run(request: Request) -> Response:
         sid, body = sid_of(request), await _body(request, RunRequest)
-        done = await service.arun(sid, body.expected_rev, body.max_steps)
+        done = await service.arun(sid, body.expected_rev, body.max_steps,
+                                  actor=key_name(request.scope))
         return JSON(verdict_json(done))
 
     async def rollback(request: Request) -> Response:
@@ -240,7 +242,8 @@ def api_routes(service: Service) -> list[Route]:
 
     async def fork(request: Request) -> Response:
         sid, body = sid_of(request), await _body(request, ForkRequest)
-        rev = await service.afork(sid, body.at, body.model_dump(exclude={"at"}))
+        rev = await service.afork(sid, body.at, body.model_dump(exclude={"at"}),
+                                  actor=key_name(request.scope))
         return JSON(revision_json(rev, full=False), status_code=201,
                     headers={"location": session_url(rev.sid)})
 

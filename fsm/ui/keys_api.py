@@ -17,6 +17,7 @@ from claimfsm.state.keys import new_key, parse_duration, stamp
 from claimfsm.ui.api import JSON, read_json
 from claimfsm.ui.auth import Gate
 from claimfsm.ui.models import KeyRequest
+from claimfsm.ui.viewer import key_name
 
 __all__ = ["keys_routes"]
 
@@ -34,7 +35,8 @@ def keys_routes(gate: Gate) -> list[Route]:
     async def add(request: Request) -> Response:
         body = await read_json(request, KeyRequest)
         lasts = None if body.expires is None else parse_duration(body.expires)
-        text, row = new_key(body.name, body.role, now=datetime.now(UTC), expires=lasts)
+        text, row = new_key(body.name, body.role, now=datetime.now(UTC), expires=lasts,
+                            actor=key_name(request.scope))
         await run_in_threadpool(lambda: store.add_key(row))
         gate.forget()
         return JSON({**row.public(), "key": text}, status_code=201,
@@ -44,7 +46,8 @@ def keys_routes(gate: Gate) -> list[Route]:
     async def revoke(request: Request) -> Response:
         name = str(request.path_params["name"])
         row = await run_in_threadpool(
-            lambda: store.revoke_key(name, at=stamp(datetime.now(UTC))))
+            lambda: store.revoke_key(name, at=stamp(datetime.now(UTC)),
+                                     actor=key_name(request.scope)))
         gate.forget()
         return JSON({**row.public(), "status": "revoked"})
 

@@ -111,6 +111,8 @@ class KeyOut(BaseModel):
     created_at: str
     expires_at: str | None
     revoked_at: str | None
+    created_by: str | None
+    revoked_by: str | None
     status: Literal["live", "expired", "revoked"]
 
 
@@ -132,4 +134,6 @@ class KeyAdded(BaseModel):
     created_at: str
     expires_at: str | None
     revoked_at: str | None
+    created_by: str | None
+    revoked_by: str | None
     key: str

@@ -17,7 +17,7 @@ from claimfsm.engine.views import revision_json, verdict_json
 from claimfsm.ui.api import JSON, read_json
 from claimfsm.ui.models import EditRequest, InputRequest, ResumeRequest
 from claimfsm.ui.service import Service
-from claimfsm.ui.viewer import actor_of
+from claimfsm.ui.viewer import actor_of, key_name
 
 __all__ = ["people_routes"]
 
@@ -38,7 +38,9 @@ def people_routes(service: Service) -> list[Route]:
         rev = await locked(lambda: driver.input(sid, body.input,
                                                 expected_rev=body.expected_rev,
                                                 actor=actor))
-        return JSON({"input_rev": rev.rev, **verdict_json(await service.arun(sid))})
+        # The run after it is the key's doing too (no key: nobody is recorded).
+        done = await service.arun(sid, actor=key_name(request.scope))
+        return JSON({"input_rev": rev.rev, **verdict_json(done)})
 
     async def resume(request: Request) -> Response:
         sid, body = str(request.path_params["sid"]), await read_json(request, ResumeRequest)
@@ -46,7 +48,8 @@ def people_routes(service: Service) -> list[Route]:
         actor = actor_of(request.scope, body.actor)
         rev = await locked(lambda: driver.resume(sid, expected_rev=body.expected_rev,
                                                  actor=actor))
-        return JSON({"resume_rev": rev.rev, **verdict_json(await service.arun(sid))})
+        done = await service.arun(sid, actor=key_name(request.scope))
+        return JSON({"resume_rev": rev.rev, **verdict_json(done)})
 
     async def edit(request: Request) -> Response:
         sid, body = str(request.path_params["sid"]), await read_json(request, EditRequest)

@@ -167,19 +167,23 @@ class Service:
             raise RevConflict(f"head is {head.rev}, not {expected_rev}: the session moved; "
                               "reload it", sid=sid, head=head.rev, expected=expected_rev)
 
-    def step(self, sid: str, expected_rev: int | None = None) -> StepResult:
-        """Fire one transition."""
+    def step(self, sid: str, expected_rev: int | None = None, *,
+             actor: str | None = None) -> StepResult:
+        """Fire one transition (``actor``, the API key's name, recorded in the revision
+        it commits)."""
         def run() -> StepResult:
             self._expect(sid, expected_rev)
-            return self.engine.driver.step(sid)
+            return self.engine.driver.step(sid, actor=actor)
 
         return self._locked(run)
 
-    def run(self, sid: str, expected_rev: int | None = None, max_steps: int = 1000) -> Revision:
-        """Step until a final state or a step that cannot commit."""
+    def run(self, sid: str, expected_rev: int | None = None, max_steps: int = 1000, *,
+            actor: str | None = None) -> Revision:
+        """Step until a final state or a step that cannot commit (each step records
+        ``actor``)."""
         def go() -> Revision:
             self._expect(sid, expected_rev)
-            return self.engine.driver.run(sid, max_steps=max_steps)
+            return self.engine.driver.run(sid, max_steps=max_steps, actor=actor)
 
         return self._locked(go)
 
@@ -193,13 +197,15 @@ class Service:
 
         return self._locked(run)
 
-    def fork(self, sid: str, at: int, options: Mapping[str, Any] | None = None) -> Revision:
+    def fork(self, sid: str, at: int, options: Mapping[str, Any] | None = None, *,
+             actor: str | None = None) -> Revision:
         """A new session whose history is ``sid``'s up to revision ``at``, then its own
-        revision naming its parent; ``options`` (retrieval, judge, stance_model; ``None``:
-        unchanged) make it a what-if fork (:func:`~claimfsm.engine.whatif.what_if_fork`)."""
+        revision naming its parent (and ``actor``); ``options`` (retrieval, judge,
+        stance_model; ``None``: unchanged) make it a what-if fork
+        (:func:`~claimfsm.engine.whatif.what_if_fork`)."""
         from claimfsm.engine.whatif import what_if_fork
 
-        return self._locked(lambda: what_if_fork(self.engine, sid, at, options))
+        return self._locked(lambda: what_if_fork(self.engine, sid, at, options, actor=actor))
 
     def lineage(self, head: Revision) -> dict[str, Any]:
         """``{"forked_from", "forks"}`` of the session at ``head``
@@ -265,16 +271,17 @@ class Service:
         return await engine.astart(claim, profile=await engine.call(resolve_profile, opts),
                                    actor=actor)
 
-    async def astep(self, sid: str, expected_rev: int | None = None) -> StepResult:
+    async def astep(self, sid: str, expected_rev: int | None = None, *,
+                    actor: str | None = None) -> StepResult:
         """:meth:`step`, awaited."""
         await self._aexpect(sid, expected_rev)
-        return await self.aengine.astep(sid)
+        return await self.aengine.astep(sid, actor=actor)
 
     async def arun(self, sid: str, expected_rev: int | None = None,
-                   max_steps: int = 1000) -> Revision:
+                   max_steps: int = 1000, *, actor: str | None = None) -> Revision:
         """:meth:`run`, awaited."""
         await self._aexpect(sid, expected_rev)
-        return await self.aengine.arun(sid, max_steps=max_steps)
+        return await self.aengine.arun(sid, max_steps=max_steps, actor=actor)
 
     async def arollback(self, sid: str, to: int, *, reopen: bool = False,
                         expected_rev: int | None = None, actor: str | None = None) -> Revision:
@@ -282,10 +289,10 @@ class Service:
         await self._aexpect(sid, expected_rev)
         return await self.aengine.arollback(sid, to, reopen=reopen, actor=actor)
 
-    async def afork(self, sid: str, at: int, options: Mapping[str, Any] | None = None
-                    ) -> Revision:
+    async def afork(self, sid: str, at: int, options: Mapping[str, Any] | None = None, *,
+                    actor: str | None = None) -> Revision:
         """:meth:`fork`, awaited; a what-if fork (``options`` given) checks and loads its
         profile as :meth:`fork` does, on a worker thread."""
         if any(v is not None for v in (options or {}).values()):
-            return await self.aengine.call(lambda: self.fork(sid, at, options))
-        return await self.aengine.afork(sid, at)
+            return await self.aengine.call(lambda: self.fork(sid, at, options, actor=actor))
+        return await self.aengine.afork(sid, at, actor=actor)

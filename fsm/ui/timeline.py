@@ -14,7 +14,7 @@ from claimfsm.state.model import Revision
 from claimfsm.ui.html import e
 from claimfsm.ui.wording import rollback_words, status_words
 
-__all__ = ["duration_text", "time_cell", "timeline", "tool_calls", "tool_groups"]
+__all__ = ["actor_of", "duration_text", "time_cell", "timeline", "tool_calls", "tool_groups"]
 
 
 def tool_calls(rev: Revision) -> list[dict[str, Any]]:
@@ -93,6 +93,16 @@ def _rollback_cell(rev: Revision) -> str:
 _SIGNS = {"ok": "✓", "retry": "↻", "error": "✗"}
 
 
+def actor_of(rev: Revision) -> str | None:
+    """Who the revision records as having asked for it (an API key's name, a
+    reviewer), whatever its kind: start, step, rewind, fork, input; ``None``: nobody."""
+    for ev in rev.events:
+        actor = ev.get("actor")
+        if isinstance(actor, str):
+            return actor
+    return None
+
+
 def timeline(revisions: Sequence[Revision], *, actions: bool, selected: int | None = None,
              head: Revision | None = None) -> str:
     """Each of ``revisions``: move, skill, what happened, rollback, retries, how long the
@@ -111,6 +121,9 @@ def timeline(revisions: Sequence[Revision], *, actions: bool, selected: int | No
                 else e(rev.fsm))
         status = (f'<span class="badge {e(s)}">{_SIGNS.get(str(s), "")} '
                   f"{e(status_words(s, code))}</span>" if s else "started")
+        who = actor_of(rev)
+        if who is not None:
+            status += f' <span class="by muted">by {e(who)}</span>'
         a, b = (_when(before.ts) if before else None), _when(rev.ts)
         took = (f'<span class="took">{duration_text((b - a).total_seconds() * 1000)}</span>'
                 if a and b else "")

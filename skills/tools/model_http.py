@@ -9,14 +9,17 @@ failure is a :class:`HttpFailure` with a stable code; nothing here raises anythi
 
 from __future__ import annotations
 
-import http.client
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from claimfsm._base.errors import ErrorCode
 from claimfsm.skills.tools.core import ToolError
+
+if TYPE_CHECKING:
+    import http.client
 
 __all__ = ["MAX_RESPONSE_BYTES", "HttpAnswer", "HttpFailure", "post_json", "retry_after"]
 
@@ -46,6 +49,10 @@ class HttpFailure(ToolError):
 
 
 def _connection(url: str, timeout: float) -> tuple[http.client.HTTPConnection, str]:
+    # Every engine registers model.chat, few sessions call it: http.client (with ssl and
+    # email) loads on the first call, not in each command's start-up.
+    import http.client
+
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise HttpFailure(f"model_url: {url!r} is not an http(s) URL", code="BAD_ARGS")
@@ -61,6 +68,8 @@ def post_json(
     """POST ``body`` to ``url``; the whole exchange ends within ``timeout`` seconds."""
     if timeout <= 0:
         raise HttpFailure("no time left for the call", code="MODEL_TIMEOUT")
+    import http.client
+
     ends = time.monotonic() + timeout
     conn, path = _connection(url, timeout)
     try:

@@ -15,7 +15,8 @@ and the next call opens a fresh one, so no half-read answer is ever taken for an
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import psycopg
@@ -219,9 +220,12 @@ class AsyncPostgresStore(AsyncStore):
         rows = await self._query("SELECT sid FROM st_sessions WHERE head >= 0 ORDER BY id")
         return [sid for (sid,) in rows]
 
-    async def fork(self, sid: str, at: int, new_sid: str) -> Revision:
-        """The sync store's fork (one transaction of several statements), on a thread."""
-        return await asyncio.to_thread(self._store.fork, sid, at, new_sid)
+    async def fork(self, sid: str, at: int, new_sid: str, *,
+                   then: Callable[[Revision], Revision] | None = None) -> Revision:
+        """The sync store's fork (one transaction of several statements, the fork's own
+        revision from ``then`` in it), on a thread."""
+        return await asyncio.to_thread(functools.partial(self._store.fork, then=then), sid,
+                                       at, new_sid)
 
     async def aclose(self) -> None:
         """Close the async connection and the sync store (idempotent)."""

@@ -80,6 +80,9 @@ _SCHEMA = (
     " id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name text NOT NULL UNIQUE,"
     " role text NOT NULL, key_id text NOT NULL UNIQUE, salt text NOT NULL,"
     " digest text NOT NULL, created_at text NOT NULL, expires_at text, revoked_at text)",
+    # Who added and who revoked each key (a store from before has the columns added).
+    "ALTER TABLE st_keys ADD COLUMN IF NOT EXISTS created_by text",
+    "ALTER TABLE st_keys ADD COLUMN IF NOT EXISTS revoked_by text",
     # A fork's parent, written by the fork's own commit (state/postgres/catalog.py, forks).
     "ALTER TABLE st_catalog ADD COLUMN IF NOT EXISTS parent text",
     "ALTER TABLE st_catalog ADD COLUMN IF NOT EXISTS parent_rev integer",
@@ -248,7 +251,9 @@ def init_schema(conn: psycopg.Connection[Any], *, create: bool = True) -> bool:
                 " AND to_regclass('st_tombstones') IS NOT NULL"
                 " AND to_regclass('st_timers_queue') IS NOT NULL"
                 " AND to_regclass('st_keys') IS NOT NULL"
-                " AND to_regclass('st_catalog_parent') IS NOT NULL FROM st_meta"
+                " AND to_regclass('st_catalog_parent') IS NOT NULL"
+                " AND EXISTS (SELECT 1 FROM pg_attribute WHERE attname = 'revoked_by'"
+                " AND attrelid = to_regclass('st_keys')) FROM st_meta"
                 " WHERE key = 'schema'").fetchone()
     except pg_errors.UndefinedTable:
         found = None  # a new database: no st_ tables yet
@@ -303,10 +308,12 @@ def listed(state: SessionState) -> tuple[str, str | None]:
 def insert_session(
     conn: psycopg.Connection[Any], sid: str, head: int, rows: list[tuple[Any, ...]],
     listed: tuple[str, str | None], timer: Timer | None = None,
+    then: Callable[[int], None] | None = None,
 ) -> int | None:
     """Insert session ``sid`` with its head, ``rows`` (``rev`` then the row values) and its
-    catalog row (``listed``: claim, verdict label) in one transaction; its number, or
-    ``None`` if ``sid`` exists (a fork's target)."""
+    catalog row (``listed``: claim, verdict label) in one transaction, with ``then`` (of
+    the new session's number: a fork's own commit) last in it; its number, or ``None``
+    if ``sid`` exists (a fork's target)."""
     with conn.transaction():
         found = conn.execute(
             "INSERT INTO st_sessions (sid, head) VALUES (%s, %s)"
@@ -321,4 +328,6 @@ def insert_session(
         if timer is not None:
             conn.execute("INSERT INTO st_timers (id, due, waiting, since)"
                          " VALUES (%s, %s, %s, %s)", (found[0], timer[0], int(timer[1]), timer[2]))
+        if then is not None:
+            then(int(found[0]))
         return int(found[0])

@@ -14,8 +14,8 @@ __all__ = ["PostgresKeys"]
 _NAMES = ", ".join(COLUMNS)
 _INSERT = (f"INSERT INTO st_keys ({_NAMES}) VALUES ({', '.join(['%s'] * len(COLUMNS))})"
            " ON CONFLICT DO NOTHING RETURNING id")
-_REVOKE = (f"UPDATE st_keys SET revoked_at = %s WHERE name = %s AND revoked_at IS NULL"
-           f" RETURNING {_NAMES}")
+_REVOKE = (f"UPDATE st_keys SET revoked_at = %s, revoked_by = %s WHERE name = %s"
+           f" AND revoked_at IS NULL RETURNING {_NAMES}")
 
 
 class PostgresKeys(PostgresCore):
@@ -29,14 +29,20 @@ class PostgresKeys(PostgresCore):
 
     def api_keys(self) -> Sequence[ApiKey]:
         """Every key, oldest first."""
-        if self._query("SELECT to_regclass('st_keys') IS NULL") == [(True,)]:
-            return []  # a database from before keys, opened read-only
-        rows = self._query(f"SELECT {_NAMES} FROM st_keys ORDER BY id")
-        return [ApiKey(**dict(zip(COLUMNS, row, strict=True))) for row in rows]
+        # The columns the schema has: one from before keys (or before their actors),
+        # opened read-only, is read as it is.
+        have = {str(row[0]) for row in self._query(
+            "SELECT column_name FROM information_schema.columns"
+            " WHERE table_schema = current_schema() AND table_name = 'st_keys'")}
+        if not have:
+            return []
+        names = [name for name in COLUMNS if name in have]
+        rows = self._query(f"SELECT {', '.join(names)} FROM st_keys ORDER BY id")
+        return [ApiKey(**dict(zip(names, row, strict=True))) for row in rows]
 
-    def revoke_key(self, name: str, *, at: str) -> ApiKey:
+    def revoke_key(self, name: str, *, at: str, actor: str | None = None) -> ApiKey:
         """Mark the live key ``name`` revoked (see :meth:`StateStore.revoke_key`)."""
-        rows = self._query(_REVOKE, (at, name))
+        rows = self._query(_REVOKE, (at, actor, name))
         if not rows:
             raise UnknownKey(f"name: no live API key {name!r}", field="name")
         return ApiKey(**dict(zip(COLUMNS, rows[0], strict=True)))

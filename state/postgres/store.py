@@ -8,7 +8,7 @@ same decoder, hash chain and fork re-stamping serve both. See ``docs/scale.md``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,7 @@ from claimfsm.state.postgres.db import (
 from claimfsm.state.postgres.keys import PostgresKeys
 from claimfsm.state.postgres.verify import prune_blobs, verify_rows
 from claimfsm.state.sqlite.db import ChainBroken, CorruptStore
-from claimfsm.state.sqlite.maintenance import restamp_rows
+from claimfsm.state.sqlite.maintenance import forked_entry, restamp_rows
 from claimfsm.state.sqlite.read import checked_page
 from claimfsm.state.sqlite.rows import Encoded, encode_revision, inflate, packed
 from claimfsm.state.store import ChainCheck, CompactReport, StateStore
@@ -210,29 +210,57 @@ class PostgresStore(PostgresKeys, PostgresCommit, StateStore):
             return scan_waiting(self.sessions(), self.head, query)  # read-only, from before
         return self._locked(lambda: waiting_page(self._conn, query))
 
-    def fork(self, sid: str, at: int, new_sid: str) -> Revision:
-        """Copy revisions ``0..at`` to ``new_sid``: rows re-stamped and re-hashed, blobs shared."""
+    def fork(self, sid: str, at: int, new_sid: str, *,
+             then: Callable[[Revision], Revision] | None = None) -> Revision:
+        """Copy revisions ``0..at`` to ``new_sid``: rows re-stamped and re-hashed, blobs
+        shared; with ``then``, its revision ``at + 1`` is committed in the same
+        transaction (:meth:`StateStore.fork`)."""
         session, head = self._session(sid)
         if not 0 <= at <= head:
             raise UnknownRevision(f"session {sid!r} has no revision {at}", sid=sid, rev=at)
         try:
-            copies = restamp_rows(self._rows(session, 0, at), sid, new_sid).rows
+            restamped = restamp_rows(self._rows(session, 0, at), sid, new_sid)
         except (ValueError, TypeError) as exc:
             raise ChainBroken(str(exc), sid=sid) from exc
+        copies = restamped.rows
+        source = self.get(sid, at)
+        entry, timer = listed(source.state), timer_of(source.state)
+        own: Revision | None = None
+        landed: list[Encoded] = []
+        copied = forked_entry(source, new_sid, restamped)
+        if then is not None:
+            own = then(copied.revision)
+            bad = self._bad_move(own, at)
+            if bad is not None or own.sid != new_sid:
+                raise bad or RevConflict(
+                    f"revision of {own.sid!r} does not follow the fork's copy {new_sid!r}",
+                    sid=new_sid, rev=own.rev, expected=at)
 
-        source = self.get(sid, at).state
-        entry, timer = listed(source), timer_of(source)
+        def commit_own(target: int) -> None:
+            # The commit statement a later ``commit`` would send, inside the copy's
+            # transaction: it cannot lose its compare-and-set (the head is ``at``).
+            assert own is not None
+            sql, params, encoded = self._commit_plan(own, at, target, copied)
+            if not self._conn.execute(sql, params).fetchall():
+                raise RevConflict(f"session {new_sid!r} moved during its fork", sid=new_sid)
+            landed.append(encoded)
 
         def insert() -> int | None:
+            landed.clear()
             with self._lock:
                 return insert_session(self._conn, new_sid, at,
-                                      [(r[0], *packed(r)) for r in copies], entry, timer)
+                                      [(r[0], *packed(r)) for r in copies], entry, timer,
+                                      None if own is None else commit_own)
 
         target = retrying(insert)
         if target is None:
             raise RevConflict(f"session {new_sid!r} already exists", sid=new_sid)
         self._ids[new_sid] = target
-        return self.head(new_sid)
+        if own is None:
+            return self.head(new_sid)
+        self._entries.put((new_sid, at), copied)
+        self._remember(new_sid, landed[-1])
+        return own
 
     # -- integrity and maintenance ----------------------------------------------------
 

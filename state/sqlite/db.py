@@ -18,6 +18,7 @@ from claimfsm.state.errors import StoreError
 
 __all__ = [
     "DURABILITY_MODES",
+    "FULL_CHECKPOINT_PAGES",
     "HEAD",
     "SCHEMA_VERSION",
     "ChainBroken",
@@ -39,6 +40,14 @@ SCHEMA_VERSION = "3"
 #: are one key range, so this is one seek down the table's b-tree: the head is never
 #: stored, and a commit writes one row and nothing else.
 HEAD = "(SELECT max(k) FROM st_revisions WHERE k BETWEEN ?1 AND ?1 + 4294967295)"
+#: WAL pages after which a ``full`` commit checkpoints (SQLite's default: 1000). An
+#: fdatasync that grows the WAL file also commits its new size to the file system's
+#: journal; one that rewrites pages of a WAL already that long does not. A checkpoint
+#: lets the next commit start the WAL over from its first page, so with fsync per commit
+#: a shorter WAL means far fewer growing commits for a few more checkpoints
+#: (docs/bench.md, "The commit path"). ``normal`` syncs only at checkpoints: it keeps
+#: the default, which makes fewer of them.
+FULL_CHECKPOINT_PAGES = 256
 T = TypeVar("T")
 
 _SCHEMA = (
@@ -73,8 +82,11 @@ _SCHEMA = (
     # API keys (state/keys.py): a digest per key, never the key; revoked rows stay.
     "CREATE TABLE IF NOT EXISTS st_keys (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
     " role TEXT NOT NULL, key_id TEXT NOT NULL UNIQUE, salt TEXT NOT NULL,"
-    " digest TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT, revoked_at TEXT)",
+    " digest TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT, revoked_at TEXT,"
+    " created_by TEXT, revoked_by TEXT)",
 )
+# 1 once ``st_keys`` records who added and revoked each key.
+_KEY_ACTORS = "SELECT count(*) FROM pragma_table_info('st_keys') WHERE name = 'revoked_by'"
 # The review queue's order: waiting sessions by when their hold began.
 _QUEUE_INDEX = ("CREATE INDEX IF NOT EXISTS st_timers_queue ON st_timers (since, id)"
                 " WHERE waiting = 1")
@@ -173,6 +185,8 @@ def connect(path: str, durability: Durability, budget: float) -> sqlite3.Connect
         level = "NORMAL" if durability == "normal" else "FULL"
         conn.execute(f"PRAGMA synchronous={level}")
         conn.execute(f"PRAGMA busy_timeout={int(min(budget, 5.0) * 1000)}")
+        if durability == "full":
+            conn.execute(f"PRAGMA wal_autocheckpoint={FULL_CHECKPOINT_PAGES}")
     except BaseException:
         conn.close()
         raise
@@ -206,6 +220,10 @@ def init_schema(conn: sqlite3.Connection, budget: float) -> None:
             c.execute("ALTER TABLE st_timers ADD COLUMN since TEXT")
             if c.execute("SELECT 1 FROM st_timers WHERE waiting = 1").fetchone():
                 c.execute("INSERT OR REPLACE INTO st_meta VALUES ('timers', 'fill')")
+        if c.execute(_KEY_ACTORS).fetchone() == (0,):
+            # Keys from before their actors were recorded: the columns, empty.
+            c.execute("ALTER TABLE st_keys ADD COLUMN created_by TEXT")
+            c.execute("ALTER TABLE st_keys ADD COLUMN revoked_by TEXT")
         c.execute(_QUEUE_INDEX)
         c.execute("INSERT OR IGNORE INTO st_meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         found = c.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone()[0]
@@ -219,12 +237,12 @@ def init_schema(conn: sqlite3.Connection, budget: float) -> None:
     try:
         row = conn.execute(
             "SELECT value, (SELECT count(*) FROM sqlite_master WHERE name IN ('st_catalog',"
-            " 'st_tombstones', 'st_timers', 'st_timers_queue', 'st_keys', 'st_catalog_parent'))"
-            " FROM st_meta WHERE key='schema'"
+            " 'st_tombstones', 'st_timers', 'st_timers_queue', 'st_keys', 'st_catalog_parent')),"
+            f" ({_KEY_ACTORS}) FROM st_meta WHERE key='schema'"
         ).fetchone()
     except sqlite3.OperationalError:
         row = None  # a new file: no st_ tables yet
-    if row == (SCHEMA_VERSION, 6):  # the tables and the indexes added since 3 are there
+    if row == (SCHEMA_VERSION, 6, 1):  # the tables, indexes and columns added since 3
         return
     transaction(conn, create, budget)
 

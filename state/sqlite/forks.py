@@ -16,12 +16,19 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from claimfsm.state.lineage import link_of, scan_forks
+from claimfsm.state.errors import RevConflict
+from claimfsm.state.lineage import fork_mark, link_of, scan_forks
 from claimfsm.state.model import Revision
+from claimfsm.state.sqlite.db import ChainBroken
+from claimfsm.state.sqlite.decode import ChainDecoder
+from claimfsm.state.sqlite.rows import Encoded, Entry, Row, bound, encode_revision
+from claimfsm.state.store import StateStore
 
-__all__ = ["COLUMNS", "INDEX", "PARENT", "forks_page"]
+__all__ = ["COLUMNS", "INDEX", "PARENT", "OwnRevision", "first_entry", "forks_page",
+           "own_revision"]
 
 #: The columns ``st_catalog`` gains (the index's data).
 COLUMNS = ("parent TEXT", "parent_rev INTEGER", "forked TEXT")
@@ -36,6 +43,35 @@ _FORKS = ("SELECT s.sid, c.parent_rev, c.forked FROM st_catalog c JOIN st_sessio
           " ON s.id = c.id WHERE c.parent = ? ORDER BY c.id LIMIT ?")
 
 Run = Callable[[Callable[[sqlite3.Connection], Any]], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class OwnRevision:
+    """A fork's own revision, encoded to land with its copy: the row's columns after the
+    key, its parent in the forks index (``None``: it carries no ``Forked`` event)."""
+
+    revision: Revision
+    encoded: Encoded
+    params: tuple[Any, ...]
+    mark: tuple[str, int, str] | None
+
+
+def own_revision(revision: Revision, copied: Entry, snapshot_every: int) -> OwnRevision:
+    """``revision`` (what a fork's ``then`` built) encoded over the copy's head
+    ``copied``, checked as :meth:`~claimfsm.state.sqlite.store.SQLiteStore.commit` checks
+    a revision with ``expected_rev`` the copy's head: the same row, byte for byte, as
+    that commit would write. :class:`RevConflict` if it does not follow the copy."""
+    head = copied.revision
+    StateStore._check_stamp(revision)
+    if (revision.sid != head.sid or revision.rev != head.rev + 1
+            or revision.parent_rev != head.rev):
+        raise RevConflict(
+            f"revision {revision.rev} (parent {revision.parent_rev}) of {revision.sid!r}"
+            f" does not follow the fork's copy {head.sid!r} at {head.rev}", sid=head.sid,
+            rev=revision.rev, expected=head.rev)
+    encoded = encode_revision(revision, copied, snapshot_every)
+    mark = fork_mark(revision) if revision.events else None
+    return OwnRevision(revision, encoded, bound(encoded.row), mark)
 
 
 def forks_page(read: Run, write: Run | None, sessions: Callable[[], Sequence[str]],
@@ -76,3 +112,14 @@ def _state(c: sqlite3.Connection) -> str:
         return "absent"
     row = c.execute("SELECT value FROM st_meta WHERE key = 'forks'").fetchone()
     return "ok" if row is None else str(row[0])
+
+
+def first_entry(sid: str, row: Row, fetch: Callable[[str], bytes]) -> Entry:
+    """The cache entry of revision 0 of fork ``sid`` from its copied row (a snapshot
+    already stamped ``sid``, whose source row was just checked against its hash)."""
+    decoder = ChainDecoder(sid)
+    try:
+        decoder.feed(row[2], row[6])
+        return decoder.revision(row, fetch)
+    except (ValueError, TypeError, KeyError) as exc:  # CodecError, or rows of wrong types
+        raise ChainBroken(f"the copy of revision 0 does not decode: {exc}", sid=sid) from exc

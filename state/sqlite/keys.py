@@ -13,15 +13,18 @@ __all__ = ["COLUMNS", "SQLiteKeys"]
 
 #: The columns of ``st_keys`` in :class:`ApiKey`'s field order.
 COLUMNS = ("name", "role", "key_id", "salt", "digest", "created_at", "expires_at",
-           "revoked_at")
-_SELECT = f"SELECT {', '.join(COLUMNS)} FROM st_keys ORDER BY id"
+           "revoked_at", "created_by", "revoked_by")
 
 
 def _keys(c: sqlite3.Connection) -> list[ApiKey]:
-    if c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'st_keys'"
-                 ).fetchone() is None:
-        return []  # a file from before keys, opened read-only
-    return [ApiKey(**dict(zip(COLUMNS, row, strict=True))) for row in c.execute(_SELECT)]
+    # The columns the file has: one from before keys (or before their actors), opened
+    # read-only, is read as it is.
+    have = {row[0] for row in c.execute("SELECT name FROM pragma_table_info('st_keys')")}
+    if not have:
+        return []
+    names = [name for name in COLUMNS if name in have]
+    rows = c.execute(f"SELECT {', '.join(names)} FROM st_keys ORDER BY id")
+    return [ApiKey(**dict(zip(names, row, strict=True))) for row in rows]
 
 
 class SQLiteKeys(SQLiteCore):
@@ -44,12 +47,12 @@ class SQLiteKeys(SQLiteCore):
         """Every key, oldest first."""
         return self._read(_keys)
 
-    def revoke_key(self, name: str, *, at: str) -> ApiKey:
+    def revoke_key(self, name: str, *, at: str, actor: str | None = None) -> ApiKey:
         """Mark the live key ``name`` revoked (see :meth:`StateStore.revoke_key`)."""
 
         def revoke(c: sqlite3.Connection) -> int:
-            return c.execute("UPDATE st_keys SET revoked_at = ? WHERE name = ?"
-                             " AND revoked_at IS NULL", (at, name)).rowcount
+            return c.execute("UPDATE st_keys SET revoked_at = ?, revoked_by = ? WHERE name = ?"
+                             " AND revoked_at IS NULL", (at, actor, name)).rowcount
 
         if self._write_one(revoke) != 1:
             raise UnknownKey(f"name: no live API key {name!r}", field="name")

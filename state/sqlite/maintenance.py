@@ -14,15 +14,17 @@ import orjson
 
 from claimfsm.state import codec
 from claimfsm.state.codec import STATE_FIELDS, CodecError
+from claimfsm.state.model import Revision, SessionState, trusted
 from claimfsm.state.sqlite.db import ChainBroken
 from claimfsm.state.sqlite.decode import ChainDecoder
-from claimfsm.state.sqlite.rows import DELTA, SNAPSHOT, Row, inflate, small_op
+from claimfsm.state.sqlite.rows import DELTA, SNAPSHOT, Entry, Row, inflate, small_op
 from claimfsm.state.store import ChainCheck
 
 __all__ = [
     "SELECT_ROWS",
     "Restamped",
     "compact_rows",
+    "forked_entry",
     "prune_blobs",
     "read_rows",
     "restamp_rows",
@@ -270,3 +272,12 @@ def restamp_rows(rows: list[Row], sid: str, new_sid: str) -> Restamped:
     ebytes = list(source.ebytes)
     ebytes[_SID_INDEX] = stamped
     return Restamped(out, tuple(ebytes), tuple(digests))
+
+
+def forked_entry(source: Revision, new_sid: str, copies: Restamped) -> Entry:
+    """The cache entry of a fork's copied head: ``source`` (the revision it copies, its
+    rows just checked against their hashes by :func:`restamp_rows`) with the sid
+    re-stamped, and the copy's field bytes, digests and hash."""
+    state = trusted(SessionState, {**source.state.__dict__, "sid": new_sid})
+    revision = trusted(Revision, {**source.__dict__, "sid": new_sid, "state": state})
+    return Entry(revision, copies.rows[-1][8], copies.ebytes, copies.digests)

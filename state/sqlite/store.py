@@ -15,21 +15,22 @@ from typing import TYPE_CHECKING, Any
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
 from claimfsm.state.holds import timer_change, timer_of
 from claimfsm.state.lineage import check_limit, fork_mark
-from claimfsm.state.model import Revision, SessionState, trusted, verdict_label
+from claimfsm.state.model import Revision, verdict_label
 from claimfsm.state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL
 from claimfsm.state.sqlite.db import HEAD, ChainBroken, CorruptStore
 from claimfsm.state.sqlite.erase import LIVE, SQLiteErase
-from claimfsm.state.sqlite.forks import PARENT
+from claimfsm.state.sqlite.forks import PARENT, first_entry, own_revision
 from claimfsm.state.sqlite.keys import SQLiteKeys
 from claimfsm.state.sqlite.maintenance import (
     compact_rows,
+    forked_entry,
     prune_blobs,
     read_rows,
     restamp_rows,
     verify_rows,
 )
 from claimfsm.state.sqlite.read import page_rows
-from claimfsm.state.sqlite.rows import Entry, bound, encode_revision
+from claimfsm.state.sqlite.rows import bound, encode_revision
 from claimfsm.state.sqlite.timers import timer_params
 from claimfsm.state.store import ChainCheck, CompactReport, StateStore
 
@@ -265,8 +266,11 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
         return waiting_page(self._read, None if self._conn is None else self._write,
                             lambda sid: self.get(sid, 0), query)
 
-    def fork(self, sid: str, at: int, new_sid: str) -> Revision:
-        """Copy revisions ``0..at`` to ``new_sid``: rows re-stamped and re-hashed, blobs shared."""
+    def fork(self, sid: str, at: int, new_sid: str, *,
+             then: Callable[[Revision], Revision] | None = None) -> Revision:
+        """Copy revisions ``0..at`` to ``new_sid``: rows re-stamped and re-hashed, blobs
+        shared; with ``then``, its revision ``at + 1`` lands in the same transaction
+        (:meth:`StateStore.fork <claimfsm.state.store.StateStore.fork>`)."""
         session = self._ids.get(sid)
         if session is None or self._entries.peek((sid, at)) is None:
             # Unless revision ``at`` is cached (revisions are never deleted, so it still
@@ -280,28 +284,43 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
         except (ValueError, TypeError) as exc:
             raise ChainBroken(str(exc), sid=sid) from exc
         params = [(r[0], *bound(r)) for r in copies.rows]
+        # The copy's newest revision is the source's with the sid re-stamped (its rows
+        # were just checked against their hashes): built from the source's entry, which
+        # is usually cached, instead of read back and decoded.
+        copied = forked_entry(self._entry(sid, at, session).revision, new_sid, copies)
+        revision = copied.revision
+        own = None if then is None else own_revision(then(revision), copied,
+                                                     self.snapshot_every)
+        last = revision if own is None else own.revision
+        label = verdict_label(last.state.verdict)
+        timer = timer_of(last.state)
+        blobs = self._new_blobs(own.encoded) if own is not None and own.encoded.blobs else None
+        if own is not None:
+            params.append((own.revision.rev, *own.params))  # the copy's rows, then its own
 
         def insert(c: sqlite3.Connection) -> int:
             target = _new_session(c, new_sid)
+            if blobs:
+                c.executemany(INSERT_BLOB, blobs)
             c.executemany(INSERT_ROW, [((target << 32) + p[0], *p[1:]) for p in params])
+            if own is not None and own.mark is not None:
+                c.execute(PARENT, (target, *own.mark))
             if label is not None:
                 c.execute(LABEL, (target, label))
             if timer is not None:
                 c.execute(*timer_params(target, timer))
             return target
 
-        # The copy's newest revision is the source's with the sid re-stamped (its rows
-        # were just checked against their hashes): built from the source's entry, which
-        # is usually cached, instead of read back and decoded.
-        source = self._entry(sid, at, session).revision
-        label = verdict_label(source.state.verdict)
-        timer = timer_of(source.state)
         self._ids[new_sid] = self._write(insert)
-        state = trusted(SessionState, {**source.state.__dict__, "sid": new_sid})
-        revision = trusted(Revision, {**source.__dict__, "sid": new_sid, "state": state})
-        self._entries.put((new_sid, at), Entry(revision, copies.rows[-1][8], copies.ebytes,
-                                               copies.digests))
-        return revision
+        if at:
+            # Running a fork reads its revision 0 (the machine version it started on):
+            # decoded from the row at hand rather than read back.
+            self._entries.put((new_sid, 0), first_entry(new_sid, copies.rows[0], self._fetch))
+        self._entries.put((new_sid, at), copied)
+        if own is None:
+            return revision
+        self._remember(new_sid, own.encoded)
+        return own.revision
 
     # -- integrity and maintenance ----------------------------------------------------
 

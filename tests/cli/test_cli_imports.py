@@ -204,3 +204,45 @@ def test_every_model_defers_its_schema_to_first_validation() -> None:
                         and not value.model_config.get("defer_build")):
                     eager.append(f"{module.__name__}.{value.__qualname__}")
     assert eager == []
+
+
+_ALL_MODULES = """
+import sys
+from claimfsm.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print("\\nMODULES " + " ".join(sorted(sys.modules)), file=sys.stderr)
+"""
+
+#: What no step of a session on a SQLite file may load: HTTP clients and TLS (model.chat
+#: loads http.client on its first call), the PostgreSQL index, numpy (the dense ranking's),
+#: the web UI, OpenTelemetry (--otel only), and the options of the other session commands.
+_NOT_IN_A_STEP = {"http.client", "ssl", "httpx", "urllib.request", "numpy", "psycopg",
+                  "starlette", "opentelemetry", "asyncio", "claimfsm.skills.tools.index_pg",
+                  "claimfsm.cli.session", "claimfsm.cli.people", "claimfsm.cli.limits",
+                  "claimfsm.cli.read", "claimfsm.engine.whatif"}
+
+
+def test_no_step_of_a_session_loads_http_tls_postgres_numpy_or_other_commands(
+        tmp_path: Path) -> None:
+    db = str(tmp_path / "demo.db")
+    with Engine.open(db) as eng:  # the claim the benchmark's cli_step_ms steps: 7 steps
+        sid = eng.start("NASA landed on the Moon in 1969.").sid
+    states = []
+    for _ in range(20):  # every state of the session, to DONE
+        proc = subprocess.run([sys.executable, "-c", _ALL_MODULES, "step", sid, "--db", db],
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        line = next(x for x in proc.stderr.splitlines() if x.startswith("MODULES "))
+        loaded = set(line.split()[1:])
+        assert "claimfsm.cli.step" in loaded
+        assert not {m for m in loaded if m.split(".")[0] in _NOT_IN_A_STEP
+                    or m in _NOT_IN_A_STEP}, proc.stdout
+        with Engine.open(db, config=EngineConfig(seed=False)) as eng:
+            states.append(eng.store.head(sid).fsm)
+        if states[-1] in ("DONE", "FAILED"):
+            break
+    # the steps that call tools (searches, sentence extraction) were among them
+    assert states[-1] == "DONE" and {"RETRIEVAL", "EXTRACT", "VERIFY"} <= set(states)

@@ -5,6 +5,7 @@ refused on a store without keys and let through with one."""
 
 from __future__ import annotations
 
+import getpass
 import json
 import socket
 from pathlib import Path
@@ -48,10 +49,29 @@ def test_add_list_revoke(tmp_path: Path) -> None:
     code, out = _run("keys", "list", "--db", db)
     assert code == 0 and "ann" in out and text not in out
 
-    code, out = _run("keys", "revoke", "ann", "--db", db, "--json")
+    code, out = _run("keys", "revoke", "ann", "--db", db, "--json", "--actor", "dana")
     assert code == 0 and json.loads(out)["status"] == "revoked"
     code, out = _run("keys", "list", "--db", db, "--json")
     assert [k["status"] for k in json.loads(out)] == ["revoked", "live"]
+    # Who added and who revoked: --actor, else the login name.
+    assert [(k["created_by"], k["revoked_by"]) for k in json.loads(out)] == [
+        (getpass.getuser(), "dana"), (getpass.getuser(), None)]
+
+
+def test_the_actor_is_checked_and_recorded(tmp_path: Path) -> None:
+    db = str(tmp_path / "k.db")
+    code, out = _run("keys", "add", "ann", "--role", "read", "--actor", "lee", "--db", db,
+                     "--json")
+    assert code == 0 and json.loads(out)["created_by"] == "lee"
+    for bad in ("", " ", "x" * 201):
+        code, out = _run("keys", "add", "bob", "--role", "read", "--actor", bad, "--db", db,
+                         "--json")
+        assert code == 2 and json.loads(out)["error"]["code"] == "BAD_INPUT", out
+        code, out = _run("keys", "revoke", "ann", "--actor", bad, "--db", db, "--json")
+        assert code == 2 and json.loads(out)["error"]["code"] == "BAD_INPUT", out
+    with SQLiteStore(db, readonly=True) as store:
+        assert [(k.name, k.created_by, k.revoked_at) for k in store.api_keys()] == [
+            ("ann", "lee", None)]
 
 
 def test_error_codes(tmp_path: Path) -> None:

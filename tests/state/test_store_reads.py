@@ -147,6 +147,13 @@ def test_revisions_outside_the_session_are_unknown(grown: Path) -> None:
     ("UPDATE st_revisions SET body = CAST('[]' AS BLOB) WHERE k = ?", 8),
     ("UPDATE st_revisions SET extra = CAST('{}' AS BLOB) WHERE k = ?", 13),
     ("UPDATE st_revisions SET hash = 'text' WHERE k = ?", 13),
+    # The read parses every body of the chain in one call: a body holding two JSON
+    # values (or a fragment that would join with its neighbour) must not shift the rest.
+    ("UPDATE st_revisions SET body = CAST('{\"rounds\": [0, 12]}, {}' AS BLOB) WHERE k = ?",
+     12),
+    ("UPDATE st_revisions SET body = CAST('{\"rounds\": [0, 12]}, ' AS BLOB) WHERE k = ?", 12),
+    ("UPDATE st_revisions SET extra = CAST('[null, []], 1' AS BLOB) WHERE k = ?", 13),
+    ("UPDATE st_revisions SET extra = CAST('[null, []' AS BLOB) WHERE k = ?", 13),
 ])
 def test_a_damaged_chain_is_a_corrupt_store_not_wrong_data(
         grown: Path, statement: str, rev: int) -> None:

@@ -363,6 +363,11 @@ def test_keys_api(world: World) -> None:
             assert r.json()["error"]["field"] in ("role", "name", "expires"), r.json()
     r = c.delete("/api/v1/keys/bot", headers=admin)
     assert r.status_code == 200 and r.json()["status"] == "revoked"
+    # The admin key that added and revoked it is recorded, as on every other write.
+    assert (added["created_by"], r.json()["revoked_by"]) == ("k-admin", "k-admin")
+    bot = next(k for k in c.get("/api/v1/keys", headers=admin).json()["keys"]
+               if k["name"] == "bot")
+    assert (bot["created_by"], bot["revoked_by"]) == ("k-admin", "k-admin")
     assert c.get("/api/v1/sessions", headers=_bearer(added["key"])).status_code == 401
     r = c.delete("/api/v1/keys/bot", headers=admin)
     assert r.status_code == 404 and r.json()["error"]["code"] == "UNKNOWN_KEY"
