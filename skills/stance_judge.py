@@ -25,7 +25,7 @@ from claimfsm.skills.limits import MAX_EVIDENCE_PER_CLAIM, MAX_SUBCLAIMS
 from claimfsm.skills.stance.combine import CHECK_PREFIX, Combined, combine_stances
 from claimfsm.skills.stance.config import DEFAULT_CONFIG, THRESHOLDS, StanceConfig, Thresholds
 from claimfsm.skills.stance.lexical import Label, Stance, sentence_stance, title_terms
-from claimfsm.skills.stance.names import together
+from claimfsm.skills.stance.names import acronyms, initials, together
 from claimfsm.skills.versions import SKILL_VERSIONS
 
 if TYPE_CHECKING:
@@ -95,7 +95,9 @@ def _named_together(claim: str, evidence: list[EvidenceItem],
     (:func:`claimfsm.skills.stance.align.together`); else NOT_ENOUGH_INFO, naming the check."""
     if combined.verdict != "SUPPORTS":
         return combined
-    backing = [(item.text, title_terms(item.doc_id))
+    wanted = acronyms(claim)  # "IPCC" is named by a title "Intergovernmental Panel on ..."
+    backing = [(item.text, title_terms(item.doc_id)
+                | initials(item.doc_id.split("#", 1)[0].rsplit(":", 1)[0], wanted))
                for item, (_, st) in zip(evidence, judged, strict=True) if st.label == "SUPPORTS"]
     missing = together(claim, backing)
     if missing is None:

@@ -26,7 +26,7 @@ SKILL_VERSIONS: dict[str, str] = {
     "tool_request_compose": "1",
     "retrieve": "1",
     "evidence_extract": "1",
-    "stance_judge": "3",
+    "stance_judge": "4",
     "verdict_aggregate": "2",
 }
 

@@ -33,6 +33,8 @@ CHECK_WORDS = {
     "entity not mentioned": "a name in the claim is missing from the evidence",
     "argument not mentioned": "who or what the claim is about is missing from the evidence",
     "cause not confirmed": "the evidence does not state the claimed cause",
+    "judgment not confirmed": "the evidence states the fact but not the claim's verdict "
+                              "on it (exaggerated, a hoax, a myth)",
 }
 
 _KEY_TERMS = re.compile(r"key terms (\d+)/(\d+)")

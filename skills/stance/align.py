@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from claimfsm.skills.stance.causal import causal_check
 from claimfsm.skills.stance.features import Analysis, Token, close
-from claimfsm.skills.stance.lexicon import EXCLUSIVE, ORDINALS
+from claimfsm.skills.stance.lexicon import EXCLUSIVE, ORDINALS, term
 from claimfsm.skills.stance.order import order_check
 from claimfsm.skills.stance.roles import Frame, frames
 
@@ -49,6 +49,7 @@ __all__ = [
     "CHECKS",
     "Check",
     "align",
+    "judgment_check",
     "quantifier_check",
     "role_check",
 ]
@@ -56,7 +57,7 @@ __all__ = [
 CHECKS: tuple[str, ...] = (
     "role swapped", "number not confirmed", "quantifier not confirmed",
     "quantifier differs", "entity not mentioned", "argument not mentioned",
-    "cause not confirmed",
+    "cause not confirmed", "judgment not confirmed",
 )
 """The names of the alignment checks, as they start a reason (a stable vocabulary)."""
 
@@ -166,6 +167,24 @@ _WEAKER: frozenset[str] = frozenset(
      "mostly", "also", "among", "rarely", "occasionally"})
 
 
+_SPAN_WORDS = frozenset({"last", "first", "past"})
+_TIME_UNITS = frozenset({"century", "centuries", "decade", "decades", "year", "years",
+                         "month", "months", "week", "weeks", "day", "days", "millennium",
+                         "hundred", "thousand", "million", "few", "several", "couple"})
+_COUNT_WORDS = frozenset({"two", "three", "four", "five", "six", "seven", "eight", "nine",
+                          "ten", "twenty", "thirty", "fifty"})
+
+
+def _time_span(after: Sequence[Token]) -> bool:
+    # "last century", "last 150 years", "last few decades", "past two centuries": a
+    # number or a unit of time right after the word, or a count word and then a unit.
+    if not after:
+        return False
+    first = after[0].low
+    return (first in _TIME_UNITS or first[:1].isdigit()
+            or (first in _COUNT_WORDS and len(after) > 1 and after[1].low in _TIME_UNITS))
+
+
 def quantifier_check(claim: Analysis, sent: Analysis) -> Check | None:
     """``quantifier differs`` / ``quantifier not confirmed`` for the claim's first
     quantifier the sentence does not repeat (see the module doc)."""
@@ -173,6 +192,8 @@ def quantifier_check(claim: Analysis, sent: Analysis) -> Check | None:
     for n, tok in enumerate(claim.tokens):
         if n and claim.tokens[n - 1].low in _IDIOM_BEFORE and tok.low == "all":
             continue  # "in all", "at all", "above all": no claim about every member
+        if tok.low in _SPAN_WORDS and _time_span(claim.tokens[n + 1:n + 3]):
+            continue  # "the last century", "the first 50 years": a span of time, no rank
         same = _SAME.get(tok.low)
         if same is None or same & said:
             continue
@@ -213,6 +234,27 @@ def _exclusive_check(claim: Analysis, sent: Analysis, said: set[str]) -> Check |
     return None
 
 
+# Words by which a claim judges a fact rather than states it: "sea level rise is
+# exaggerated" is not supported by a sentence saying sea level rises.
+_JUDGED = frozenset(term(w) for w in """
+exaggerated exaggerate exaggerates exaggerating exaggeration overestimate overestimates
+overestimated overestimating overstated overstate overblown hoax myth myths scam fraud
+retracted retract debunked misleading flawed alarmist alarmism propaganda fake
+""".split())
+
+
+def judgment_check(claim: Analysis, sent: Analysis) -> Check | None:
+    """``judgment not confirmed``: the claim judges a fact (exaggerated, a hoax, a myth,
+    overestimated, retracted) and the sentence states the fact without that judgment.
+    It blocks; it does not refute (measured: as a refutation it took right verdicts on
+    the held-out half of dev, docs/judge.md)."""
+    said = sent.terms
+    for tok in claim.tokens:
+        if tok.term in _JUDGED and not any(close(tok.term, s) for s in said):
+            return Check("judgment not confirmed", f"'{tok.word}'")
+    return None
+
+
 def align(claim: str, ca: Analysis, sa: Analysis, key: frozenset[str],
           context: frozenset[str] = frozenset()) -> tuple[Check, ...]:
     """Every failed alignment check of the sentence ``sa`` against the claim (``ca``, and
@@ -224,6 +266,7 @@ def align(claim: str, ca: Analysis, sa: Analysis, key: frozenset[str],
     causal = causal_check(ca, sa, key)
     order = order_check(ca, sa, key) if causal is None else None
     found = [c for c in (role_check(ca, sa, key), quantifier_check(ca, sa),
+                         judgment_check(ca, sa),
                          Check(*causal) if causal else None,
                          Check(*order) if order else None) if c is not None]
     return tuple(sorted(found, key=lambda c: not c.refutes))
