@@ -172,7 +172,15 @@ class Bm25:
         corpus = self._corpus
         if corpus is not None and corpus.fingerprint == fingerprint and conn is self._conn:
             return corpus
-        self._corpus = corpus = self._load(conn, fingerprint)
+        # One read transaction for the records, sizes and postings: without it a writer
+        # in another process could commit between the statements, and the postings would
+        # be cached under the fingerprint of an older index.
+        conn.execute("BEGIN")
+        try:
+            fingerprint = tuple(bytes(r[1]) for r in conn.execute(_FINGERPRINT))
+            self._corpus = corpus = self._load(conn, fingerprint)
+        finally:
+            conn.execute("COMMIT")
         return corpus
 
     def _load(self, conn: sqlite3.Connection, fingerprint: tuple[bytes, ...]) -> _Corpus | None:
