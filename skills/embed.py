@@ -237,7 +237,7 @@ def _direct_parts(model: Any) -> tuple[Any, Any, int] | None:
 
 def _forward_one(parts: tuple[Any, Any, int], text: str) -> Any:
     import torch
-    import torch.nn.functional as F  # noqa: N812 (torch's convention)
+    import torch.nn.functional as F
 
     tok, auto, limit = parts
     feats = tok([text], padding=True, truncation="longest_first", max_length=limit,
