@@ -60,3 +60,64 @@ def test_minilm_is_a_384_dim_embedder_from_the_packaged_weights() -> None:
     # Real sentence vectors: two sentences about melting ice are nearer than either is to
     # an unrelated one (a hashing or random embedder would not order them so).
     assert float(vectors[0] @ vectors[1]) > float(vectors[0] @ vectors[2]) + 0.2
+
+
+def _texts() -> list[str]:
+    import json
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    rows = [json.loads(line) for name in ("eval_dataset.jsonl", "eval_corpus.jsonl")
+            for line in (data / name).read_text().splitlines() if line.strip()]
+    texts = [str(r.get("claim") or r.get("text")) for r in rows]
+    # Past the model's 256 tokens (truncated), and texts with almost nothing in them.
+    halves = [t[: len(t) // 2] for t in texts]  # other lengths, cut mid-word
+    return [*texts, *halves, " ".join(texts * 3), "", " ", "a", "CO2 — 410 ppm?!"]
+
+
+def test_minilm_single_text_path_gives_the_vectors_encode_gives() -> None:
+    """A query is encoded alone by the embedder's direct path (tokenizer, forward, pooling);
+    its rounded row must be byte for byte the one sentence-transformers' encode gives,
+    or rankings and envelopes would move."""
+    need_semantic()
+    import torch
+
+    from claimfsm.skills.embed import MiniLMEmbedder, _finish
+
+    emb = load_embedder("minilm")
+    assert isinstance(emb, MiniLMEmbedder)
+    texts = _texts()
+    assert len(texts) > 30
+    threads = torch.get_num_threads()
+    for text in texts:
+        # One thread, as the embedder encodes a lone text: the thread count moves floats.
+        torch.set_num_threads(1)
+        try:
+            with torch.inference_mode():
+                reference = _finish(emb._model.encode([text], convert_to_numpy=True,
+                                                      normalize_embeddings=True,
+                                                      show_progress_bar=False))
+        finally:
+            torch.set_num_threads(threads)
+        assert np.array_equal(emb._encode([text]), reference), text
+
+
+def test_minilm_rows_are_cached_by_text_and_the_same_alone_or_in_a_list() -> None:
+    need_semantic()
+    from claimfsm.skills.embed import MiniLMEmbedder
+
+    emb = MiniLMEmbedder()
+    texts = _texts()[:6]
+    alone = np.stack([emb.encode([t])[0] for t in texts])
+    calls: list[int] = []
+    real = emb._encode
+
+    def counted(batch: list[str]) -> np.ndarray:
+        calls.append(len(batch))
+        return real(batch)
+
+    emb._encode = counted  # type: ignore[method-assign]
+    assert np.array_equal(emb.encode([*texts, texts[0]]), np.vstack([alone, alone[:1]]))
+    assert calls == []  # every row came from the cache
+    assert np.array_equal(emb.encode(["not seen before", texts[1]])[1], alone[1])
+    assert calls == [1]  # only the new text went to the model
