@@ -101,8 +101,8 @@ class KeyRequest(_Body):
 
 # The answers of /api/v1/keys (the admin's; docs/security.md): described for the OpenAPI
 # document, as claimfsm.ui.schemas describes the others.
-class KeyOut(BaseModel):
-    """A key as ``claimfsm keys list --json`` shows it: never its text."""
+class _Key(BaseModel):
+    """The fields of a key that ``claimfsm keys list --json`` shows: never its text."""
 
     model_config = ConfigDict(defer_build=True)
 
@@ -113,6 +113,11 @@ class KeyOut(BaseModel):
     revoked_at: str | None
     created_by: str | None
     revoked_by: str | None
+
+
+class KeyOut(_Key):
+    """A key as ``claimfsm keys list --json`` shows it: never its text."""
+
     status: Literal["live", "expired", "revoked"]
 
 
@@ -124,16 +129,7 @@ class KeyList(BaseModel):
     keys: list[KeyOut]
 
 
-class KeyAdded(BaseModel):
+class KeyAdded(_Key):
     """A new key with its text (``claimfsm keys add --json``): the only time it is shown."""
 
-    model_config = ConfigDict(defer_build=True)
-
-    name: str
-    role: Literal["read", "review", "write", "admin"]
-    created_at: str
-    expires_at: str | None
-    revoked_at: str | None
-    created_by: str | None
-    revoked_by: str | None
     key: str
