@@ -161,8 +161,15 @@ class ForksContract:
 
         with pytest.raises(RuntimeError, match="then failed"):
             store.fork("src", 1, "f1", then=boom)
+        def elsewhere(copy: Revision) -> Revision:  # another session's revision
+            own = forked_revision(copy, "src", "2026-02-01T00:00:00Z")
+            return own.model_copy(update={"sid": "other", "state": own.state.model_copy(
+                update={"sid": "other"})})
+
         with pytest.raises(RevConflict):
             store.fork("src", 1, "f1", then=wrong)
+        with pytest.raises(RevConflict, match="not of the session 'f1'"):
+            store.fork("src", 1, "f1", then=elsewhere)
         view = self.reopened(store)
         for target in (store, view):
             with pytest.raises(UnknownSession):

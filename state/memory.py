@@ -58,19 +58,15 @@ class MemoryStore(StateStore):
     def commit(self, revision: Revision, *, expected_rev: int) -> Revision:
         """Append ``revision`` if the head is ``expected_rev`` (compare-and-set)."""
         sid = revision.sid
-        if revision.state.sid != sid:
-            self._check_stamp(revision)
+        bad = self._bad_move(revision, expected_rev)
         with self._lock:
             chain = self._chain(sid)
             head = len(chain) - 1
             if head != expected_rev:
                 raise RevConflict(f"head is {head}, not {expected_rev}", sid=sid, head=head,
                                   expected=expected_rev)
-            if revision.rev != expected_rev + 1 or revision.parent_rev != expected_rev:
-                raise RevConflict(
-                    f"revision {revision.rev} (parent {revision.parent_rev}) does not follow "
-                    f"expected_rev {expected_rev}", sid=sid, rev=revision.rev,
-                    expected=expected_rev)
+            if bad is not None:
+                raise bad
             chain.append(revision)
             mark = fork_mark(revision) if revision.events else None
             if mark is not None:
@@ -136,13 +132,9 @@ class MemoryStore(StateStore):
                 self._chains[new_sid] = copies
                 return copies[-1]
         own = then(copies[-1])  # built outside the lock: it is the caller's code
-        if own.state.sid != own.sid:
-            self._check_stamp(own)
-        if own.sid != new_sid or own.rev != at + 1 or own.parent_rev != at:
-            raise RevConflict(
-                f"revision {own.rev} (parent {own.parent_rev}) of {own.sid!r} does not "
-                f"follow the fork's copy {new_sid!r} at {at}", sid=new_sid, rev=own.rev,
-                expected=at)
+        bad = self._bad_move(own, at, sid=new_sid)
+        if bad is not None:
+            raise bad
         mark = fork_mark(own) if own.events else None
         with self._lock:
             if new_sid in self._chains or new_sid in self._deleted:

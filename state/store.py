@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from claimfsm._base.errors import BadInput
+from claimfsm.state.errors import RevConflict
 from claimfsm.state.model import Revision
 
 if TYPE_CHECKING:
@@ -196,6 +197,25 @@ class StateStore(ABC):
         a revision over the copy's head (:class:`RevConflict` if it does not follow), and
         stored with the same bytes and hashes.
         """
+
+    @staticmethod
+    def _bad_move(revision: Revision, expected_rev: int, *,
+                  sid: str | None = None) -> RevConflict | None:
+        """The conflict of ``revision`` when it is not the next revision after
+        ``expected_rev`` (of session ``sid``, by default its own), for the caller to raise
+        once it knows the session exists; ``BadInput`` at once for a state stamped with
+        another session. Every backend's ``commit`` and ``fork(then=...)`` check with it."""
+        StateStore._check_stamp(revision)
+        if sid is not None and revision.sid != sid:
+            return RevConflict(f"revision {revision.rev} of {revision.sid!r} is not of the "
+                               f"session {sid!r}", sid=sid, rev=revision.rev,
+                               expected=expected_rev)
+        if revision.rev != expected_rev + 1 or revision.parent_rev != expected_rev:
+            return RevConflict(
+                f"revision {revision.rev} (parent {revision.parent_rev}) does not follow "
+                f"expected_rev {expected_rev}", sid=revision.sid, rev=revision.rev,
+                expected=expected_rev)
+        return None
 
     @staticmethod
     def _check_stamp(revision: Revision) -> None:

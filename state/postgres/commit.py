@@ -107,7 +107,7 @@ class PostgresCommit(PostgresErase):
 
     def _plan(self, revision: Revision, expected_rev: int) -> _Plan:
         sid = revision.sid
-        bad = self._bad_move(revision, expected_rev)
+        bad = StateStore._bad_move(revision, expected_rev)
         if bad is not None:
             self._session(sid)
             raise bad
@@ -119,18 +119,6 @@ class PostgresCommit(PostgresErase):
                               expected=expected_rev) from exc
         sql, params, encoded = self._commit_plan(revision, expected_rev, session, parent)
         return _Plan(sid, session, expected_rev, revision, encoded, sql, params)
-
-    @staticmethod
-    def _bad_move(revision: Revision, expected_rev: int) -> RevConflict | None:
-        """The conflict of a revision that does not follow ``expected_rev`` (raised once
-        the session is known to exist)."""
-        StateStore._check_stamp(revision)
-        if revision.rev != expected_rev + 1 or revision.parent_rev != expected_rev:
-            return RevConflict(
-                f"revision {revision.rev} (parent {revision.parent_rev}) does not follow "
-                f"expected_rev {expected_rev}", sid=revision.sid, rev=revision.rev,
-                expected=expected_rev)
-        return None
 
     def _commit_plan(self, revision: Revision, expected_rev: int, session: int, parent: Entry
                      ) -> tuple[str, tuple[Any, ...], Encoded]:

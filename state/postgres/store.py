@@ -230,11 +230,9 @@ class PostgresStore(PostgresKeys, PostgresCommit, StateStore):
         copied = forked_entry(source, new_sid, restamped)
         if then is not None:
             own = then(copied.revision)
-            bad = self._bad_move(own, at)
-            if bad is not None or own.sid != new_sid:
-                raise bad or RevConflict(
-                    f"revision of {own.sid!r} does not follow the fork's copy {new_sid!r}",
-                    sid=new_sid, rev=own.rev, expected=at)
+            bad = self._bad_move(own, at, sid=new_sid)
+            if bad is not None:
+                raise bad
 
         def commit_own(target: int) -> None:
             # The commit statement a later ``commit`` would send, inside the copy's

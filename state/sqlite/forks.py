@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from claimfsm.state.errors import RevConflict
 from claimfsm.state.lineage import fork_mark, link_of, scan_forks
 from claimfsm.state.model import Revision
 from claimfsm.state.sqlite.db import ChainBroken
@@ -62,13 +61,9 @@ def own_revision(revision: Revision, copied: Entry, snapshot_every: int) -> OwnR
     a revision with ``expected_rev`` the copy's head: the same row, byte for byte, as
     that commit would write. :class:`RevConflict` if it does not follow the copy."""
     head = copied.revision
-    StateStore._check_stamp(revision)
-    if (revision.sid != head.sid or revision.rev != head.rev + 1
-            or revision.parent_rev != head.rev):
-        raise RevConflict(
-            f"revision {revision.rev} (parent {revision.parent_rev}) of {revision.sid!r}"
-            f" does not follow the fork's copy {head.sid!r} at {head.rev}", sid=head.sid,
-            rev=revision.rev, expected=head.rev)
+    bad = StateStore._bad_move(revision, head.rev, sid=head.sid)
+    if bad is not None:
+        raise bad
     encoded = encode_revision(revision, copied, snapshot_every)
     mark = fork_mark(revision) if revision.events else None
     return OwnRevision(revision, encoded, bound(encoded.row), mark)

@@ -116,13 +116,10 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
         inside the write transaction, so concurrent processes cannot both win).
         """
         sid = revision.sid
-        if revision.state.sid != sid:
-            self._check_stamp(revision)
-        if revision.rev != expected_rev + 1 or revision.parent_rev != expected_rev:
-            self._session(sid)
-            raise RevConflict(
-                f"revision {revision.rev} (parent {revision.parent_rev}) does not follow "
-                f"expected_rev {expected_rev}", sid=sid, rev=revision.rev, expected=expected_rev)
+        bad = self._bad_move(revision, expected_rev)
+        if bad is not None:
+            self._session(sid)  # an unknown session is UNKNOWN_SESSION first
+            raise bad
         session = self._ids.get(sid) or self._session(sid)[0]
         try:
             parent = self._entry(sid, expected_rev, session)
