@@ -120,7 +120,9 @@ class MachineDef:
                 return spec
         raise UnknownState(f"machine {self.name!r} has no state {name!r}")
 
-    @property
+    # Cached: a definition is immutable, and the driver asks for these at every step
+    # (a property rebuilt them from all states: a cost growing with the machine).
+    @cached_property
     def names(self) -> tuple[str, ...]:
         """State names in declaration order."""
         return tuple(s.name for s in self.states)
@@ -130,7 +132,7 @@ class MachineDef:
         """The wait states and what each waits for."""
         return {s.name: s.wait for s in self.states if s.wait is not None}
 
-    @property
+    @cached_property
     def finals(self) -> frozenset[str]:
         """The final states."""
         return frozenset(s.name for s in self.states if s.final)
