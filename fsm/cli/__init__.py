@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import types
 from typing import Any
 
 __all__ = ["ONE_SHOT", "main"]
@@ -21,12 +22,44 @@ ONE_SHOT: frozenset[str] = frozenset({"step", "start", "show", "history", "sessi
                                       "rollback", "fork"})
 
 
+#: The values of ``PYDANTIC_DISABLE_PLUGINS`` with which pydantic loads no plugin at all.
+_NO_PLUGINS = ("__all__", "1", "true")
+_LOADER = "pydantic.plugin._loader"
+
+
+def _get_plugins() -> Any:
+    if os.environ.get("PYDANTIC_DISABLE_PLUGINS") in _NO_PLUGINS:
+        return ()
+    # Plugins enabled after all (by a program calling main): pydantic's own loader.
+    if getattr(sys.modules.get(_LOADER), "get_plugins", None) is _get_plugins:
+        del sys.modules[_LOADER]
+    from pydantic.plugin._loader import get_plugins
+
+    return get_plugins()
+
+
+def _skip_plugin_loader() -> None:
+    """Stand in for pydantic's plugin loader while plugins are disabled."""
+    # The first validator pydantic compiles imports its plugin loader, whose first line
+    # imports importlib.metadata (with email, csv, zipfile, socket: ~10 ms, a tenth of
+    # what `step` spends above the floor) to look for plugins that the variable has
+    # just turned off. pydantic imports one name from it, get_plugins, on each
+    # validator it builds; this one answers as pydantic's does: no plugins while the
+    # variable disables them all, pydantic's loader otherwise.
+    if _LOADER in sys.modules or os.environ.get("PYDANTIC_DISABLE_PLUGINS") not in _NO_PLUGINS:
+        return
+    loader = types.ModuleType(_LOADER, "claimfsm.cli's stand-in: no plugins while disabled")
+    loader.__dict__["get_plugins"] = _get_plugins
+    sys.modules[_LOADER] = loader
+
+
 def main(*args: Any, **kwargs: Any) -> Any:
     """Run the ``claimfsm`` command (the console script's entry point)."""
     # pydantic looks for plugins by scanning every installed distribution's entry points
     # when the first model is built: ~15 ms of each command's start-up in a full
     # environment, for plugins the CLI never uses. Set the variable yourself to keep them.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    _skip_plugin_loader()
     # A one-shot command's start-up creates ~10^5 objects (modules, classes, pydantic
     # schemas) and frees few: the collector's passes over them were ~8% of a `step`'s
     # CPU. Its cycles, if any, go when the process exits. Every other command (servers,
