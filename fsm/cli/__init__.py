@@ -12,6 +12,7 @@ import gc
 import os
 import sys
 import types
+from importlib.machinery import ModuleSpec
 from typing import Any
 
 __all__ = ["ONE_SHOT", "main"]
@@ -49,6 +50,7 @@ def _skip_plugin_loader() -> None:
     if _LOADER in sys.modules or os.environ.get("PYDANTIC_DISABLE_PLUGINS") not in _NO_PLUGINS:
         return
     loader = types.ModuleType(_LOADER, "claimfsm.cli's stand-in: no plugins while disabled")
+    loader.__spec__ = ModuleSpec(_LOADER, None)  # what importlib.util.find_spec returns
     loader.__dict__["get_plugins"] = _get_plugins
     sys.modules[_LOADER] = loader
 
