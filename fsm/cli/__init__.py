@@ -9,6 +9,7 @@ eval, bench), ``skills`` and ``state``; nothing imports it.
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import sys
 import types
@@ -28,15 +29,25 @@ _NO_PLUGINS = ("__all__", "1", "true")
 _LOADER = "pydantic.plugin._loader"
 
 
+def _real_loader() -> types.ModuleType:
+    """pydantic's own plugin loader, in place of the stand-in from now on."""
+    if getattr(sys.modules.get(_LOADER), "get_plugins", None) is _get_plugins:
+        del sys.modules[_LOADER]
+    return importlib.import_module(_LOADER)
+
+
 def _get_plugins() -> Any:
     if os.environ.get("PYDANTIC_DISABLE_PLUGINS") in _NO_PLUGINS:
         return ()
-    # Plugins enabled after all (by a program calling main): pydantic's own loader.
-    if getattr(sys.modules.get(_LOADER), "get_plugins", None) is _get_plugins:
-        del sys.modules[_LOADER]
-    from pydantic.plugin._loader import get_plugins
+    return _real_loader().get_plugins()  # plugins turned on after all: pydantic's loader
 
-    return get_plugins()
+
+def _loader_attribute(name: str) -> Any:
+    # Any other name (a later pydantic may import more from the module) is the real
+    # loader's: asking for one hands over to it.
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return getattr(_real_loader(), name)
 
 
 def _skip_plugin_loader() -> None:
@@ -46,12 +57,12 @@ def _skip_plugin_loader() -> None:
     # what `step` spends above the floor) to look for plugins that the variable has
     # just turned off. pydantic imports one name from it, get_plugins, on each
     # validator it builds; this one answers as pydantic's does: no plugins while the
-    # variable disables them all, pydantic's loader otherwise.
+    # variable disables them all, pydantic's loader otherwise (and for any other name).
     if _LOADER in sys.modules or os.environ.get("PYDANTIC_DISABLE_PLUGINS") not in _NO_PLUGINS:
         return
     loader = types.ModuleType(_LOADER, "claimfsm.cli's stand-in: no plugins while disabled")
     loader.__spec__ = ModuleSpec(_LOADER, None)  # what importlib.util.find_spec returns
-    loader.__dict__["get_plugins"] = _get_plugins
+    loader.__dict__.update(get_plugins=_get_plugins, __getattr__=_loader_attribute)
     sys.modules[_LOADER] = loader
 
 

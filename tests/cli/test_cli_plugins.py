@@ -66,3 +66,21 @@ print(tuple(get_plugins()) == (), "importlib.metadata" in sys.modules, spec is n
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          timeout=120, check=True).stdout.split()
     assert out == ["True", "False", "True"]
+
+
+def test_other_names_hand_over_to_pydantic_s_loader() -> None:
+    probe = """
+import os, sys
+import claimfsm.cli as cli
+os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+cli._skip_plugin_loader()
+stand_in = sys.modules["pydantic.plugin._loader"]
+assert not hasattr(stand_in, "__file__") and "importlib.metadata" not in sys.modules
+from pydantic.plugin._loader import PYDANTIC_ENTRY_POINT_GROUP
+real = sys.modules["pydantic.plugin._loader"]
+print(PYDANTIC_ENTRY_POINT_GROUP, real is not stand_in, hasattr(real, "__file__"),
+      tuple(real.get_plugins()) == ())
+"""
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert out.stdout.split() == ["pydantic", "True", "True", "True"], out.stderr[-2000:]
