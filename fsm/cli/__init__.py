@@ -8,10 +8,12 @@ eval, bench), ``skills`` and ``state``; nothing imports it.
 
 from __future__ import annotations
 
+import atexit
 import gc
 import importlib
 import os
 import sys
+import threading
 import types
 from importlib.machinery import ModuleSpec
 from typing import Any
@@ -66,6 +68,26 @@ def _skip_plugin_loader() -> None:
     sys.modules[_LOADER] = loader
 
 
+def _exit_now(exc: SystemExit) -> None:
+    """End the process of a one-shot command that has finished, skipping the
+    interpreter's teardown; returns (and the interpreter ends as usual) when it cannot."""
+    # The teardown frees every module, class and schema start-up built (and collects
+    # them once more), ~6% of a step's instructions, in a process about to end. What of
+    # it can be seen still happens, in its order: the exit handlers run, then the
+    # standard streams are flushed. With another thread alive (an exporter's, say) the
+    # interpreter ends as usual: it waits for such threads first.
+    code = 0 if exc.code is None else exc.code
+    if not isinstance(code, int) or not 0 <= code <= 255 or threading.active_count() > 1:
+        return
+    atexit._run_exitfuncs()  # and forgets them: none runs twice if we return below
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed pipe: the interpreter reports it as it does
+        return
+    os._exit(code)
+
+
 def main(*args: Any, **kwargs: Any) -> Any:
     """Run the ``claimfsm`` command (the console script's entry point)."""
     # pydantic looks for plugins by scanning every installed distribution's entry points
@@ -88,6 +110,12 @@ def main(*args: Any, **kwargs: Any) -> Any:
         from claimfsm.cli.main import main as command
 
         return command(*args, **kwargs)
+    except SystemExit as exc:
+        # The console script's one-shot commands only (argv None): a program calling
+        # main with its arguments keeps its process.
+        if argv is None and first and first[0] in ONE_SHOT:
+            _exit_now(exc)
+        raise
     finally:
         if restore:
             gc.enable()
