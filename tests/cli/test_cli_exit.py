@@ -17,7 +17,7 @@ from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.runtime import Engine
 
 _PROBE = """
-import atexit, os, sys, threading, time
+import atexit, os, sys, threading
 real_exit = os._exit
 def fast(code):
     print("FAST", code, file=sys.stderr, flush=True)
@@ -25,8 +25,8 @@ def fast(code):
 os._exit = fast
 atexit.register(lambda: print("ATEXIT", file=sys.stderr, flush=True))
 if os.environ.get("PROBE_THREAD"):
-    def late():
-        time.sleep(0.5)
+    def late():  # alive until the interpreter ends as usual: it waits for this thread
+        threading.main_thread().join()
         print("THREAD", file=sys.stderr, flush=True)
     threading.Thread(target=late).start()
 from claimfsm.cli import main
