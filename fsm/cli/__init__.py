@@ -21,7 +21,8 @@ from typing import Any
 __all__ = ["ONE_SHOT", "main"]
 
 #: Commands that do one bounded thing (one transition, one read) and exit: they run with
-#: the cyclic garbage collector off (see :func:`main`).
+#: the cyclic garbage collector off and, run by the console script, end their process
+#: without the interpreter's teardown (see :func:`main`).
 ONE_SHOT: frozenset[str] = frozenset({"step", "start", "show", "history", "sessions",
                                       "rollback", "fork"})
 
