@@ -14,8 +14,14 @@ from claimfsm.cli import ONE_SHOT
 from claimfsm.engine.runtime import Engine
 
 _PROBE = """
-import gc, sys
+import gc, os, sys
 from claimfsm.cli import main
+# A one-shot command ends its process itself (claimfsm.cli._exit_now): report from there.
+real_exit = os._exit
+def report(code):
+    print("GC", gc.isenabled(), code, file=sys.stderr, flush=True)
+    real_exit(code)
+os._exit = report
 try:
     main()
 except SystemExit as exc:
