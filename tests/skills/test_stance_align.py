@@ -156,3 +156,21 @@ def test_the_issues_table_on_the_demo_store() -> None:
             verdict = Verdict.model_validate(head.state.verdict)
             assert verdict.label != "SUPPORTS", claim
             assert check in [w[1] for w in warnings(verdict)], verdict.reasons
+
+
+def test_align_answers_a_pair_it_has_seen_from_memory_and_only_that_pair() -> None:
+    from claimfsm.skills.stance import align as mod
+    from claimfsm.skills.stance.features import Analysis
+
+    claim = "Polar bears cause the loss of sea ice."
+    ca, sa = analyze(claim), analyze(BEARS)
+    first = mod.align(claim, ca, sa, key(claim))
+    assert first and first == mod._align(ca, sa, key(claim))
+    assert mod.align(claim, ca, sa, key(claim)) is first  # the same pair: remembered
+    # Equal analyses that are other objects are aligned anew, to the same answer; a
+    # different sentence never gets the remembered one.
+    copy = Analysis(tokens=sa.tokens, numbers=sa.numbers)
+    again = mod.align(claim, ca, copy, key(claim))
+    assert again == first and again is not first
+    other = analyze("Sea ice loss is caused by polar bears.")
+    assert mod.align(claim, ca, other, key(claim)) == mod._align(ca, other, key(claim)) != first

