@@ -29,7 +29,7 @@ from claimfsm.state.postgres.db import (
 from claimfsm.state.postgres.keys import PostgresKeys
 from claimfsm.state.postgres.verify import prune_blobs, verify_rows
 from claimfsm.state.sqlite.db import ChainBroken, CorruptStore
-from claimfsm.state.sqlite.maintenance import forked_entry, restamp_rows
+from claimfsm.state.sqlite.forks import forked_entry, restamp_rows
 from claimfsm.state.sqlite.read import checked_page
 from claimfsm.state.sqlite.rows import Encoded, encode_revision, inflate, packed
 from claimfsm.state.store import ChainCheck, CompactReport, StateStore

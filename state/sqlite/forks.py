@@ -10,6 +10,9 @@ A file from before the index gets the columns on its first writable open
 (:func:`claimfsm.state.sqlite.db.init_schema`) and ``forks = fill`` in ``st_meta`` when it
 holds sessions; the first lookup that may write reads every head once to fill them. A
 file read-only and still without them is scanned (:func:`~claimfsm.state.lineage.scan_forks`).
+
+The copy itself: :func:`restamp_rows` checks the source rows against their hashes and
+re-chains them under the fork's sid in one pass (PostgreSQL's fork uses it too).
 """
 
 from __future__ import annotations
@@ -17,17 +20,21 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+import orjson
+
+from claimfsm.state import codec
+from claimfsm.state.codec import STATE_FIELDS
 from claimfsm.state.lineage import fork_mark, link_of, scan_forks
-from claimfsm.state.model import Revision
+from claimfsm.state.model import Revision, SessionState, trusted
 from claimfsm.state.sqlite.db import ChainBroken
 from claimfsm.state.sqlite.decode import ChainDecoder
-from claimfsm.state.sqlite.rows import Encoded, Entry, Row, bound, encode_revision
+from claimfsm.state.sqlite.rows import SNAPSHOT, Encoded, Entry, Row, bound, encode_revision
 from claimfsm.state.store import StateStore
 
-__all__ = ["COLUMNS", "INDEX", "PARENT", "OwnRevision", "first_entry", "forks_page",
-           "own_revision"]
+__all__ = ["COLUMNS", "INDEX", "PARENT", "OwnRevision", "Restamped", "forked_entry",
+           "forks_page", "own_revision", "restamp_rows"]
 
 #: The columns ``st_catalog`` gains (the index's data).
 COLUMNS = ("parent TEXT", "parent_rev INTEGER", "forked TEXT")
@@ -109,12 +116,92 @@ def _state(c: sqlite3.Connection) -> str:
     return "ok" if row is None else str(row[0])
 
 
-def first_entry(sid: str, row: Row, fetch: Callable[[str], bytes]) -> Entry:
-    """The cache entry of revision 0 of fork ``sid`` from its copied row (a snapshot
-    already stamped ``sid``, whose source row was just checked against its hash)."""
-    decoder = ChainDecoder(sid)
-    try:
-        decoder.feed(row[2], row[6])
-        return decoder.revision(row, fetch)
-    except (ValueError, TypeError, KeyError) as exc:  # CodecError, or rows of wrong types
-        raise ChainBroken(f"the copy of revision 0 does not decode: {exc}", sid=sid) from exc
+class Restamped(NamedTuple):
+    """What :func:`restamp_rows` made: the copied rows (canonical bytes), the last copy's
+    field bytes and digests (a commit on the copy needs them; here they cost nothing
+    more) and, when asked for, the copy's revisions 0 and ``at`` as cache entries."""
+
+    rows: list[Row]
+    ebytes: tuple[bytes, ...]
+    digests: tuple[bytes, ...]
+    first: Entry | None = None
+    last: Entry | None = None
+
+
+_SID_INDEX = STATE_FIELDS.index("sid")
+
+
+def restamp_rows(rows: list[Row], sid: str, new_sid: str, *,
+                 fetch: Callable[[str], bytes] | None = None,
+                 head: Revision | None = None) -> Restamped:
+    """Copies of ``rows`` (revisions ``0..at`` of ``sid``, canonical bytes) for session
+    ``new_sid``: states re-stamped, hashes re-chained.
+
+    Delta rows never carry ``sid`` (it cannot change within a session), so only
+    snapshots are re-encoded; blobs are shared, never copied. Raises :class:`ChainBroken`
+    if the source chain does not verify (a fork must not launder a broken chain).
+
+    With ``fetch`` (a blob by its digest), the copy's revision 0 and revision ``at`` come
+    back decoded too (``first``, ``last``), built from this pass over the rows rather
+    than by decoding the copy again; ``head``, the source's revision ``at`` when the
+    caller holds it decoded already, is re-stamped instead of being built.
+    """
+    source = ChainDecoder(sid)
+    stamped = orjson.dumps(new_sid)
+    stamped_digest = codec.field_digest("sid", stamped)
+    parent = codec.GENESIS
+    out: list[Row] = []
+    digests: list[bytes] = []
+    first = last = None
+    end = len(rows) - 1
+    for i, row in enumerate(rows):
+        rev, parent_rev, kind, fsm, skill, ts, body, extra, stored = row
+        source.feed(kind, body)
+        if kind != SNAPSHOT and _SID_INDEX in source.changed:
+            raise ChainBroken(f"source chain of {sid!r} changes its sid at revision {rev}",
+                              sid=sid, rev=rev)
+        digests = source.digests()
+        header = codec.header_bytes(sid, rev, parent_rev, fsm, skill, ts)
+        if rev != i or codec.revision_hash(source.parent_hash, header, extra,
+                                           digests) != stored:
+            raise ChainBroken(f"source chain of {sid!r} is broken at revision {rev}",
+                              sid=sid, rev=rev)
+        source.advance(stored)
+        decoded = None
+        if fetch is not None and ((i == 0 and end) or (i == end and head is None)):
+            decoded = source.revision(row, fetch).revision
+        if kind == SNAPSHOT:
+            fields = list(source.ebytes)
+            fields[_SID_INDEX] = stamped
+            body = codec.snapshot_body(fields)
+        # The copy's fields are the source's with ``sid`` re-stamped (deltas never carry
+        # it), so its digests are the source's but one: no second decoder needed.
+        digests[_SID_INDEX] = stamped_digest  # a fresh list: the decoder keeps its own
+        header = codec.header_bytes(new_sid, rev, parent_rev, fsm, skill, ts)
+        parent = codec.revision_hash(parent, header, extra, digests)
+        out.append((rev, parent_rev, kind, fsm, skill, ts, bytes(body), bytes(extra), parent))
+        if decoded is not None or (i == end and head is not None):
+            ebytes = list(source.ebytes)
+            ebytes[_SID_INDEX] = stamped
+            entry = Entry(_stamp(decoded or head, new_sid), parent, tuple(ebytes),
+                          tuple(digests))
+            if i == 0 and end:
+                first = entry
+            else:
+                last = entry
+    ebytes = list(source.ebytes)
+    ebytes[_SID_INDEX] = stamped
+    return Restamped(out, tuple(ebytes), tuple(digests), first, last)
+
+
+def _stamp(revision: Revision | None, new_sid: str) -> Revision:
+    assert revision is not None
+    state = trusted(SessionState, {**revision.state.__dict__, "sid": new_sid})
+    return trusted(Revision, {**revision.__dict__, "sid": new_sid, "state": state})
+
+
+def forked_entry(source: Revision, new_sid: str, copies: Restamped) -> Entry:
+    """The cache entry of a fork's copied head: ``source`` (the revision it copies, its
+    rows just checked against their hashes by :func:`restamp_rows`) with the sid
+    re-stamped, and the copy's field bytes, digests and hash."""
+    return Entry(_stamp(source, new_sid), copies.rows[-1][8], copies.ebytes, copies.digests)

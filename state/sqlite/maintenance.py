@@ -1,6 +1,6 @@
-"""Maintenance over the SQLite rows: chain verification, compaction, blob pruning and
-the re-stamping a fork needs. All of it works on the encoded form, so none of it needs
-blob contents except the blob checks themselves.
+"""Maintenance over the SQLite rows: chain verification, compaction and blob pruning
+(the re-stamping a fork needs is in :mod:`claimfsm.state.sqlite.forks`). All of it works
+on the encoded form, so none of it needs blob contents except the blob checks themselves.
 """
 
 from __future__ import annotations
@@ -8,26 +8,20 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Callable, Iterable
-from typing import NamedTuple
 
 import orjson
 
 from claimfsm.state import codec
 from claimfsm.state.codec import STATE_FIELDS, CodecError
-from claimfsm.state.model import Revision, SessionState, trusted
-from claimfsm.state.sqlite.db import ChainBroken
 from claimfsm.state.sqlite.decode import ChainDecoder
-from claimfsm.state.sqlite.rows import DELTA, SNAPSHOT, Entry, Row, inflate, small_op
+from claimfsm.state.sqlite.rows import DELTA, SNAPSHOT, Row, inflate, small_op
 from claimfsm.state.store import ChainCheck
 
 __all__ = [
     "SELECT_ROWS",
-    "Restamped",
     "compact_rows",
-    "forked_entry",
     "prune_blobs",
     "read_rows",
-    "restamp_rows",
     "verify_rows",
     "walk_chain",
 ]
@@ -222,62 +216,3 @@ def prune_blobs(conn: sqlite3.Connection) -> int:
     ]
     conn.executemany("DELETE FROM st_blobs WHERE h=?", dead)
     return len(dead)
-
-
-class Restamped(NamedTuple):
-    """What :func:`restamp_rows` made: the copied rows, and the last copy's field bytes
-    and digests (a commit on the copy needs them; here they cost nothing more)."""
-
-    rows: list[Row]
-    ebytes: tuple[bytes, ...]
-    digests: tuple[bytes, ...]
-
-
-def restamp_rows(rows: list[Row], sid: str, new_sid: str) -> Restamped:
-    """Copies of ``rows`` for session ``new_sid``: states re-stamped, hashes re-chained.
-
-    Delta rows never carry ``sid`` (it cannot change within a session), so only
-    snapshots are re-encoded; blobs are shared, never copied. Raises :class:`ChainBroken`
-    if the source chain does not verify (a fork must not launder a broken chain).
-    """
-    source = ChainDecoder(sid)
-    stamped = orjson.dumps(new_sid)
-    stamped_digest = codec.field_digest("sid", stamped)
-    parent = codec.GENESIS
-    out: list[Row] = []
-    digests: list[bytes] = []
-    for row in rows:
-        rev, parent_rev, kind, fsm, skill, ts, body, extra, stored = row
-        source.feed(kind, body)
-        if kind != SNAPSHOT and _SID_INDEX in source.changed:
-            raise ChainBroken(f"source chain of {sid!r} changes its sid at revision {rev}",
-                              sid=sid, rev=rev)
-        digests = source.digests()
-        header = codec.header_bytes(sid, rev, parent_rev, fsm, skill, ts)
-        digest = codec.revision_hash(source.parent_hash, header, extra, digests)
-        if digest != stored:
-            raise ChainBroken(f"source chain of {sid!r} is broken at revision {rev}",
-                              sid=sid, rev=rev)
-        source.advance(digest)
-        if kind == SNAPSHOT:
-            fields = list(source.ebytes)
-            fields[_SID_INDEX] = stamped
-            body = codec.snapshot_body(fields)
-        # The copy's fields are the source's with ``sid`` re-stamped (deltas never carry
-        # it), so its digests are the source's but one: no second decoder needed.
-        digests[_SID_INDEX] = stamped_digest  # a fresh list: the decoder keeps its own
-        header = codec.header_bytes(new_sid, rev, parent_rev, fsm, skill, ts)
-        parent = codec.revision_hash(parent, header, extra, digests)
-        out.append((rev, parent_rev, kind, fsm, skill, ts, bytes(body), bytes(extra), parent))
-    ebytes = list(source.ebytes)
-    ebytes[_SID_INDEX] = stamped
-    return Restamped(out, tuple(ebytes), tuple(digests))
-
-
-def forked_entry(source: Revision, new_sid: str, copies: Restamped) -> Entry:
-    """The cache entry of a fork's copied head: ``source`` (the revision it copies, its
-    rows just checked against their hashes by :func:`restamp_rows`) with the sid
-    re-stamped, and the copy's field bytes, digests and hash."""
-    state = trusted(SessionState, {**source.state.__dict__, "sid": new_sid})
-    revision = trusted(Revision, {**source.__dict__, "sid": new_sid, "state": state})
-    return Entry(revision, copies.rows[-1][8], copies.ebytes, copies.digests)

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from claimfsm.state import codec
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
 from claimfsm.state.holds import timer_change, timer_of
 from claimfsm.state.lineage import check_limit, fork_mark
@@ -19,18 +20,17 @@ from claimfsm.state.model import Revision, verdict_label
 from claimfsm.state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL
 from claimfsm.state.sqlite.db import HEAD, ChainBroken, CorruptStore
 from claimfsm.state.sqlite.erase import LIVE, SQLiteErase
-from claimfsm.state.sqlite.forks import PARENT, first_entry, own_revision
+from claimfsm.state.sqlite.forks import PARENT, own_revision, restamp_rows
 from claimfsm.state.sqlite.keys import SQLiteKeys
 from claimfsm.state.sqlite.maintenance import (
+    SELECT_ROWS,
     compact_rows,
-    forked_entry,
     prune_blobs,
     read_rows,
-    restamp_rows,
     verify_rows,
 )
 from claimfsm.state.sqlite.read import page_rows
-from claimfsm.state.sqlite.rows import bound, encode_revision
+from claimfsm.state.sqlite.rows import SNAPSHOT, bound, encode_revision, inflate
 from claimfsm.state.sqlite.timers import timer_params
 from claimfsm.state.store import ChainCheck, CompactReport, StateStore
 
@@ -269,22 +269,31 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
         shared; with ``then``, its revision ``at + 1`` lands in the same transaction
         (:meth:`StateStore.fork <claimfsm.state.store.StateStore.fork>`)."""
         session = self._ids.get(sid)
-        if session is None or self._entries.peek((sid, at)) is None:
+        source = self._entries.get((sid, at))
+        if session is None or source is None:
             # Unless revision ``at`` is cached (revisions are never deleted, so it still
             # exists), the head says whether it does.
             session, head = self._session(sid)
             if not 0 <= at <= head:
                 raise UnknownRevision(f"session {sid!r} has no revision {at}", sid=sid, rev=at)
-        rows = self._read(lambda c: read_rows(c, session, 0, at))
+        base = session << 32
+        stored = self._read(lambda c: c.execute(SELECT_ROWS, (base, base + at)).fetchall())
+        if len(stored) != at + 1:  # erased since its head was read
+            raise UnknownRevision(f"session {sid!r} has no revision {at}", sid=sid, rev=at)
         try:
-            copies = restamp_rows(rows, sid, new_sid)
-        except (ValueError, TypeError) as exc:
+            # One pass checks the rows, re-chains them and decodes the copy's revisions 0
+            # and ``at`` (from the source's entry when cached): nothing is read back.
+            copies = restamp_rows(inflate(stored), sid, new_sid, fetch=self._fetch,
+                                  head=None if source is None else source.revision)
+        except (ValueError, TypeError, KeyError) as exc:  # CodecError, or rows of wrong types
             raise ChainBroken(str(exc), sid=sid) from exc
-        params = [(r[0], *bound(r)) for r in copies.rows]
-        # The copy's newest revision is the source's with the sid re-stamped (its rows
-        # were just checked against their hashes): built from the source's entry, which
-        # is usually cached, instead of read back and decoded.
-        copied = forked_entry(self._entry(sid, at, session).revision, new_sid, copies)
+        # Deltas and ``extra`` are copied as stored (packed or not: hashes are over the
+        # canonical bytes); only snapshots, which carry the sid, are packed anew.
+        params = [(r[0], *r[1:6], bytearray(codec.pack_row(r[6], snapshot=True))
+                   if r[2] == SNAPSHOT else bytearray(raw[6]), bytearray(raw[7]),
+                   bytearray(r[8])) for r, raw in zip(copies.rows, stored, strict=True)]
+        copied = copies.last
+        assert copied is not None  # restamp_rows builds it when given ``fetch``
         revision = copied.revision
         own = None if then is None else own_revision(then(revision), copied,
                                                      self.snapshot_every)
@@ -309,10 +318,9 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
             return target
 
         self._ids[new_sid] = self._write(insert)
-        if at:
-            # Running a fork reads its revision 0 (the machine version it started on):
-            # decoded from the row at hand rather than read back.
-            self._entries.put((new_sid, 0), first_entry(new_sid, copies.rows[0], self._fetch))
+        if copies.first is not None:
+            # Running a fork reads its revision 0 (the machine version it started on).
+            self._entries.put((new_sid, 0), copies.first)
         self._entries.put((new_sid, at), copied)
         if own is None:
             return revision

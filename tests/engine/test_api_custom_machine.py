@@ -232,3 +232,30 @@ def test_claimfsm_step_on_a_custom_machine_session_is_a_clean_error(tmp_path: Pa
     res = CliRunner().invoke(main, ["step", sid, "--db", str(db), "--json"])
     assert res.exit_code == 2 and not isinstance(res.exception, KeyError)
     assert '"code": "MACHINE_MISMATCH"' in res.output and "FETCH" in res.output
+
+
+def test_the_run_after_a_fork_starts_warm(tmp_path: Path) -> None:
+    """A fork leaves its revisions 0 (the machine version) and ``at + 1`` (its head)
+    decoded: running it reads the head's number once and writes one row a step, decoding
+    nothing from the file; what it commits verifies and reads back the same cold."""
+    with SQLiteStore(tmp_path / "w.db") as store:
+        driver = PIPELINE.driver(store, clock=FixedClock(tick=timedelta(seconds=1)))
+        sid = driver.start("batch 7").sid
+        driver.run(sid)
+        store.clear_cache()
+        store.get(sid, 3)  # as the side-by-side harness does before it forks
+        fork = driver.fork(sid, 3)
+        assert store._conn is not None
+        statements: list[str] = []
+        store._conn.set_trace_callback(statements.append)
+        head = driver.run(fork.sid)
+        store._conn.set_trace_callback(None)
+        assert (head.fsm, head.rev, head.state.memory) == ("DONE", 7, {"n": 6})
+        reads = [s for s in statements if s.startswith("SELECT")]
+        writes = [s for s in statements if s.startswith("INSERT")]
+        assert len(reads) == 1 and "max(k)" in reads[0], reads
+        assert len(writes) == 3 and len(statements) == 4, statements
+        assert fsck(store).ok
+        with SQLiteStore(tmp_path / "w.db", readonly=True) as cold:
+            assert [r.model_dump_json() for r in cold.history(fork.sid)] == [
+                r.model_dump_json() for r in store.history(fork.sid)]

@@ -480,6 +480,46 @@ def test_fork_past_the_head_is_refused_even_with_a_warm_cache(db: str) -> None:
             store.fork("nobody", 0, "c")
 
 
+def test_fork_of_a_source_erased_by_another_store_is_refused(db: str) -> None:
+    """The source revision cached in this store spares the head check; its rows, erased
+    since by another store, are then missing: refused as unknown, no half fork left."""
+    with SQLiteStore(db) as store, SQLiteStore(db) as other:
+        _grow(store, "a", 3)
+        store.get("a", 3)  # cached: the fork skips the head check
+        other.erase({"a": None}, actor="t", at="2026-01-01T00:00:00+00:00")
+        with pytest.raises(UnknownRevision):
+            store.fork("a", 3, "b")
+        with pytest.raises(UnknownSession):
+            store.head("b")
+        assert list(store.sessions()) == []
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_fork_reads_the_source_rows_once_and_nothing_back(db: str, cached: bool) -> None:
+    """One statement reads revisions 0..at (plus the head's when revision ``at`` is not
+    cached); the copy's revisions 0 and ``at`` come from that pass, not from the file."""
+    with SQLiteStore(db) as store:
+        _grow(store, "a", 5, rich_state("a"))
+        store.clear_cache()
+        if cached:
+            store.get("a", 3)
+        assert store._conn is not None
+        statements: list[str] = []
+        store._conn.set_trace_callback(statements.append)
+        store.fork("a", 3, "b")
+        first, at = store.get("b", 0), store.get("b", 3)
+        store._conn.set_trace_callback(None)
+        # (Blobs the decoded revisions reference are fetched once, as any read does.)
+        reads = [s for s in statements if s.startswith("SELECT") and "st_revisions" in s]
+        assert len(reads) == (1 if cached else 2), reads
+        assert not [s for s in statements[statements.index("COMMIT"):] if "st_revisions" in s]
+        assert first.sid == at.sid == first.state.sid == at.state.sid == "b"
+        with SQLiteStore(db, readonly=True) as cold:
+            assert cold.get("b", 0).model_dump_json() == first.model_dump_json()
+            assert cold.get("b", 3).model_dump_json() == at.model_dump_json()
+            assert cold.verify_chain("b").ok
+
+
 def test_the_chain_hashes_of_a_fixed_session_do_not_change(tmp_path: Path) -> None:
     """Hashes are over each field's canonical bytes, not the stored layout: the values
     below were computed by the schema-2 code (named, packed snapshots) and must stay,
