@@ -18,7 +18,7 @@ from pydantic_core import to_jsonable_python
 
 from claimfsm.state import codec
 from claimfsm.state.codec import STATE_FIELDS
-from claimfsm.state.model import Revision, SessionState, trusted
+from claimfsm.state.model import Revision, SessionState, builder, trusted
 
 __all__ = [
     "DELTA",
@@ -28,6 +28,7 @@ __all__ = [
     "Entry",
     "Row",
     "bound",
+    "builder",
     "encode_revision",
     "inflate",
     "packed",
@@ -57,13 +58,17 @@ def _nested_models(cls: type[BaseModel]) -> dict[str, type[BaseModel]]:
 _NESTED = _nested_models(SessionState)
 
 
+_NESTED_BUILT = tuple((name, builder(model)) for name, model in _NESTED.items())
+_state = builder(SessionState)
+
+
 def state_from(values: dict[str, Any]) -> SessionState:
     """A session state from plain field values (nested models built here)."""
-    for name, model in _NESTED.items():
+    for name, build in _NESTED_BUILT:
         value = values[name]
         if type(value) is dict:
-            values[name] = trusted(model, dict(value))
-    return trusted(SessionState, values)
+            values[name] = build(dict(value))
+    return _state(values)
 
 
 class Entry:
@@ -82,7 +87,6 @@ class Entry:
         hash: bytes,
         ebytes: tuple[bytes, ...] | None = None,
         digests: tuple[bytes, ...] | None = None,
-        *,
         enc: tuple[Any, ...] = (),
         known: tuple[bytes | None, ...] = (),
     ) -> None:
