@@ -29,6 +29,7 @@ from claimfsm.state.sqlite.rows import (
     inflate,
     state_from,
 )
+from claimfsm.state.sqlite.stamp import ts_hex
 
 __all__ = ["PAGE_ROWS", "READ_ROWS", "checked_page", "page_rows", "read_revision"]
 
@@ -36,9 +37,11 @@ __all__ = ["PAGE_ROWS", "READ_ROWS", "checked_page", "page_rows", "read_revision
 # and one round of SQLite's fixed costs. The first row is the target's own columns,
 # its scalars folded into one JSON array; then ``(k, kind, body)`` for the nearest
 # snapshot at or below the target and every delta up to the target. Other columns of
-# the chain rows are not fetched: each column of each row costs about 0.1 µs.
+# the chain rows are not fetched: each column of each row costs about 0.1 µs. JSON has no
+# bytes: a packed ``ts`` (state/sqlite/stamp.py) comes as ``[hex digits]``.
 READ_ROWS = (
-    "SELECT extra, hash, CAST(json_array(parent_rev, fsm, skill, ts) AS BLOB)"
+    "SELECT extra, hash, CAST(json_array(parent_rev, fsm, skill,"
+    " iif(typeof(ts) = 'blob', json_array(hex(ts)), ts)) AS BLOB)"
     " FROM st_revisions"
     " WHERE k = ?2 UNION ALL SELECT * FROM (SELECT k, kind, body FROM st_revisions"
     " WHERE k <= ?2 AND k >= (SELECT k FROM st_revisions WHERE k BETWEEN ?1 AND ?2"
@@ -156,6 +159,10 @@ def read_revision(
     # Without a reference, the encoded values are the plain ones: the parsed dict
     # becomes the state's own.
     parent_rev, fsm, skill, ts = parsed[-2]
+    if type(ts) is list and len(ts) == 1:
+        ts = ts_hex(ts[0])
+    elif type(ts) is not str:
+        raise CodecError(f"a row's ts is {type(ts).__name__}, not text or 7 bytes")
     revision = _revision({
         "sid": sid, "rev": rev, "parent_rev": parent_rev, "fsm": fsm, "skill": skill,
         "envelope": value[0], "state": state_from(plain), "ts": ts, "events": value[1],

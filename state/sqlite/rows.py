@@ -17,8 +17,10 @@ from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from claimfsm.state import codec
-from claimfsm.state.codec import STATE_FIELDS
+from claimfsm.state.codec import STATE_FIELDS, CodecError
 from claimfsm.state.model import Revision, SessionState, builder, trusted
+from claimfsm.state.sqlite.db import CorruptStore
+from claimfsm.state.sqlite.stamp import pack_ts, ts_text
 
 __all__ = [
     "DELTA",
@@ -290,21 +292,30 @@ def packed(row: Row) -> tuple[Any, ...]:
 
 
 def bound(row: Row) -> tuple[Any, ...]:
-    """:func:`packed` as SQLite binds it fastest: ``body``, ``extra`` and ``hash`` as
-    ``bytearray``. Python's sqlite3 binds a ``bytearray`` directly but sends ``bytes``
+    """:func:`packed` as a SQLite row stores it (``ts`` packed when it can be,
+    :mod:`claimfsm.state.sqlite.stamp`) and binds it fastest: ``body``, ``extra`` and
+    ``hash`` as ``bytearray``. Python's sqlite3 binds a ``bytearray`` directly but sends ``bytes``
     through its adapter lookup first (~0.5 us each here); both are stored as the same
     BLOB, and read back as ``bytes``.
     """
     body = codec.pack_row(row[6], snapshot=row[2] == SNAPSHOT)
-    return (*row[1:6], bytearray(body), bytearray(codec.pack_row(row[7])), bytearray(row[8]))
+    return (*row[1:5], pack_ts(row[5]), bytearray(body), bytearray(codec.pack_row(row[7])),
+            bytearray(row[8]))
 
 
 def inflate(rows: list[Row]) -> list[Row]:
-    """Rows as read from the file with ``body`` and ``extra`` in canonical form."""
+    """Rows as read from the file with ``ts`` as text and ``body`` and ``extra`` in
+    canonical form; :class:`~claimfsm.state.sqlite.db.CorruptStore` for a ``ts`` that is
+    neither."""
     out = rows
     for i, row in enumerate(rows):
-        if row[6][:1] == b"x" or row[7][:1] == b"x":
+        ts = row[5]
+        if row[6][:1] == b"x" or row[7][:1] == b"x" or type(ts) is not str:
             if out is rows:
                 out = list(rows)
-            out[i] = (*row[:6], codec.unpack_row(row[6]), codec.unpack_row(row[7]), row[8])
+            try:
+                ts = ts_text(ts)
+            except CodecError as exc:
+                raise CorruptStore(f"revision {row[0]} does not decode: {exc}") from exc
+            out[i] = (*row[:5], ts, codec.unpack_row(row[6]), codec.unpack_row(row[7]), row[8])
     return out
