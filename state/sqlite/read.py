@@ -29,7 +29,7 @@ from claimfsm.state.sqlite.rows import (
     inflate,
     state_from,
 )
-from claimfsm.state.sqlite.stamp import ts_hex
+from claimfsm.state.sqlite.stamp import ts_text
 
 __all__ = ["PAGE_ROWS", "READ_ROWS", "checked_page", "page_rows", "read_revision"]
 
@@ -37,13 +37,12 @@ __all__ = ["PAGE_ROWS", "READ_ROWS", "checked_page", "page_rows", "read_revision
 # and one round of SQLite's fixed costs. The first row is the target's own columns,
 # its scalars folded into one JSON array; then ``(k, kind, body)`` for the nearest
 # snapshot at or below the target and every delta up to the target. Other columns of
-# the chain rows are not fetched: each column of each row costs about 0.1 µs. JSON has no
-# bytes: a packed ``ts`` (state/sqlite/stamp.py) comes as ``[hex digits]``.
+# the chain rows are not fetched: each column of each row costs about 0.1 µs. ``ts`` comes
+# apart: JSON has no bytes for a packed one (state/sqlite/stamp.py).
 READ_ROWS = (
-    "SELECT extra, hash, CAST(json_array(parent_rev, fsm, skill,"
-    " iif(typeof(ts) = 'blob', json_array(hex(ts)), ts)) AS BLOB)"
+    "SELECT extra, hash, CAST(json_array(parent_rev, fsm, skill) AS BLOB), ts"
     " FROM st_revisions"
-    " WHERE k = ?2 UNION ALL SELECT * FROM (SELECT k, kind, body FROM st_revisions"
+    " WHERE k = ?2 UNION ALL SELECT * FROM (SELECT k, kind, body, NULL FROM st_revisions"
     " WHERE k <= ?2 AND k >= (SELECT k FROM st_revisions WHERE k BETWEEN ?1 AND ?2"
     " AND kind = 0 ORDER BY k DESC LIMIT 1) ORDER BY k)"
 )
@@ -121,7 +120,7 @@ def read_revision(
     """
     if not rows or type(rows[0][0]) is int:  # no target row: only chain rows, if any
         return None
-    extra, digest, header = rows[0]
+    extra, digest, header, ts = rows[0]
     if type(digest) is not bytes or type(extra) is not bytes or type(header) is not bytes:
         raise CodecError("the row's hash, envelope or header is not a blob")
     _check_chain(rows, target)
@@ -129,7 +128,7 @@ def read_revision(
     # into one JSON array: a body that is not one JSON value makes the count differ.
     bodies: list[bytes] = []
     append = bodies.append
-    for _, kind, body in rows[1:]:
+    for _, kind, body, _ in rows[1:]:
         if kind != DELTA and bodies:
             raise CodecError(f"unknown row kind {kind}")
         append(body if body[:1] != b"x" else _unpack(body))
@@ -158,11 +157,9 @@ def read_revision(
             value = codec.resolve(value, fetch)
     # Without a reference, the encoded values are the plain ones: the parsed dict
     # becomes the state's own.
-    parent_rev, fsm, skill, ts = parsed[-2]
-    if type(ts) is list and len(ts) == 1:
-        ts = ts_hex(ts[0])
-    elif type(ts) is not str:
-        raise CodecError(f"a row's ts is {type(ts).__name__}, not text or 7 bytes")
+    parent_rev, fsm, skill = parsed[-2]
+    if type(ts) is not str:
+        ts = ts_text(ts)
     revision = _revision({
         "sid": sid, "rev": rev, "parent_rev": parent_rev, "fsm": fsm, "skill": skill,
         "envelope": value[0], "state": state_from(plain), "ts": ts, "events": value[1],

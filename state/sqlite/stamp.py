@@ -1,7 +1,8 @@
 """A revision row's commit time: the engine's UTC timestamps in 7 bytes, not 32 characters.
 
 The engine stamps each revision ``YYYY-MM-DDTHH:MM:SS.ffffff+00:00``. Since schema 4 a
-row holds such a time as a 7-byte blob (microseconds since 1970, big-endian); any other
+row holds such a time as a 7-byte blob (hours since 1970, then microseconds into the
+hour, big-endian: the order of the times); any other
 text (another offset, no fraction, a leap second, a time before 1970) stays text, as
 every row of an older file does. A stamp reads back as exactly the text committed: it is
 packed only when its digits format back to the same characters. The 25 bytes saved a
@@ -13,29 +14,34 @@ operations and one format, not a ``datetime``.
 
 from __future__ import annotations
 
+import struct
 from datetime import UTC, datetime, timedelta
 
 from claimfsm.state.codec import CodecError
 from claimfsm.state.sqlite.db import CorruptStore
 
-__all__ = ["pack_ts", "session_ts", "ts_hex", "ts_text"]
+__all__ = ["pack_ts", "session_ts", "ts_text"]
 
-_US_HOUR = 3_600_000_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_LIMIT = 1 << 56  # 7 bytes: past the year 4000
 _SIZE = 7
-# 'YYYY-MM-DDTHH:' <-> microseconds at that hour since 1970, both ways; -1: not packable.
+# 3 bytes of hours since 1970 (to the year 3883), 4 of microseconds into the hour: small
+# integers both ways, where one count of microseconds since 1970 is a big one to divide.
+_LAYOUT = struct.Struct(">BHI")
+_PACK, _UNPACK = _LAYOUT.pack, _LAYOUT.unpack
+_HOUR_LIMIT = 1 << 24
+# 'YYYY-MM-DDTHH:' <-> hours since 1970, both ways; -1: not packable.
 _HOURS: dict[str, int] = {}
 _PREFIXES: dict[int, str] = {}
 _BOUND = 4096  # hours remembered each way (a long-running process meets a few a day)
 # 'MM:SS.' of each second of an hour, and back to microseconds into the hour.
 _CLOCK = tuple(f"{m:02d}:{s:02d}." for m in range(60) for s in range(60))
 _SECONDS = {text: i * 1_000_000 for i, text in enumerate(_CLOCK)}
+_DIGITS = tuple(f"{n:03d}" for n in range(1000))
 
 
 def _hour_of(prefix: str) -> int:
-    """Microseconds since 1970 at the hour ``prefix`` names, or -1 when it is not the
-    canonical form of one (or is before 1970)."""
+    """Hours since 1970 at the hour ``prefix`` names, or -1 when it is not the canonical
+    form of one (or is before 1970, or past what 3 bytes count)."""
     found = _HOURS.get(prefix)
     if found is not None:
         return found
@@ -49,7 +55,9 @@ def _hour_of(prefix: str) -> int:
             except ValueError:  # month 13, hour 24...
                 at = None
             if at is not None and at >= _EPOCH:
-                value = (at - _EPOCH) // timedelta(hours=1) * _US_HOUR
+                value = (at - _EPOCH) // timedelta(hours=1)
+                if value >= _HOUR_LIMIT:
+                    value = -1
     if len(_HOURS) >= _BOUND:
         _HOURS.clear()
     _HOURS[prefix] = value
@@ -67,23 +75,15 @@ def pack_ts(ts: str) -> str | bytes:
     micro = ts[20:26]
     if hour < 0 or seconds < 0 or not (micro.isascii() and micro.isdigit()):
         return ts
-    value = hour + seconds + int(micro)
-    if value >= _LIMIT:
-        return ts
-    return value.to_bytes(_SIZE, "big")
+    return _PACK(hour >> 16, hour & 0xFFFF, seconds + int(micro))
 
 
-def _text(value: int) -> str:
-    hour, rest = divmod(value, _US_HOUR)
-    prefix = _PREFIXES.get(hour)
-    if prefix is None:
-        prefix = (_EPOCH + timedelta(hours=hour)).isoformat()[:14]
-        if len(_PREFIXES) >= _BOUND:
-            _PREFIXES.clear()
-        _PREFIXES[hour] = prefix
-    seconds, micro = divmod(rest, 1_000_000)
-    # 1_000_000 + micro: six digits after its leading 1, zeros kept.
-    return f"{prefix}{_CLOCK[seconds]}{str(1_000_000 + micro)[1:]}+00:00"
+def _prefix(hour: int) -> str:
+    prefix = (_EPOCH + timedelta(hours=hour)).isoformat()[:14]
+    if len(_PREFIXES) >= _BOUND:
+        _PREFIXES.clear()
+    _PREFIXES[hour] = prefix
+    return prefix
 
 
 def ts_text(value: object) -> str:
@@ -93,15 +93,15 @@ def ts_text(value: object) -> str:
         return value
     if type(value) is not bytes or len(value) != _SIZE:
         raise CodecError(f"a row's ts is {type(value).__name__}, not text or {_SIZE} bytes")
-    return _text(int.from_bytes(value, "big"))
-
-
-def ts_hex(value: object) -> str:
-    """:func:`ts_text` of a packed ``ts`` that SQL handed over as hex digits
-    (``hex(ts)`` inside a JSON array: JSON has no bytes)."""
-    if type(value) is not str or len(value) != 2 * _SIZE:
-        raise CodecError(f"a row's packed ts is {value!r:.40}, not {_SIZE} bytes")
-    return _text(int(value, 16))
+    high, low, rest = _UNPACK(value)
+    hour = (high << 16) | low
+    prefix = _PREFIXES.get(hour) or _prefix(hour)
+    seconds, micro = divmod(rest, 1_000_000)
+    if seconds >= 3600:
+        raise CodecError(f"a row's packed ts has {rest} microseconds past its hour")
+    milli, micro = divmod(micro, 1000)
+    # Only strings in the f-string: formatting an int costs more than the rest together.
+    return f"{prefix}{_CLOCK[seconds]}{_DIGITS[milli]}{_DIGITS[micro]}+00:00"
 
 
 def session_ts(value: object, sid: str) -> str:

@@ -20,7 +20,7 @@ from claimfsm.state.fsck import fsck
 from claimfsm.state.model import Revision
 from claimfsm.state.sqlite import SQLiteStore
 from claimfsm.state.sqlite.db import CorruptStore
-from claimfsm.state.sqlite.stamp import pack_ts, ts_hex, ts_text
+from claimfsm.state.sqlite.stamp import pack_ts, ts_text
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ODD = [
@@ -58,7 +58,7 @@ def test_an_engine_stamp_packs_to_7_bytes_and_back_to_the_same_text(us: int) -> 
     ts = (_EPOCH + timedelta(microseconds=us)).isoformat(timespec="microseconds")
     packed = pack_ts(ts)
     assert type(packed) is bytes and len(packed) == 7
-    assert ts_text(packed) == ts and ts_hex(packed.hex().upper()) == ts
+    assert ts_text(packed) == ts
 
 
 @pytest.mark.parametrize("ts", _ODD)
@@ -66,7 +66,7 @@ def test_any_other_stamp_stays_text(ts: str) -> None:
     assert pack_ts(ts) == ts and ts_text(ts) == ts
 
 
-@pytest.mark.parametrize("bad", [b"\x00" * 6, b"\x00" * 8, 12, None, 1.5])
+@pytest.mark.parametrize("bad", [b"\x00" * 6, b"\x00" * 8, b"\x00\x00\x00\xff\xff\xff\xff", 12, None, 1.5])
 def test_a_stored_stamp_of_another_shape_is_refused(bad: object) -> None:
     with pytest.raises(CodecError):
         ts_text(bad)
