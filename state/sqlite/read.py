@@ -34,11 +34,11 @@ from claimfsm.state.sqlite.stamp import ts_text
 __all__ = ["PAGE_ROWS", "READ_ROWS", "checked_page", "page_rows", "read_revision"]
 
 # One statement, so one read transaction (a concurrent compact cannot mix two layouts)
-# and one round of SQLite's fixed costs. The first row is the target's own columns,
-# its scalars folded into one JSON array; then ``(k, kind, body)`` for the nearest
-# snapshot at or below the target and every delta up to the target. Other columns of
-# the chain rows are not fetched: each column of each row costs about 0.1 µs. ``ts`` comes
-# apart: JSON has no bytes for a packed one (state/sqlite/stamp.py).
+# and one round of SQLite's fixed costs. The first row is the target's own columns, its
+# scalars folded into one JSON array but ``ts`` (JSON has no bytes for a packed one,
+# state/sqlite/stamp.py); then ``(k, kind, body, NULL)`` for the nearest snapshot at or
+# below the target and every delta up to the target. Other columns of the chain rows are
+# not fetched: each column of each row costs about 0.1 µs.
 READ_ROWS = (
     "SELECT extra, hash, CAST(json_array(parent_rev, fsm, skill) AS BLOB), ts"
     " FROM st_revisions"
