@@ -299,7 +299,9 @@ def bound(row: Row) -> tuple[Any, ...]:
     BLOB, and read back as ``bytes``.
     """
     body = codec.pack_row(row[6], snapshot=row[2] == SNAPSHOT)
-    return (*row[1:5], pack_ts(row[5]), bytearray(body), bytearray(codec.pack_row(row[7])),
+    ts = pack_ts(row[5])
+    stamp = bytearray(ts) if isinstance(ts, bytes) else ts  # a packed one binds as the blobs
+    return (*row[1:5], stamp, bytearray(body), bytearray(codec.pack_row(row[7])),
             bytearray(row[8]))
 
 
