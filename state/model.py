@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import Field
 
-from claimfsm._base.models import Frozen, trusted
+from claimfsm._base.models import Frozen, builder, trusted
 
 __all__ = [
     "TOOL_SLICE",
@@ -19,6 +19,7 @@ __all__ = [
     "RetryState",
     "Revision",
     "SessionState",
+    "builder",
     "new_state",
     "trusted",
     "verdict_label",

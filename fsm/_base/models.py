@@ -8,11 +8,12 @@ Both reach into pydantic's internals (slot setters), so they live here, in one p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Frozen", "trusted"]
+__all__ = ["Frozen", "builder", "trusted"]
 
 M = TypeVar("M", bound=BaseModel)
 # Per model class: its fields-set and whether the model is frozen. Frozen models share
@@ -44,6 +45,26 @@ def trusted(cls: type[M], values: dict[str, Any]) -> M:
     _set_extra(obj, None)
     _set_private(obj, None)
     return obj
+
+
+def builder(cls: type[M]) -> Callable[[dict[str, Any]], M]:
+    """:func:`trusted` for one frozen class, its look-ups done once (a store's cold read
+    builds a state and a revision per read)."""
+    if not cls.model_config.get("frozen"):
+        raise TypeError(f"{cls.__name__} is not frozen: use trusted()")
+    every = set(cls.model_fields)
+    new, set_dict, set_fields = _new, _set_dict, _set_fields
+    set_extra, set_private = _set_extra, _set_private
+
+    def build(values: dict[str, Any]) -> M:
+        obj = new(cls)
+        set_dict(obj, values)
+        set_fields(obj, every)
+        set_extra(obj, None)
+        set_private(obj, None)
+        return obj
+
+    return build
 
 
 class Frozen(BaseModel):

@@ -63,13 +63,61 @@ def _stat(path: str) -> tuple[int, int, int] | None:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def _stat_main(path: str) -> tuple[int, int, int] | None:
-    # The main file is there (the usual case): one ``stat``, no ``access`` first.
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
+class _Watch:
+    """The files of a ``main``-mode read as they were seen before it opened, compared
+    after every read through descriptors held open: an ``fstat`` of the main file (and
+    of the empty WAL, if one was there) and an ``access`` for a WAL appearing. On this
+    VM a ``stat`` by path costs ~3.5 µs against ~1.2 for an ``fstat``, and the check runs
+    after every read. A file deleted or renamed away shows no links (``st_nlink`` 0); a
+    file renamed away and kept under another name is read on where it is, as SQLite's
+    own connections do."""
+
+    __slots__ = ("_main", "_size", "_time", "_wal", "_wal_path", "_wal_seen")
+
+    def __init__(self, path: str, seen: Signature) -> None:
+        self._wal_path = f"{path}-wal"
+        self._main = self._wal = -1
+        main, wal = seen[0], seen[1]
+        self._size, self._time = (main[1], main[2]) if main is not None else (-1, -1)
+        self._wal_seen = wal
+        try:
+            self._main = _descriptor(path, main)
+            if wal is not None:
+                self._wal = _descriptor(self._wal_path, wal)
+        except OSError:
+            self.close()  # gone or changed meanwhile: :meth:`moved` says so
+
+    def moved(self) -> bool:
+        """Whether the files changed since they were seen (the read is run again)."""
+        if self._main < 0:
+            return True
+        st = os.fstat(self._main)
+        if st.st_mtime_ns != self._time or st.st_size != self._size or not st.st_nlink:
+            return True
+        if self._wal_seen is None:
+            return os.access(self._wal_path, os.F_OK)
+        if self._wal < 0:
+            return True
+        st = os.fstat(self._wal)
+        return (not st.st_nlink or st.st_size != self._wal_seen[1]
+                or st.st_mtime_ns != self._wal_seen[2])
+
+    def close(self) -> None:
+        """Close the descriptors (idempotent)."""
+        for fd in (self._main, self._wal):
+            if fd >= 0:
+                os.close(fd)
+        self._main = self._wal = -1
+
+
+def _descriptor(path: str, seen: tuple[int, int, int] | None) -> int:
+    """A read-only descriptor of ``path``, or ``OSError`` when it is not the file
+    ``seen`` (another inode, or none was seen)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    if seen is None or os.fstat(fd).st_ino != seen[0]:
+        os.close(fd)
+        raise FileNotFoundError(path)
+    return fd
 
 
 def signature(path: str) -> Signature:
@@ -162,7 +210,6 @@ class ReadOnlyLink:
 
     def __init__(self, path: str, busy_timeout: float = 5.0, *, private: bool = False) -> None:
         self.path = path
-        self._wal = f"{path}-wal"
         self._key = os.path.realpath(path)
         self._timeout = min(busy_timeout, 5.0)
         # ``private``: always read a writable private copy (for a reader that must create
@@ -171,6 +218,7 @@ class ReadOnlyLink:
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._seen: Signature = (None, None, None)
+        self._watch: _Watch | None = None
         self.mode: Mode = "main"
         self.on_release: Callable[[], None] | None = None
         self._copy: str | None = None
@@ -209,8 +257,8 @@ class ReadOnlyLink:
                 # no WAL grown beside it, since it was opened, means every commit there is
                 # was read and none was half-way (a writer commits to the WAL first, and
                 # changes the main file only by a checkpoint, which changes its mtime).
-                if self.mode != "main" or (_stat_main(self.path), _stat(self._wal)) \
-                        == self._seen[:2]:
+                watch = self._watch
+                if watch is None or not watch.moved():
                     return result
                 self._drop()
         raise SQLiteFileError(f"--db: {self.path} kept changing while it was read "
@@ -238,6 +286,9 @@ class ReadOnlyLink:
             self._drop()
 
     def _drop(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -271,6 +322,8 @@ class ReadOnlyLink:
                                    cached_statements=256)
             conn.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
             self._conn, self._seen = conn, seen
+            if self.mode == "main":
+                self._watch = _Watch(self.path, seen)
             return
         raise SQLiteFileError(f"--db: {self.path} kept changing while it was opened",
                               code=ErrorCode.STORE_BUSY, field="db")

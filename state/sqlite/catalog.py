@@ -36,6 +36,7 @@ from claimfsm.state.catalog import (
 )
 from claimfsm.state.model import Revision
 from claimfsm.state.sqlite.db import HEAD
+from claimfsm.state.sqlite.stamp import session_ts
 
 __all__ = ["CatalogReader"]
 _CLAIM = ("INSERT INTO st_catalog (id, claim) VALUES (?, ?)"
@@ -78,7 +79,8 @@ class CatalogReader:
                     claim = self.first(sid).state.claim
                     filled.append((seq, claim))
                 summary = SessionSummary(seq=seq, sid=sid, claim=claim, fsm=fsm,
-                                         verdict=verdict, revisions=rev + 1, updated=ts,
+                                         verdict=verdict, revisions=rev + 1,
+                                         updated=session_ts(ts, sid),
                                          status=status(fsm, bool(waiting)))
                 if matches(query, summary):
                     out.append(summary)

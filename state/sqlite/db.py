@@ -35,7 +35,7 @@ __all__ = [
 
 Durability = Literal["full", "normal", "group"]
 DURABILITY_MODES: tuple[str, ...] = ("full", "normal", "group")
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 #: ``k`` of a session's head row (param 1: the session number << 32). A session's rows
 #: are one key range, so this is one seek down the table's b-tree: the head is never
 #: stored, and a commit writes one row and nothing else.
@@ -51,7 +51,10 @@ FULL_CHECKPOINT_PAGES = 256
 T = TypeVar("T")
 
 _SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS st_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # WITHOUT ROWID: the key is the table (a rowid table would keep a second b-tree, an
+    # index on ``key``, one more page in every file; files made before keep theirs).
+    "CREATE TABLE IF NOT EXISTS st_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+    " WITHOUT ROWID",
     # id gives creation order and the high half of st_revisions.k.
     "CREATE TABLE IF NOT EXISTS st_sessions (id INTEGER PRIMARY KEY, sid TEXT NOT NULL UNIQUE)",
     # k = session id << 32 | rev: one b-tree, and a session is one contiguous key range.
@@ -103,7 +106,11 @@ _FROM_V1 = (
 # readers take version 2's named snapshots too, so upgrading only changes the number,
 # which makes an older claimfsm refuse the file rather than fail on the new rows.
 _FROM_V2 = ("UPDATE st_meta SET value = '3' WHERE key = 'schema'",)
-_UPGRADES = {"1": (_FROM_V1, "2"), "2": (_FROM_V2, "3")}
+# Version 4 stores the engine's UTC commit times as 7-byte blobs (state/sqlite/stamp.py);
+# any other ``ts`` stays text, as in every row before, and readers take both, so again
+# only the number changes: an older claimfsm refuses the file instead of reading bytes.
+_FROM_V3 = ("UPDATE st_meta SET value = '4' WHERE key = 'schema'",)
+_UPGRADES = {"1": (_FROM_V1, "2"), "2": (_FROM_V2, "3"), "3": (_FROM_V3, "4")}
 
 
 class StoreBusy(StoreError):

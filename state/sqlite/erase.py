@@ -21,6 +21,7 @@ from collections.abc import Collection, Mapping, Sequence
 from claimfsm.state.sqlite.core import SQLiteCore
 from claimfsm.state.sqlite.db import HEAD, retrying
 from claimfsm.state.sqlite.maintenance import prune_blobs
+from claimfsm.state.sqlite.stamp import session_ts
 from claimfsm.state.tombstone import EndedSession, EraseReport, Tombstone
 
 __all__ = ["LIVE", "SQLiteErase"]
@@ -115,7 +116,8 @@ class SQLiteErase(SQLiteCore):
             return []
         sql = _ENDED.format(", ".join("?" * len(names)))
         rows = self._read(lambda c: c.execute(sql, names).fetchall())
-        return [EndedSession(sid, head, fsm, ts) for sid, head, fsm, ts in rows]
+        return [EndedSession(sid, head, fsm, session_ts(ts, sid))
+                for sid, head, fsm, ts in rows]
 
     def sweep_blobs(self) -> int:
         """Drop unreferenced blobs (one transaction)."""

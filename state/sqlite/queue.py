@@ -13,6 +13,7 @@ from typing import Any
 from claimfsm.state.model import Revision
 from claimfsm.state.queue import WaitingItem, WaitingPage, WaitingQuery, page_of, queue_filters
 from claimfsm.state.sqlite.db import HEAD
+from claimfsm.state.sqlite.stamp import session_ts
 
 __all__ = ["waiting_page"]
 
@@ -51,7 +52,8 @@ def waiting_page(read: Run, write: Run | None, first: Callable[[str], Revision],
                 claim = first(sid).state.claim
                 filled.append((seq, claim))
             out.append(WaitingItem(seq=seq, sid=sid, claim=claim, fsm=fsm, verdict=verdict,
-                                   revisions=rev + 1, updated=ts, since=since or ""))
+                                   revisions=rev + 1, updated=session_ts(ts, sid),
+                                   since=since or ""))
         return out
 
     items = read(run)

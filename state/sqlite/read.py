@@ -20,19 +20,29 @@ import orjson
 from claimfsm.state import codec
 from claimfsm.state.codec import STATE_FIELDS, CodecError
 from claimfsm.state.model import Revision
-from claimfsm.state.sqlite.rows import DELTA, SNAPSHOT, Entry, Row, inflate, state_from, trusted
+from claimfsm.state.sqlite.rows import (
+    DELTA,
+    SNAPSHOT,
+    Entry,
+    Row,
+    builder,
+    inflate,
+    state_from,
+)
+from claimfsm.state.sqlite.stamp import ts_text
 
 __all__ = ["PAGE_ROWS", "READ_ROWS", "checked_page", "page_rows", "read_revision"]
 
 # One statement, so one read transaction (a concurrent compact cannot mix two layouts)
-# and one round of SQLite's fixed costs. The first row is the target's own columns,
-# its scalars folded into one JSON array; then ``(k, kind, body)`` for the nearest
-# snapshot at or below the target and every delta up to the target. Other columns of
-# the chain rows are not fetched: each column of each row costs about 0.1 µs.
+# and one round of SQLite's fixed costs. The first row is the target's own columns, its
+# scalars folded into one JSON array but ``ts`` (JSON has no bytes for a packed one,
+# state/sqlite/stamp.py); then ``(k, kind, body, NULL)`` for the nearest snapshot at or
+# below the target and every delta up to the target. Other columns of the chain rows are
+# not fetched: each column of each row costs about 0.1 µs.
 READ_ROWS = (
-    "SELECT extra, hash, CAST(json_array(parent_rev, fsm, skill, ts) AS BLOB)"
+    "SELECT extra, hash, CAST(json_array(parent_rev, fsm, skill) AS BLOB), ts"
     " FROM st_revisions"
-    " WHERE k = ?2 UNION ALL SELECT * FROM (SELECT k, kind, body FROM st_revisions"
+    " WHERE k = ?2 UNION ALL SELECT * FROM (SELECT k, kind, body, NULL FROM st_revisions"
     " WHERE k <= ?2 AND k >= (SELECT k FROM st_revisions WHERE k BETWEEN ?1 AND ?2"
     " AND kind = 0 ORDER BY k DESC LIMIT 1) ORDER BY k)"
 )
@@ -47,10 +57,12 @@ PAGE_ROWS = (
 )
 
 _FIELDS = list(STATE_FIELDS)
+_EMPTY: dict[str, Any] = dict.fromkeys(STATE_FIELDS)
 _NUL = b"\\u0000"
 _loads = orjson.loads
 _unpack = codec.unpack_row
 OP_SET, OP_APPEND, OP_UPDATE = codec.OP_SET, codec.OP_APPEND, codec.OP_UPDATE
+_revision = builder(Revision)
 
 
 def _apply(value: Any, op: Any) -> Any:
@@ -108,27 +120,29 @@ def read_revision(
     """
     if not rows or type(rows[0][0]) is int:  # no target row: only chain rows, if any
         return None
-    extra, digest, header = rows[0]
+    extra, digest, header, ts = rows[0]
     if type(digest) is not bytes or type(extra) is not bytes or type(header) is not bytes:
         raise CodecError("the row's hash, envelope or header is not a blob")
     _check_chain(rows, target)
     # The snapshot, the deltas, the header and the envelope are parsed by one call, joined
     # into one JSON array: a body that is not one JSON value makes the count differ.
     bodies: list[bytes] = []
-    for _, kind, body in rows[1:]:
+    append = bodies.append
+    for _, kind, body, _ in rows[1:]:
         if kind != DELTA and bodies:
             raise CodecError(f"unknown row kind {kind}")
-        bodies.append(body if body[:1] != b"x" else _unpack(body))
-    bodies.append(header)
+        append(body if body[:1] != b"x" else _unpack(body))
+    append(header)
     if extra[:1] == b"x":
         extra = _unpack(extra)
-    bodies.append(extra)
+    append(extra)
     text = b"[" + b",".join(bodies) + b"]"
     parsed = _loads(text)
     if len(parsed) != len(bodies):
         raise CodecError("a row body is not one JSON value")
-    # snapshot_values checked the count; ``strict=`` (checked again) costs ~0.3 µs.
-    enc = dict(zip(_FIELDS, codec.snapshot_values(parsed[0])))  # noqa: B905
+    # A copy of a dict of every field takes the values without growing it key by key.
+    enc = _EMPTY.copy()
+    enc.update(zip(_FIELDS, codec.snapshot_values(parsed[0])))  # noqa: B905 (count checked)
     if len(parsed) > 3:
         _apply_all(enc, parsed[1:-2])
     values = tuple(enc.values())
@@ -143,12 +157,14 @@ def read_revision(
             value = codec.resolve(value, fetch)
     # Without a reference, the encoded values are the plain ones: the parsed dict
     # becomes the state's own.
-    parent_rev, fsm, skill, ts = parsed[-2]
-    revision = trusted(Revision, {
+    parent_rev, fsm, skill = parsed[-2]
+    if type(ts) is not str:
+        ts = ts_text(ts)
+    revision = _revision({
         "sid": sid, "rev": rev, "parent_rev": parent_rev, "fsm": fsm, "skill": skill,
         "envelope": value[0], "state": state_from(plain), "ts": ts, "events": value[1],
     })
-    return Entry(revision, digest, enc=values)
+    return Entry(revision, digest, None, None, values)
 
 
 def _apply_all(enc: dict[str, Any], deltas: list[Any]) -> None:
@@ -157,10 +173,11 @@ def _apply_all(enc: dict[str, Any], deltas: list[Any]) -> None:
         if type(ops) is not dict:
             raise CodecError("row body is not an object")
         for name, op in ops.items():
-            if name not in enc:
+            # The common op (a set), inlined; a name that is no field is never in ``enc``.
+            if type(op) is list and len(op) == 2 and op[0] == OP_SET and name in enc:
+                enc[name] = op[1]
+            elif name not in enc:
                 raise CodecError(f"delta names unknown field {name!r}")
-            if type(op) is list and len(op) == 2 and op[0] == OP_SET:
-                enc[name] = op[1]  # the common op, inlined
             else:
                 enc[name] = _apply(enc[name], op)
 

@@ -17,8 +17,10 @@ from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from claimfsm.state import codec
-from claimfsm.state.codec import STATE_FIELDS
-from claimfsm.state.model import Revision, SessionState, trusted
+from claimfsm.state.codec import STATE_FIELDS, CodecError
+from claimfsm.state.model import Revision, SessionState, builder, trusted
+from claimfsm.state.sqlite.db import CorruptStore
+from claimfsm.state.sqlite.stamp import pack_ts, ts_text
 
 __all__ = [
     "DELTA",
@@ -28,6 +30,7 @@ __all__ = [
     "Entry",
     "Row",
     "bound",
+    "builder",
     "encode_revision",
     "inflate",
     "packed",
@@ -57,13 +60,17 @@ def _nested_models(cls: type[BaseModel]) -> dict[str, type[BaseModel]]:
 _NESTED = _nested_models(SessionState)
 
 
+_NESTED_BUILT = tuple((name, builder(model)) for name, model in _NESTED.items())
+_state = builder(SessionState)
+
+
 def state_from(values: dict[str, Any]) -> SessionState:
     """A session state from plain field values (nested models built here)."""
-    for name, model in _NESTED.items():
+    for name, build in _NESTED_BUILT:
         value = values[name]
         if type(value) is dict:
-            values[name] = trusted(model, dict(value))
-    return trusted(SessionState, values)
+            values[name] = build(dict(value))
+    return _state(values)
 
 
 class Entry:
@@ -82,7 +89,6 @@ class Entry:
         hash: bytes,
         ebytes: tuple[bytes, ...] | None = None,
         digests: tuple[bytes, ...] | None = None,
-        *,
         enc: tuple[Any, ...] = (),
         known: tuple[bytes | None, ...] = (),
     ) -> None:
@@ -286,21 +292,32 @@ def packed(row: Row) -> tuple[Any, ...]:
 
 
 def bound(row: Row) -> tuple[Any, ...]:
-    """:func:`packed` as SQLite binds it fastest: ``body``, ``extra`` and ``hash`` as
-    ``bytearray``. Python's sqlite3 binds a ``bytearray`` directly but sends ``bytes``
+    """:func:`packed` as a SQLite row stores it (``ts`` packed when it can be,
+    :mod:`claimfsm.state.sqlite.stamp`) and binds it fastest: ``body``, ``extra`` and
+    ``hash`` as ``bytearray``. Python's sqlite3 binds a ``bytearray`` directly but sends ``bytes``
     through its adapter lookup first (~0.5 us each here); both are stored as the same
     BLOB, and read back as ``bytes``.
     """
     body = codec.pack_row(row[6], snapshot=row[2] == SNAPSHOT)
-    return (*row[1:6], bytearray(body), bytearray(codec.pack_row(row[7])), bytearray(row[8]))
+    ts = pack_ts(row[5])
+    stamp = bytearray(ts) if isinstance(ts, bytes) else ts  # a packed one binds as the blobs
+    return (*row[1:5], stamp, bytearray(body), bytearray(codec.pack_row(row[7])),
+            bytearray(row[8]))
 
 
 def inflate(rows: list[Row]) -> list[Row]:
-    """Rows as read from the file with ``body`` and ``extra`` in canonical form."""
+    """Rows as read from the file with ``ts`` as text and ``body`` and ``extra`` in
+    canonical form; :class:`~claimfsm.state.sqlite.db.CorruptStore` for a ``ts`` that is
+    neither."""
     out = rows
     for i, row in enumerate(rows):
-        if row[6][:1] == b"x" or row[7][:1] == b"x":
+        ts = row[5]
+        if row[6][:1] == b"x" or row[7][:1] == b"x" or type(ts) is not str:
             if out is rows:
                 out = list(rows)
-            out[i] = (*row[:6], codec.unpack_row(row[6]), codec.unpack_row(row[7]), row[8])
+            try:
+                ts = ts_text(ts)
+            except CodecError as exc:
+                raise CorruptStore(f"revision {row[0]} does not decode: {exc}") from exc
+            out[i] = (*row[:5], ts, codec.unpack_row(row[6]), codec.unpack_row(row[7]), row[8])
     return out

@@ -117,6 +117,28 @@ def test_a_reader_follows_a_writer_that_starts_under_it(tmp_path: Path) -> None:
         assert len(reader.sessions()) == 6 and reader.head("new").rev == 0
 
 
+def test_a_reader_of_an_empty_wal_follows_a_writer_that_fills_it(tmp_path: Path) -> None:
+    db = _store(tmp_path, "clean")
+    (tmp_path / "s.db-wal").write_bytes(b"")  # an empty WAL and no -shm: read alone
+    with SQLiteStore(db, readonly=True) as reader:
+        assert reader._link is not None and reader._link.mode == "main"
+        assert len(reader.sessions()) == 5
+        _killed_writer(db, 5, 8)  # commits to the WAL, no checkpoint: the main file stays
+        assert len(reader.sessions()) == 8 and reader.head("s7").rev == 0
+
+
+def test_a_reader_follows_a_file_replaced_under_it(tmp_path: Path) -> None:
+    db = _store(tmp_path, "clean")
+    other = tmp_path / "other" / "s.db"
+    other.parent.mkdir()
+    with SQLiteStore(other) as writer:
+        writer.create(make_revision("elsewhere", 0))
+    with SQLiteStore(db, readonly=True) as reader:
+        assert len(reader.sessions()) == 5
+        os.replace(other, db)  # the file it reads is unlinked: no link left to it
+        assert reader.sessions() == ["elsewhere"]
+
+
 def test_a_read_run_again_when_the_file_changed_under_it(tmp_path: Path) -> None:
     db = _store(tmp_path, "clean")
     link = ReadOnlyLink(str(db))

@@ -249,7 +249,7 @@ def test_a_schema_2_file_with_named_snapshots_reads_verifies_and_upgrades(
         tmp_path: Path) -> None:
     """Schema 2 wrote snapshots as objects keyed by field name: such a file reads the
     same revisions and hashes, passes fsck and takes commits, forks and compaction after
-    its first writable open marks it version 3."""
+    its first writable open marks it version 4."""
     db = tmp_path / "v2.db"
     revisions = [make_revision("s", 0, rich_state("s"))]
     for rev in range(1, 20):
@@ -276,7 +276,7 @@ def test_a_schema_2_file_with_named_snapshots_reads_verifies_and_upgrades(
         store.compact()
         store.clear_cache()
         assert list(store.history("s")) == revisions and fsck(store).ok
-    assert _sql(db, "SELECT value FROM st_meta WHERE key = 'schema'") == [("3",)]
+    assert _sql(db, "SELECT value FROM st_meta WHERE key = 'schema'") == [("4",)]
     # compact rewrote the named snapshots as arrays
     assert {unpack_row(bytes(b))[:1] for (b,) in
             _sql(db, "SELECT body FROM st_revisions WHERE kind = 0")} == {b"["}

@@ -340,7 +340,7 @@ def test_a_version_1_file_is_read_as_it_is_and_upgraded_on_a_writable_open(db: s
         assert store.head("s").rev == 4 and store.head("f").rev == 1
         assert fsck(store).ok
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone() == ("3",)
+        assert conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone() == ("4",)
         assert conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'").fetchall() == []
         assert [r[1] for r in conn.execute("PRAGMA table_info(st_sessions)")] == ["id", "sid"]
 
@@ -349,8 +349,8 @@ def test_a_file_of_an_unknown_schema_version_is_refused(db: str) -> None:
     with SQLiteStore(db) as store:
         _grow(store, "s", 1)
     with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE st_meta SET value = '4' WHERE key = 'schema'")
-    with pytest.raises(StoreError, match="schema version 4, expected 3"):
+        conn.execute("UPDATE st_meta SET value = '5' WHERE key = 'schema'")
+    with pytest.raises(StoreError, match="schema version 5, expected 4"):
         SQLiteStore(db)
 
 
