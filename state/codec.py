@@ -87,6 +87,8 @@ OP_SET, OP_APPEND, OP_UPDATE = 0, 1, 2
 _NESTED_MIN = 1024
 _REF_STR, _REF_JSON, _ESC = "\x00B", "\x00J", "\x00E"
 _NUL_JSON = b"\\u0000"
+# The scalar types a flat container may hold for _plain_blob.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 # Raw-bytes form of a reference inside stored JSON; used to find references without
 # parsing (over-matching is harmless: it can only keep a blob alive).
 _REF_RE = re.compile(rb"\\u0000([BJ])([0-9a-f]{64})")
@@ -164,6 +166,27 @@ def externalize_field(name: str, sink: Sink) -> tuple[Callable[[Any], Any], Call
     return item, whole
 
 
+def _plain_blob(value: dict[str, Any] | list[Any], least: int) -> bytes | None:
+    """The JSON of ``value`` when it is flat (scalars only), its encoded form is that JSON
+    and it is a blob (at least ``least`` bytes), else ``None`` (the caller walks it)."""
+    if len(value) < 8:  # a few items: walking them is as cheap as looking at them
+        return None
+    items = value.values() if type(value) is dict else value
+    kinds = set(map(type, items))
+    if not kinds <= _SCALARS:
+        return None
+    # Only a string of 64 characters or more (a character is at most 4 UTF-8 bytes) can
+    # become a blob, and only a NUL-led one an escape (seen as \u0000 in the JSON).
+    if str in kinds:
+        strings = items if len(kinds) == 1 else [v for v in items if type(v) is str]
+        if max(map(len, strings)) >= 64:
+            return None
+    raw = orjson.dumps(value)
+    if len(raw) < least or _NUL_JSON in raw:
+        return None
+    return raw
+
+
 def _shared(value: Any, sink: Sink, least: int = BLOB_MIN) -> Any:
     # Every list or dict whose encoded JSON is large becomes a blob, so the same
     # evidence list, tool result or search hits are stored once wherever they appear
@@ -171,6 +194,12 @@ def _shared(value: Any, sink: Sink, least: int = BLOB_MIN) -> Any:
     # containers must be larger: many small blobs would cost more in references than
     # their sharing saves.
     kind = type(value)
+    if kind is dict or kind is list:
+        # A growing log, a list of short strings: serialised at once instead of three
+        # Python calls an item (the walk below gives the same bytes).
+        raw = _plain_blob(value, least)
+        if raw is not None:
+            return _blob_ref(_REF_JSON, raw, sink)
     if kind is dict:
         enc: Any = {k: _shared(v, sink, _NESTED_MIN) for k, v in value.items()}
     elif kind is list:

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from claimfsm.state import codec
@@ -222,3 +222,53 @@ def test_rows_decode_to_the_committed_revisions(updates: list[tuple[dict[str, An
         assert orjson.dumps(got.model_dump(mode="json")) == orjson.dumps(
             revision.model_dump(mode="json"))
         assert got == revision
+
+
+# Logs and lists of short strings large enough to be blobs, with strings either side of
+# the 64 characters from which one can become a blob, escapes, NULs and nested containers
+# either side of the 1,024 bytes from which one is shared on its own.
+edge_text = st.one_of(
+    st.text(max_size=70), st.sampled_from(["a" * 63, "a" * 64, "é" * 63, "é" * 64, '"' * 40,
+                                           "\\" * 40, "\n" * 63, "\x00x", "ü" * 130]),
+)
+long_values = st.recursive(
+    st.one_of(st.none(), st.integers(-(2**53), 2**53), edge_text),
+    lambda inner: st.one_of(st.lists(inner, max_size=60),
+                            st.dictionaries(st.text(max_size=8), inner, max_size=30)),
+    max_leaves=200,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(long_values)
+@example([[f"entry {i:03d}" for i in range(120)], "tail"])  # a nested list shared alone
+@example({"log": [f"entry {i:03d}" for i in range(120)], "n": 1})
+@example([f"entry {i:03d}" for i in range(120)] + ["a" * 64])
+@example([f"entry {i:03d}" for i in range(40)] + ["ü" * 130, 7, None])  # a blob string
+@example({f"k{i}": "\U0001F600" * 64 if i == 5 else i for i in range(60)})  # 64 characters
+@example([f"entry {i:03d}" for i in range(40)] + ["\x00nul"])  # an escape
+def test_a_plain_blob_is_the_walks_blob(value: Any) -> None:
+    """The shortcut that serialises a plain container at once gives the very encoding,
+    blobs and references of the item-by-item walk."""
+    fast: codec.Sink = {}
+    slow: codec.Sink = {}
+    got = codec.externalize_field("memory", fast)[1]({"v": value, "w": [value, "z"]})
+    shortcut = codec._plain_blob
+    codec._plain_blob = lambda value, least: None  # type: ignore[assignment]
+    try:
+        want = codec.externalize_field("memory", slow)[1]({"v": value, "w": [value, "z"]})
+    finally:
+        codec._plain_blob = shortcut
+    assert orjson.dumps(got) == orjson.dumps(want)
+    assert fast == slow
+
+
+def test_a_log_of_short_strings_is_one_blob_without_a_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    log = [f"step {i}: ok" for i in range(200)]
+    calls: list[Any] = []
+    real = codec.externalize
+    monkeypatch.setattr(codec, "externalize", lambda v, s: calls.append(v) or real(v, s))
+    sink: codec.Sink = {}
+    ref = codec.externalize_field("memory", sink)[0](log)
+    assert ref == "\x00J" + hashlib.sha256(orjson.dumps(log)).hexdigest()
+    assert calls == []  # serialised at once, not string by string
