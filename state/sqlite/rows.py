@@ -29,6 +29,7 @@ __all__ = [
     "Encoded",
     "Entry",
     "Row",
+    "bind_ts",
     "bound",
     "builder",
     "encode_revision",
@@ -299,10 +300,14 @@ def bound(row: Row) -> tuple[Any, ...]:
     BLOB, and read back as ``bytes``.
     """
     body = codec.pack_row(row[6], snapshot=row[2] == SNAPSHOT)
-    ts = pack_ts(row[5])
-    stamp = bytearray(ts) if isinstance(ts, bytes) else ts  # a packed one binds as the blobs
-    return (*row[1:5], stamp, bytearray(body), bytearray(codec.pack_row(row[7])),
-            bytearray(row[8]))
+    return (*row[1:5], bind_ts(pack_ts(row[5])), bytearray(body),
+            bytearray(codec.pack_row(row[7])), bytearray(row[8]))
+
+
+def bind_ts(ts: str | bytes) -> str | bytearray:
+    """A stored ``ts`` (text, or packed bytes) as SQLite binds it fastest: a packed one
+    as a ``bytearray``, as the blobs (:func:`bound`)."""
+    return bytearray(ts) if isinstance(ts, bytes) else ts
 
 
 def inflate(rows: list[Row]) -> list[Row]:

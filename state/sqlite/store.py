@@ -30,7 +30,7 @@ from claimfsm.state.sqlite.maintenance import (
     verify_rows,
 )
 from claimfsm.state.sqlite.read import page_rows
-from claimfsm.state.sqlite.rows import SNAPSHOT, bound, encode_revision, inflate
+from claimfsm.state.sqlite.rows import SNAPSHOT, bind_ts, bound, encode_revision, inflate
 from claimfsm.state.sqlite.timers import timer_params
 from claimfsm.state.store import ChainCheck, CompactReport, StateStore
 
@@ -289,7 +289,9 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
             raise ChainBroken(str(exc), sid=sid) from exc
         # Deltas and ``extra`` are copied as stored (packed or not: hashes are over the
         # canonical bytes); only snapshots, which carry the sid, are packed anew.
-        params = [(r[0], *r[1:6], bytearray(codec.pack_row(r[6], snapshot=True))
+        # So is ``ts`` (packed or text, :mod:`claimfsm.state.sqlite.stamp`).
+        params = [(r[0], *r[1:5], bind_ts(raw[5]),
+                   bytearray(codec.pack_row(r[6], snapshot=True))
                    if r[2] == SNAPSHOT else bytearray(raw[6]), bytearray(raw[7]),
                    bytearray(r[8])) for r, raw in zip(copies.rows, stored, strict=True)]
         copied = copies.last

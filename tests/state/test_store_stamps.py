@@ -107,6 +107,9 @@ def test_every_reader_returns_the_stamps_committed(tmp_path: Path) -> None:
         assert fsck(store).ok
         store.fork("p", 6, "f")
         assert store.get("f", 6).ts == packed[6].ts and fsck(store).ok
+    # a fork copies the stamps as stored: packed stays packed
+    assert _sql(db, "SELECT typeof(ts), count(*) FROM st_revisions WHERE k >> 32 = 3"
+                " GROUP BY 1") == [("blob", 7)]
 
 
 def test_a_version_3_file_reads_as_it_is_and_is_upgraded_by_a_writable_open(
