@@ -24,6 +24,8 @@ def fast(code):
     real_exit(code)
 os._exit = fast
 atexit.register(lambda: print("ATEXIT", file=sys.stderr, flush=True))
+if os.environ.get("PROBE_UNFLUSHED"):  # written by a handler, left in stdout's buffer
+    atexit.register(lambda: sys.stdout.write("UNFLUSHED\\n"))
 if os.environ.get("PROBE_THREAD"):
     def late():  # alive until the interpreter ends as usual: it waits for this thread
         threading.main_thread().join()
@@ -44,8 +46,10 @@ else:
 def _run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     import os
 
+    # Buffered output, as a console script's usually is: what the fast exit must flush.
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     return subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True,
-                          text=True, timeout=120, check=False, env={**os.environ, **env})
+                          text=True, timeout=120, check=False, env={**base, **env})
 
 
 @pytest.fixture()
@@ -96,3 +100,10 @@ def test_other_commands_and_callers_keep_the_teardown(demo: tuple[str, str]) -> 
     assert helped.returncode == 0 and _marks(helped) == ["ATEXIT"]
     called = _run("show", sid, "--db", db, PROBE_ARGS="1")
     assert called.returncode == 0 and _marks(called) == ["AFTER 0", "ATEXIT"]
+
+
+def test_output_left_in_a_buffer_is_flushed_before_the_exit(demo: tuple[str, str]) -> None:
+    db, sid = demo
+    proc = _run("show", sid, "--db", db, PROBE_UNFLUSHED="1")
+    assert proc.returncode == 0 and _marks(proc) == ["ATEXIT", "FAST 0"]
+    assert proc.stdout.endswith("UNFLUSHED\n")
