@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -84,8 +85,13 @@ def test_steps_write_no_catalog_rows_listing_fills_claims(tmp_path: Path) -> Non
             store.create(make_revision(f"s{i}", 0, state))
             store.commit(make_revision(f"s{i}", 1, state.model_copy(update={"rounds": 1})),
                          expected_rev=0)
-    rows = lambda: sqlite3.connect(db).execute(  # noqa: E731
-        "SELECT id, claim, verdict FROM st_catalog ORDER BY id").fetchall()
+    def rows() -> list[Any]:
+        # Closed here, not left to the collector: Python's sqlite3 connection sits in a
+        # reference cycle (its statement cache), and closing late, as the last
+        # connection, it would delete the WAL under a store opened after it.
+        with closing(sqlite3.connect(db)) as conn:
+            return conn.execute("SELECT id, claim, verdict FROM st_catalog ORDER BY id").fetchall()
+
     assert rows() == []  # creating and stepping sessions adds nothing to the file
     with SQLiteStore(db, readonly=True) as view:
         assert [s.claim for s in view.summaries(SummaryQuery(q="CLAIM 2")).items] == ["claim 2"]
