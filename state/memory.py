@@ -1,7 +1,9 @@
 """The in-memory store: plain dicts behind one lock, for tests and in-memory benchmarks.
 
-Revisions are frozen values, so the store keeps (and hands back) the very objects it was
-given; treat them as immutable, nested lists and dicts included.
+Revisions are frozen values. The store hands back a session's head as the very object it
+was given; the revisions before it are kept packed (:mod:`claimfsm.state.retained`, out
+of the cyclic collector's reach) and built again, equal and of the same types, when read.
+Treat what it returns as immutable, nested lists and dicts included.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
 from claimfsm.state.lineage import check_limit, fork_mark
 from claimfsm.state.model import Revision
+from claimfsm.state.retained import Chain
 from claimfsm.state.store import StateStore
 
 if TYPE_CHECKING:
@@ -27,7 +30,7 @@ class MemoryStore(StateStore):
     """Thread-safe, process-local; nothing survives the process."""
 
     def __init__(self) -> None:
-        self._chains: dict[str, list[Revision]] = {}
+        self._chains: dict[str, Chain] = {}
         self._deleted: dict[str, Tombstone] = {}
         self._keys: dict[str, ApiKey] = {}
         # parent sid -> its forks (sid, parent rev, when), in the order they were made.
@@ -37,7 +40,7 @@ class MemoryStore(StateStore):
     def __enter__(self) -> MemoryStore:
         return self
 
-    def _chain(self, sid: str) -> list[Revision]:
+    def _chain(self, sid: str) -> Chain:
         chain = self._chains.get(sid)
         if chain is None:
             raise UnknownSession(f"no session {sid!r}", sid=sid)
@@ -52,7 +55,7 @@ class MemoryStore(StateStore):
         with self._lock:
             if first.sid in self._chains or first.sid in self._deleted:
                 raise RevConflict(f"session {first.sid!r} already exists", sid=first.sid)
-            self._chains[first.sid] = [first]
+            self._chains[first.sid] = Chain(first)
         return first
 
     def commit(self, revision: Revision, *, expected_rev: int) -> Revision:
@@ -84,7 +87,7 @@ class MemoryStore(StateStore):
     def head(self, sid: str) -> Revision:
         """The newest revision."""
         with self._lock:
-            return self._chain(sid)[-1]
+            return self._chain(sid).head
 
     def get(self, sid: str, rev: int) -> Revision:
         """One revision."""
@@ -92,12 +95,12 @@ class MemoryStore(StateStore):
             chain = self._chain(sid)
             if not 0 <= rev < len(chain):
                 raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
-            return chain[rev]
+            return chain.get(rev)
 
     def history(self, sid: str) -> Sequence[Revision]:
-        """Every revision, oldest first (a copy of the list: later commits do not show)."""
+        """Every revision, oldest first (a list of its own: later commits do not show)."""
         with self._lock:
-            return list(self._chain(sid))
+            return self._chain(sid).revisions()
 
     def history_page(self, sid: str, start: int = 0, limit: int = 100) -> HistoryPage:
         """Revisions ``start .. start + limit - 1``: a slice, not a copy of the chain."""
@@ -106,7 +109,8 @@ class MemoryStore(StateStore):
         check_page(start, limit)
         with self._lock:
             chain = self._chain(sid)
-            return HistoryPage.of(chain[start: start + limit], start, limit, len(chain) - 1)
+            return HistoryPage.of(chain.revisions(start, start + limit), start, limit,
+                                  len(chain) - 1)
 
     def sessions(self) -> Sequence[str]:
         """Session ids in creation order (dicts keep insertion order)."""
@@ -123,15 +127,11 @@ class MemoryStore(StateStore):
                 raise UnknownRevision(f"session {sid!r} has no revision {at}", sid=sid, rev=at)
             if new_sid in self._chains or new_sid in self._deleted:
                 raise RevConflict(f"session {new_sid!r} already exists", sid=new_sid)
-            copies = [
-                r.model_copy(update={"sid": new_sid,
-                                     "state": r.state.model_copy(update={"sid": new_sid})})
-                for r in chain[: at + 1]
-            ]
+            copies = chain.forked(at, new_sid)
             if then is None:
                 self._chains[new_sid] = copies
-                return copies[-1]
-        own = then(copies[-1])  # built outside the lock: it is the caller's code
+                return copies.head
+        own = then(copies.head)  # built outside the lock: it is the caller's code
         bad = self._bad_move(own, at, sid=new_sid)
         if bad is not None:
             raise bad
@@ -139,7 +139,8 @@ class MemoryStore(StateStore):
         with self._lock:
             if new_sid in self._chains or new_sid in self._deleted:
                 raise RevConflict(f"session {new_sid!r} already exists", sid=new_sid)
-            self._chains[new_sid] = [*copies, own]
+            copies.append(own)
+            self._chains[new_sid] = copies
             if mark is not None:
                 self._forks.setdefault(mark[0], []).append((new_sid, mark[1], mark[2]))
         return own
@@ -158,7 +159,7 @@ class MemoryStore(StateStore):
                 if chain is None:
                     skipped[sid] = "gone"
                     continue
-                last = chain[-1]
+                last = chain.head
                 if expected is not None and last.rev != expected:
                     skipped[sid] = "moved"
                     continue
