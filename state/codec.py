@@ -158,33 +158,35 @@ def externalize_field(name: str, sink: Sink) -> tuple[Callable[[Any], Any], Call
     def whole(value: Any) -> Any:
         kind = type(value)
         if kind is dict:
+            if _flat(value):  # each value is its own encoding: no call an item
+                return dict(value)
             return {k: item(v) for k, v in value.items()}
         if kind is list:
+            if _flat(value):
+                return list(value)
             return [item(v) for v in value]
         return externalize(value, sink)
 
     return item, whole
 
 
-def _plain_blob(value: dict[str, Any] | list[Any], least: int) -> bytes | None:
-    """The JSON of ``value`` when it is flat (scalars only), its encoded form is that JSON
-    and it is a blob (at least ``least`` bytes), else ``None`` (the caller walks it)."""
-    if len(value) < 8:  # a few items: walking them is as cheap as looking at them
-        return None
+def _flat(value: dict[str, Any] | list[Any]) -> bool:
+    """Whether every item of ``value`` is its own encoded form, so that encoding it is a
+    copy: 8 or more items (fewer are as cheap to walk as to look at), all scalars, no
+    string of 64 characters or more (a character is at most 4 UTF-8 bytes, so none can
+    become a blob) and none holding a NUL (only a NUL-led one is escaped; any NUL sends
+    the value to the walk, which is always right)."""
+    if len(value) < 8:
+        return False
     items = value.values() if type(value) is dict else value
     kinds = set(map(type, items))
     if not kinds <= _SCALARS:
-        return None
-    # Only a string of 64 characters or more (a character is at most 4 UTF-8 bytes) can
-    # become a blob, and only a NUL-led one an escape (seen as \u0000 in the JSON).
+        return False
     if str in kinds:
         strings = items if len(kinds) == 1 else [v for v in items if type(v) is str]
-        if max(map(len, strings)) >= 64:
-            return None
-    raw = orjson.dumps(value)
-    if len(raw) < least or _NUL_JSON in raw:
-        return None
-    return raw
+        if max(map(len, strings)) >= 64 or "\x00" in "".join(strings):
+            return False
+    return True
 
 
 def _shared(value: Any, sink: Sink, least: int = BLOB_MIN) -> Any:
@@ -194,12 +196,13 @@ def _shared(value: Any, sink: Sink, least: int = BLOB_MIN) -> Any:
     # containers must be larger: many small blobs would cost more in references than
     # their sharing saves.
     kind = type(value)
-    if kind is dict or kind is list:
+    if (kind is dict or kind is list) and _flat(value):
         # A growing log, a list of short strings: serialised at once instead of three
         # Python calls an item (the walk below gives the same bytes).
-        raw = _plain_blob(value, least)
-        if raw is not None:
+        raw = orjson.dumps(value)
+        if len(raw) >= least:
             return _blob_ref(_REF_JSON, raw, sink)
+        return dict(value) if kind is dict else list(value)
     if kind is dict:
         enc: Any = {k: _shared(v, sink, _NESTED_MIN) for k, v in value.items()}
     elif kind is list:

@@ -248,18 +248,26 @@ long_values = st.recursive(
 @example({f"k{i}": "\U0001F600" * 64 if i == 5 else i for i in range(60)})  # 64 characters
 @example([f"entry {i:03d}" for i in range(40)] + ["\x00nul"])  # an escape
 def test_a_plain_blob_is_the_walks_blob(value: Any) -> None:
-    """The shortcut that serialises a plain container at once gives the very encoding,
-    blobs and references of the item-by-item walk."""
+    """The shortcut that serialises (or copies) a flat container at once gives the very
+    encoding, blobs and references of the item-by-item walk: in a state field, as an
+    item, and in an envelope's data."""
     fast: codec.Sink = {}
     slow: codec.Sink = {}
-    got = codec.externalize_field("memory", fast)[1]({"v": value, "w": [value, "z"]})
-    shortcut = codec._plain_blob
-    codec._plain_blob = lambda value, least: None  # type: ignore[assignment]
+
+    def encode(sink: codec.Sink) -> bytes:
+        item, whole = codec.externalize_field("memory", sink)
+        envelope = {"s": "ok", "d": {"v": value, "w": [value, "z"]}, "e": None}
+        return orjson.dumps([whole({"v": value, "w": [value, "z"]}), whole(value),
+                             item(value), codec.externalize_extra(envelope, [value], sink)])
+
+    got = encode(fast)
+    shortcut = codec._flat
+    codec._flat = lambda value: False  # type: ignore[assignment]
     try:
-        want = codec.externalize_field("memory", slow)[1]({"v": value, "w": [value, "z"]})
+        want = encode(slow)
     finally:
-        codec._plain_blob = shortcut
-    assert orjson.dumps(got) == orjson.dumps(want)
+        codec._flat = shortcut
+    assert got == want
     assert fast == slow
 
 
