@@ -111,7 +111,10 @@ class Chain:
         """Revisions ``start .. stop - 1`` (to the head by default), oldest first."""
         packed = len(self._records)
         end = len(self) if stop is None else min(stop, len(self))
-        built = [self._build(rev) for rev in range(start, min(end, packed))]
+        # One load of each payload for the whole range: unchanged fields come out shared
+        # between neighbours, as they were committed.
+        loaded: dict[int, tuple[Any, ...]] = {}
+        built = [self._build(rev, loaded) for rev in range(start, min(end, packed))]
         return built + self._live[max(start - packed, 0): max(end - packed, 0)]
 
     def _values(self, rev: int) -> tuple[Any, ...]:
@@ -119,10 +122,13 @@ class Chain:
         values: tuple[Any, ...] = marshal.loads(payload) if type(payload) is bytes else payload
         return values
 
-    def _build(self, rev: int) -> Revision:
+    def _build(self, rev: int, loaded: dict[int, tuple[Any, ...]] | None = None) -> Revision:
         fsm, skill, ts, _, idx = self._records[rev]
-        own = self._values(rev)
-        loaded = {rev: own}
+        if loaded is None:
+            loaded = {}
+        own = loaded.get(rev)
+        if own is None:
+            own = loaded[rev] = self._values(rev)
         values: list[Any] = []
         for place in idx:
             at = place >> _SHIFT
