@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
 from claimfsm.state.lineage import check_limit, fork_mark
 from claimfsm.state.model import Revision
-from claimfsm.state.retained import Chain
+from claimfsm.state.retained import LIVE, Chain
 from claimfsm.state.store import StateStore
 
 if TYPE_CHECKING:
@@ -64,13 +64,15 @@ class MemoryStore(StateStore):
         bad = self._bad_move(revision, expected_rev)
         with self._lock:
             chain = self._chain(sid)
-            head = len(chain) - 1
+            head = chain[-1].rev
             if head != expected_rev:
                 raise RevConflict(f"head is {head}, not {expected_rev}", sid=sid, head=head,
                                   expected=expected_rev)
             if bad is not None:
                 raise bad
             chain.append(revision)
+            if len(chain) > LIVE:
+                chain.pack_oldest()
             mark = fork_mark(revision) if revision.events else None
             if mark is not None:
                 self._forks.setdefault(mark[0], []).append((sid, mark[1], mark[2]))
@@ -87,13 +89,13 @@ class MemoryStore(StateStore):
     def head(self, sid: str) -> Revision:
         """The newest revision."""
         with self._lock:
-            return self._chain(sid).head
+            return self._chain(sid)[-1]
 
     def get(self, sid: str, rev: int) -> Revision:
         """One revision."""
         with self._lock:
             chain = self._chain(sid)
-            if not 0 <= rev < len(chain):
+            if not 0 <= rev <= chain[-1].rev:
                 raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
             return chain.get(rev)
 
@@ -110,7 +112,7 @@ class MemoryStore(StateStore):
         with self._lock:
             chain = self._chain(sid)
             return HistoryPage.of(chain.revisions(start, start + limit), start, limit,
-                                  len(chain) - 1)
+                                  chain[-1].rev)
 
     def sessions(self) -> Sequence[str]:
         """Session ids in creation order (dicts keep insertion order)."""
@@ -123,15 +125,15 @@ class MemoryStore(StateStore):
         its revision ``at + 1`` lands with them (:meth:`StateStore.fork`)."""
         with self._lock:
             chain = self._chain(sid)
-            if not 0 <= at < len(chain):
+            if not 0 <= at <= chain[-1].rev:
                 raise UnknownRevision(f"session {sid!r} has no revision {at}", sid=sid, rev=at)
             if new_sid in self._chains or new_sid in self._deleted:
                 raise RevConflict(f"session {new_sid!r} already exists", sid=new_sid)
             copies = chain.forked(at, new_sid)
             if then is None:
                 self._chains[new_sid] = copies
-                return copies.head
-        own = then(copies.head)  # built outside the lock: it is the caller's code
+                return copies[-1]
+        own = then(copies[-1])  # built outside the lock: it is the caller's code
         bad = self._bad_move(own, at, sid=new_sid)
         if bad is not None:
             raise bad
@@ -140,6 +142,8 @@ class MemoryStore(StateStore):
             if new_sid in self._chains or new_sid in self._deleted:
                 raise RevConflict(f"session {new_sid!r} already exists", sid=new_sid)
             copies.append(own)
+            if len(copies) > LIVE:
+                copies.pack_oldest()
             self._chains[new_sid] = copies
             if mark is not None:
                 self._forks.setdefault(mark[0], []).append((new_sid, mark[1], mark[2]))
@@ -159,7 +163,7 @@ class MemoryStore(StateStore):
                 if chain is None:
                     skipped[sid] = "gone"
                     continue
-                last = chain.head
+                last = chain[-1]
                 if expected is not None and last.rev != expected:
                     skipped[sid] = "moved"
                     continue

@@ -51,36 +51,33 @@ def _payload(values: tuple[Any, ...]) -> Any:
         return values
 
 
-class Chain:
-    """Revisions ``0..head`` of one session; not thread-safe (the store locks)."""
+class Chain(list[Revision]):
+    """Revisions ``0..head`` of one session: the items are the newest ones, as given
+    (``chain[-1]`` is the head), the packed ones come before them. Not thread-safe (the
+    store locks). A list, so that a short session costs what a list of its revisions
+    did: the store appends with ``list.append`` and calls :meth:`pack_oldest` once more
+    than :data:`LIVE` are kept."""
 
-    __slots__ = ("_idx", "_last", "_live", "_records", "_sid")
+    __slots__ = ("_idx", "_last", "_records", "_sid")
 
     def __init__(self, first: Revision) -> None:
+        super().__init__((first,))
         self._sid = first.sid
         self._records: list[tuple[Any, ...]] = []
-        self._live: list[Revision] = [first]
         # The newest packed revision's state values and their places: a field the next
         # one shares by identity (``model_copy``) is not packed again.
         self._last: dict[str, Any] | None = None
         self._idx: tuple[int, ...] = ()
 
-    def __len__(self) -> int:
-        return len(self._records) + len(self._live)
+    def total(self) -> int:
+        """How many revisions the session has, packed and as given."""
+        return len(self._records) + len(self)
 
-    @property
-    def head(self) -> Revision:
-        """The newest revision, as given."""
-        return self._live[-1]
+    def pack_oldest(self) -> None:
+        """Pack the oldest revision kept as given."""
+        self._pack(self.pop(0))
 
-    def append(self, revision: Revision) -> None:
-        """Make ``revision`` the head (the caller has checked it follows it)."""
-        live = self._live
-        live.append(revision)
-        if len(live) > LIVE:
-            self._pack_oldest(live.pop(0))
-
-    def _pack_oldest(self, revision: Revision) -> None:
+    def _pack(self, revision: Revision) -> None:
         values = revision.state.__dict__
         last = self._last
         base = len(self._records) << _SHIFT
@@ -104,18 +101,19 @@ class Chain:
         newest, else built again from what was packed."""
         packed = len(self._records)
         if rev >= packed:
-            return self._live[rev - packed]
+            return self[rev - packed]
         return self._build(rev)
 
     def revisions(self, start: int = 0, stop: int | None = None) -> list[Revision]:
         """Revisions ``start .. stop - 1`` (to the head by default), oldest first."""
         packed = len(self._records)
-        end = len(self) if stop is None else min(stop, len(self))
+        total = packed + len(self)
+        end = total if stop is None else min(stop, total)
         # One load of each payload for the whole range: unchanged fields come out shared
         # between neighbours, as they were committed.
         loaded: dict[int, tuple[Any, ...]] = {}
         built = [self._build(rev, loaded) for rev in range(start, min(end, packed))]
-        return built + self._live[max(start - packed, 0): max(end - packed, 0)]
+        return built + self[max(start - packed, 0): max(end - packed, 0)]
 
     def _values(self, rev: int) -> tuple[Any, ...]:
         payload = self._records[rev][3]
@@ -146,27 +144,21 @@ class Chain:
     def forked(self, at: int, new_sid: str) -> Chain:
         """A new chain of revisions ``0..at`` re-stamped with ``new_sid`` (the packed
         records are shared: nothing changes them)."""
-        copy = Chain.__new__(Chain)
-        copy._sid = new_sid
         packed = len(self._records)
         if at < packed:
             # The fork's head was packed: it is built (with the new sid), kept as given.
+            head = self._build(at)
+            state = head.state.model_copy(update={"sid": new_sid})
+            copy = Chain(head.model_copy(update={"sid": new_sid, "state": state}))
             copy._records = self._records[:at]
-            copy._live = [copy._build_from(self, at)]
-            copy._last, copy._idx = None, ()
             return copy
+        given = [r.model_copy(update={"sid": new_sid,
+                                      "state": r.state.model_copy(update={"sid": new_sid})})
+                 for r in self[: at + 1 - packed]]
+        copy = Chain(given[0])
+        copy[:] = given
         copy._records = self._records[:]
-        copy._live = [
-            r.model_copy(update={"sid": new_sid,
-                                 "state": r.state.model_copy(update={"sid": new_sid})})
-            for r in self._live[: at + 1 - packed]
-        ]
         # The copies share the source's field objects, so its newest packed values still
         # tell which fields the next packed revision shares.
         copy._last, copy._idx = self._last, self._idx
         return copy
-
-    def _build_from(self, source: Chain, rev: int) -> Revision:
-        built = source._build(rev)
-        state = built.state.model_copy(update={"sid": self._sid})
-        return built.model_copy(update={"sid": self._sid, "state": state})
