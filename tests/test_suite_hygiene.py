@@ -93,10 +93,8 @@ def test_no_test_leaves_a_sqlite_connection_to_the_collector() -> None:
     found: list[str] = []
     for path, tree in _modules():
         for node in ast.walk(tree):
-            chained = (isinstance(node, ast.Attribute) and _is_connect(node.value))
-            bare_with = (isinstance(node, ast.withitem) and _is_connect(node.context_expr))
-            if chained:
+            if isinstance(node, ast.Attribute) and _is_connect(node.value):
                 found.append(f"{path.relative_to(TESTS)}:{node.lineno}")
-            elif bare_with:
+            elif isinstance(node, ast.withitem) and _is_connect(node.context_expr):
                 found.append(f"{path.relative_to(TESTS)}:{node.context_expr.lineno}")
     assert found == []
