@@ -375,10 +375,12 @@ class SQLiteCore:
         with self._lock:
             if not self._closed:
                 self._closed = True
-                if self._unsynced:
-                    sync_wal(self.path)
-                if self._conn is not None:
-                    self._conn.close()
+                try:
+                    if self._unsynced:
+                        sync_wal(self.path)
+                finally:
+                    if self._conn is not None:
+                        self._conn.close()
                 if self._link is not None:
                     self._link.close()
                 if isinstance(self._queue, WriterQueue):

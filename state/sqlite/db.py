@@ -201,11 +201,18 @@ def sync_wal(path: str) -> None:
     is then durable. A WAL that is gone was checkpointed into the database file, which
     the checkpoint synced."""
     try:
-        fd = os.open(f"{path}-wal", os.O_RDONLY | os.O_CLOEXEC)
+        # Writable: Windows syncs only a descriptor open for writing (nothing is written).
+        fd = os.open(f"{path}-wal", os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         return
+    except OSError as exc:
+        raise StoreError(f"--db: cannot sync the WAL of {path}: {exc}", field="db",
+                         code=ErrorCode.STORE_IO) from exc
     try:
         getattr(os, "fdatasync", os.fsync)(fd)  # macOS has no fdatasync
+    except OSError as exc:
+        raise StoreError(f"--db: cannot sync the WAL of {path}: {exc}", field="db",
+                         code=ErrorCode.STORE_IO) from exc
     finally:
         os.close(fd)
 

@@ -7,18 +7,21 @@ that failed."""
 
 from __future__ import annotations
 
+import errno
 import os
 import random
 import shutil
 import signal
+import sqlite3
 from pathlib import Path
 from typing import Literal
 
 import pytest
 
+from claimfsm._base.errors import ErrorCode
 from claimfsm.state.contract import make_revision, make_state
 from claimfsm.state.contract_forks import forked_revision
-from claimfsm.state.errors import RevConflict
+from claimfsm.state.errors import RevConflict, StoreError
 from claimfsm.state.fsck import fsck
 from claimfsm.state.model import Revision
 from claimfsm.state.sqlite import SQLiteStore
@@ -166,3 +169,23 @@ def test_sigkill_while_forking_leaves_every_reported_fork_whole(tmp_path: Path) 
             listed = {f["sid"] for f in store.forks("src", limit=1000)}
             assert listed == names
     assert len(reported) > 6
+
+
+def test_a_failed_sync_at_close_is_store_io_and_still_closes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = SQLiteStore(tmp_path / "s.db", durability="full")
+    _source(store)
+    store.fork("src", 2, "f1", then=_own)
+    conn = store._conn
+    assert conn is not None
+
+    def broken(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fdatasync", broken)
+    with pytest.raises(StoreError) as caught:
+        store.close()
+    assert caught.value.code == ErrorCode.STORE_IO and caught.value.field == "db"
+    with pytest.raises(sqlite3.ProgrammingError):  # the connection was closed anyway
+        conn.execute("SELECT 1")
+    store.close()  # idempotent: nothing more to sync or close
