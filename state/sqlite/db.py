@@ -173,7 +173,7 @@ def transaction(
     does not fsync the WAL; it becomes durable with the connection's next commit, whose
     fsync of the WAL covers every frame before its own, or the next checkpoint. WAL
     recovery keeps a transaction whole or drops it, so a power cut before then loses
-    all of it, never part (docs/storage.md, "Durability").
+    all of it, never part (docs/storage.md, "Durability modes").
     """
 
     def attempt() -> T:
