@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from claimfsm._base.record import FACTORY, Record
 from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding, make_bindings
 from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.driver import Driver, ToolSession, ToolsFactory
@@ -214,8 +215,8 @@ class ProfiledTools:
         return self.inner(state, clock)
 
 
-@dataclass
-class Engine:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class Engine(Record):
     """A store, an evidence index and the driver that joins them; ``profile`` is what
     new sessions verify with unless their config says otherwise."""
 
@@ -226,6 +227,16 @@ class Engine:
     warnings: tuple[str, ...] = ()
     #: Answers of calls a step ran at once, kept until it commits (claimfsm.state.answers).
     answers: Answers | None = None
+
+    def __init__(self, store: StateStore, index: EvidenceIndex, driver: Driver,
+                 profile: Profile = FACTORY, warnings: tuple[str, ...] = (),
+                 answers: Answers | None = None) -> None:
+        self.store = store
+        self.index = index
+        self.driver = driver
+        self.profile = Profile.default() if profile is FACTORY else profile
+        self.warnings = warnings
+        self.answers = answers
 
     def start(self, claim: str, *, config: Mapping[str, Any] | None = None,
               before_create: Callable[[Revision], None] | None = None,

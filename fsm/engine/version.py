@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
+from claimfsm._base.record import FACTORY, Record
 from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.state.holds import VERSION_KEY
 from claimfsm.state.model import Revision, SessionState
@@ -65,14 +66,19 @@ class VersionMismatch(ClaimFsmError):
     code = ErrorCode.VERSION_MISMATCH
 
 
-@dataclass(frozen=True)
-class Versioning:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class Versioning(Record, frozen=True):
     """How a driver treats versions: its own ``version``, the ``migrations`` it knows
     (old version -> function) and what it does with another version (``on_version``)."""
 
     version: str
     migrations: Mapping[str, Migration] = field(default_factory=dict)
     on_version: OnVersion = "refuse"
+
+    def __init__(self, version: str, migrations: Mapping[str, Migration] = FACTORY,
+                 on_version: OnVersion = "refuse") -> None:
+        self._fill(version=version, migrations={} if migrations is FACTORY else migrations,
+                   on_version=on_version)
 
 
 def _skill_id(bindings: Mapping[str, Any], name: str) -> SkillId:
