@@ -306,7 +306,8 @@ class Engine(Record):
         try:
             if cfg.seed and index.count_documents() == 0:
                 seed_demo(index)
-            registry = ToolRegistry((*_tools_of(index, cfg), model_tool(), *registry))
+            builtin = (*_tools_of(index, cfg), model_tool())  # examples checked by tests
+            registry = ToolRegistry((*builtin, *registry), checked=builtin)
             for state, names in bind.items():
                 for name in names:
                     if name not in registry:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the read-only commands use this module without loading the 
 
 __all__ = [
     "CROSSINGS",
+    "DECLARED_SCHEMAS",
     "UNKNOWN",
     "Migration",
     "OnVersion",
@@ -41,6 +42,7 @@ __all__ = [
     "history_version",
     "machine_version",
     "revision_version",
+    "schema_digest",
     "session_version",
     "started_version",
 ]
@@ -58,6 +60,12 @@ Migration = Callable[[SessionState], SessionState]
 OnVersion = Literal["refuse", "continue", "pass"]
 
 SkillId = tuple[str, tuple[tuple[str, str], ...]]
+
+#: The input-schema digests of the built-in wait states' models, declared as the built-in
+#: skills declare their versions: computing one builds the model's validator (~11 M
+#: instructions of every ``claimfsm step``, which never validates a person's input).
+#: ``tests/engine/test_version.py`` checks each against :func:`schema_digest` computed.
+DECLARED_SCHEMAS: Mapping[str, str] = {"claimfsm.engine.review.ReviewInput": "b3fd0487462985b4"}
 
 
 class VersionMismatch(ClaimFsmError):
@@ -90,13 +98,21 @@ def _skill_id(bindings: Mapping[str, Any], name: str) -> SkillId:
     return str(sk.version), tuple(sk.digests)
 
 
+def schema_digest(model: type[Any], *, declared: bool = True) -> str:
+    """16 hex digits of ``model``'s JSON schema (canonical JSON); the built-in models'
+    from :data:`DECLARED_SCHEMAS` unless ``declared=False``."""
+    known = DECLARED_SCHEMAS.get(f"{model.__module__}.{model.__qualname__}") if declared else None
+    if known is not None:
+        return known
+    schema = model.model_json_schema()
+    return hashlib.sha256(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+
+
 def _wait_doc(wait: WaitSpec) -> dict[str, Any]:
     # The input's schema, not its class's identity: a person's input that the new code
     # would validate differently is a change of behaviour.
-    schema = wait.input_model.model_json_schema()
     return {"input": wait.input_model.__qualname__,
-            "schema": hashlib.sha256(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
-            .hexdigest()[:16],
+            "schema": schema_digest(wait.input_model),
             "moves": list(wait.moves), "timeout_s": wait.timeout_s,
             "on_timeout": wait.on_timeout}
 
