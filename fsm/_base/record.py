@@ -23,8 +23,10 @@ The fields are the dataclass's own (:func:`dataclasses.fields`, read once per cl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import FrozenInstanceError, fields
-from typing import Any, ClassVar
+from operator import attrgetter
+from typing import Any, cast
 
 __all__ = ["FACTORY", "Record"]
 
@@ -44,7 +46,6 @@ class Record:
     ``init=False, repr=False, eq=False`` (``frozen=True`` as a class keyword)."""
 
     __slots__ = ()
-    _record_names: ClassVar[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]
 
     def __init_subclass__(cls, *, frozen: bool = False, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -58,32 +59,49 @@ class Record:
         self.__dict__.update(values)
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _names(type(self))[0])
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _keys(type(self))[0])
         return f"{type(self).__qualname__}({shown})"
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
-            compared = _names(type(self))[1]
-            return tuple([getattr(self, n) for n in compared]) == tuple(
-                [getattr(other, n) for n in compared])
+            key = (_KEYS.get(type(self)) or _keys(type(self)))[1]
+            return bool(key(self) == key(other))
         return NotImplemented
 
 
-def _names(cls: type[Record]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """The fields ``repr`` shows, ``==`` compares and ``hash`` hashes, as the dataclass
-    declares them (``field(repr=False, compare=False, hash=...)``)."""
-    names = cls.__dict__.get("_record_names")
-    if names is None:
+_Key = Callable[[Any], tuple[Any, ...]]
+#: Per class (exactly: a subclass has its own fields): see :func:`_keys`.
+_KEYS: dict[type, tuple[tuple[str, ...], _Key, _Key]] = {}
+
+
+def _getter(names: tuple[str, ...]) -> _Key:
+    """The fields ``names`` of an object as a tuple (what the generated methods build)."""
+    if len(names) > 1:
+        return cast(_Key, attrgetter(*names))
+    if names:
+        one = attrgetter(names[0])
+        return lambda obj: (one(obj),)
+    return lambda obj: ()
+
+
+def _keys(cls: type[Record]) -> tuple[tuple[str, ...], _Key, _Key]:
+    """The fields ``repr`` shows, and the getters of those ``==`` compares and ``hash``
+    hashes, as the dataclass declares them (``field(repr=False, compare=False, hash=...)``),
+    worked out once per class."""
+    keys = _KEYS.get(cls)
+    if keys is None:
         declared = fields(cls)  # type: ignore[arg-type]
-        names = (tuple(f.name for f in declared if f.repr),
-                 tuple(f.name for f in declared if f.compare),
-                 tuple(f.name for f in declared if (f.compare if f.hash is None else f.hash)))
-        cls._record_names = names
-    return names
+        keys = (tuple(f.name for f in declared if f.repr),
+                _getter(tuple(f.name for f in declared if f.compare)),
+                _getter(tuple(f.name for f in declared
+                              if (f.compare if f.hash is None else f.hash))))
+        _KEYS[cls] = keys
+    return keys
 
 
 def _hash(self: Record) -> int:
-    return hash(tuple([getattr(self, n) for n in _names(type(self))[2]]))
+    keys = _KEYS.get(type(self)) or _keys(type(self))
+    return hash(keys[2](self))
 
 
 def _refuse_set(self: Record, name: str, value: Any) -> None:
