@@ -16,6 +16,7 @@ buckets as loaded.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -42,11 +43,14 @@ class LazySession:
         self._real: ToolSession | None = None
         self._policy = policy
         self._limits = limits
+        self._lock = threading.Lock()
 
     def executor(self) -> ToolSession:
-        """The step's executor (built now if it was not yet)."""
+        """The step's executor (built now if it was not yet; once, whichever thread asks)."""
         if self._real is None:
-            self._real = self._build()
+            with self._lock:
+                if self._real is None:
+                    self._real = self._build()
         return self._real
 
     @property
@@ -91,7 +95,7 @@ class LazySession:
     def __getattr__(self, name: str) -> Any:
         # Anything else a skill asks of its tools (the registry, gather, the deadline)
         # is the executor's.
-        if name.startswith("__") or name in ("_build", "_real", "_policy", "_limits"):
+        if name.startswith("__") or name in ("_build", "_real", "_policy", "_limits", "_lock"):
             raise AttributeError(name)
         return getattr(self.executor(), name)
 

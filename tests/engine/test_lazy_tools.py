@@ -154,3 +154,26 @@ def test_only_the_steps_that_use_tools_load_the_tool_runtime(tmp_path: Any) -> N
         if before.fsm in ("PARSE_CLAIM", "AGGREGATE"):  # never a tool: none of it loads
             assert not loaded & _RUNTIME, before.fsm
     assert True in loaded_by.values() and False in loaded_by.values(), loaded_by
+
+
+def test_threads_asking_at_once_get_one_executor() -> None:
+    import threading
+    import time
+
+    built: list[object] = []
+
+    def build(st: SessionState, ck: Any, kwargs: dict[str, Any]) -> Any:
+        time.sleep(0.01)  # long enough for the others to arrive meanwhile
+        built.append(object())
+        return built[-1]
+
+    session = LazyTools(SessionLimits.build(), build)(_state(), FixedClock())
+    assert isinstance(session, LazySession)
+    got: list[object] = []
+    threads = [threading.Thread(target=lambda: got.append(session.executor()))
+               for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(built) == 1 and got == built * 8
