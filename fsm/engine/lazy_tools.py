@@ -1,4 +1,6 @@
-"""The built-in tool runtime, loaded by the first step that uses it.
+"""How a step gets its executor: :func:`executor_factory` builds one per step from a
+registry, and :class:`LazyTools` (the engine's default) builds it on the step's first
+tool call.
 
 Most steps call no tool (PARSE_CLAIM, AGGREGATE, a RETRIEVAL step that only plans...),
 yet each one imported the executor, the registry, the policies, the built-in tools and
@@ -20,15 +22,80 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+from claimfsm.engine.limits import SessionLimits
+from claimfsm.engine.settings import SessionSettings
 from claimfsm.skills.context import Clock, ToolCall
 from claimfsm.skills.tools.policies import copy_state
 
 if TYPE_CHECKING:
-    from claimfsm.engine.limits import SessionLimits
-    from claimfsm.engine.step import ToolSession
+    from claimfsm.engine.step import ToolSession, ToolsFactory
+
+    # The executor, the registry and the built-in tools load when a step first uses them.
+    from claimfsm.skills.tools.limits import RateLimit
+    from claimfsm.skills.tools.policies import ToolPolicy
+    from claimfsm.skills.tools.registry import ToolRegistry
     from claimfsm.state.model import SessionState
 
-__all__ = ["LazySession", "LazyTools"]
+__all__ = ["DEFAULT_FALLBACKS", "LazySession", "LazyTools", "build_executor",
+           "default_policies", "executor_factory", "retrieval_mode"]
+
+#: A rate-limited ``search`` is reissued as ``web_search`` (seed 000, step 3).
+DEFAULT_FALLBACKS: Mapping[str, str] = {"search": "web_search"}
+
+
+def default_policies() -> tuple[ToolPolicy, ...]:
+    """Fail-closed policies every session runs with."""
+    from claimfsm.skills.tools.policies import FetchBeforeExtractPolicy
+
+    return (FetchBeforeExtractPolicy(),)
+
+
+def executor_factory(
+    registry: ToolRegistry,
+    *,
+    policies: tuple[ToolPolicy, ...] | None = None,
+    fallbacks: Mapping[str, str] = DEFAULT_FALLBACKS,
+    rate_limits: Mapping[str, RateLimit] | None = None,
+    concurrency: Mapping[str, int] | None = None,
+    resources: Mapping[str, Any] | None = None,
+) -> ToolsFactory:
+    """A per-step executor loaded from the session: policy state, the deadline, the
+    tool-call budget and the rate buckets (``claimfsm.engine.limits``), all saved back after the
+    step. ``rate_limits`` are defaults a session's ``config.rate_limits`` overrides;
+    ``concurrency`` slots are shared by every session this factory serves. ``resources``
+    are named objects handed to tools (``context.resource(name)``); one with
+    ``snapshot()``/``restore(snap)`` is restored when a call fails."""
+    pols = default_policies() if policies is None else policies
+    limits = SessionLimits.build(rate_limits, concurrency)
+
+    def make(state: SessionState, clock: Clock) -> ToolSession:
+        mode = retrieval_mode(state)  # checked first, as it always was
+        return build_executor(registry, state, clock, limits.executor_kwargs(state), pols,
+                         fallbacks, resources, mode)
+
+    return make
+
+
+def build_executor(registry: ToolRegistry, state: SessionState, clock: Clock,
+              kwargs: dict[str, Any], policies: tuple[ToolPolicy, ...],
+              fallbacks: Mapping[str, str], resources: Mapping[str, Any] | None,
+              mode: str | None) -> ToolSession:
+    """One step's executor, its limits (``kwargs``) loaded from the session."""
+    from claimfsm.skills.tools.builtin import RETRIEVAL_RESOURCE
+    from claimfsm.skills.tools.executor import Executor
+
+    # the session's retrieval mode, for the search tools
+    res = resources if mode is None else {**(resources or {}), RETRIEVAL_RESOURCE: mode}
+    # model.chat applies its per-model limits (keys "model.chat:<model>") itself.
+    res = {**(res or {}), "model_limits": kwargs["limits"]}
+    return Executor(registry, clock=clock, session_id=state.sid, policies=policies,
+                    policy_state=state.policy, fallbacks=fallbacks, resources=res, **kwargs)
+
+
+def retrieval_mode(state: SessionState) -> str | None:
+    """The session's retrieval mode, from its stored profile (``None``: a session from
+    before profiles)."""
+    return SessionSettings.of(state.config).retrieval
 
 #: Builds the executor of one step from its state, clock and loaded limits.
 Build = Callable[["SessionState", Clock, dict[str, Any]], "ToolSession"]

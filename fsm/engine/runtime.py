@@ -22,11 +22,17 @@ from claimfsm._base.record import FACTORY, Record
 from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding, make_bindings
 from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.driver import Driver, ToolSession, ToolsFactory
-from claimfsm.engine.lazy_tools import LazyTools
+from claimfsm.engine.lazy_tools import (
+    DEFAULT_FALLBACKS,
+    LazyTools,
+    build_executor,
+    default_policies,
+    executor_factory,
+    retrieval_mode,
+)
 from claimfsm.engine.limits import SessionLimits
 from claimfsm.engine.machine import DEFAULT_MACHINE
 from claimfsm.engine.profile import Profile, ProfileError
-from claimfsm.engine.settings import SessionSettings
 from claimfsm.engine.version import Versioning, machine_version
 from claimfsm.skills.context import Clock
 from claimfsm.skills.tools.core import ToolDefinitionError
@@ -41,13 +47,14 @@ if TYPE_CHECKING:  # annotations only: the modules that embed import it themselv
     from claimfsm.skills.embed import Embedder
 
     # The tool runtime loads when a step first calls a tool (claimfsm.engine.lazy_tools).
-    from claimfsm.skills.tools.limits import RateLimit
     from claimfsm.skills.tools.policies import ToolPolicy
     from claimfsm.skills.tools.registry import ToolRegistry
 
+# DEFAULT_FALLBACKS, default_policies and executor_factory live in
+# claimfsm.engine.lazy_tools (how a step gets its executor) and are exported here too.
 __all__ = [
-    "DEMO_DOCS", "DEMO_KB", "FIXTURES", "Engine", "ProfiledTools", "check_profile",
-    "executor_factory", "seed_demo",
+    "DEFAULT_FALLBACKS", "DEMO_DOCS", "DEMO_KB", "FIXTURES", "Engine", "ProfiledTools",
+    "check_profile", "default_policies", "executor_factory", "seed_demo",
 ]
 
 # Package data (the repository's fixtures/ folder, mapped into the package): a wheel
@@ -59,59 +66,6 @@ assert _SPEC is not None and _SPEC.submodule_search_locations is not None
 FIXTURES = Path(next(iter(_SPEC.submodule_search_locations)))
 DEMO_DOCS = FIXTURES / "corpus" / "demo_docs.jsonl"
 DEMO_KB = FIXTURES / "corpus" / "demo_kb.jsonl"
-
-#: A rate-limited ``search`` is reissued as ``web_search`` (seed 000, step 3).
-DEFAULT_FALLBACKS: Mapping[str, str] = {"search": "web_search"}
-
-
-def default_policies() -> tuple[ToolPolicy, ...]:
-    """Fail-closed policies every session runs with."""
-    from claimfsm.skills.tools.policies import FetchBeforeExtractPolicy
-
-    return (FetchBeforeExtractPolicy(),)
-
-
-def executor_factory(
-    registry: ToolRegistry,
-    *,
-    policies: tuple[ToolPolicy, ...] | None = None,
-    fallbacks: Mapping[str, str] = DEFAULT_FALLBACKS,
-    rate_limits: Mapping[str, RateLimit] | None = None,
-    concurrency: Mapping[str, int] | None = None,
-    resources: Mapping[str, Any] | None = None,
-) -> ToolsFactory:
-    """A per-step executor loaded from the session: policy state, the deadline, the
-    tool-call budget and the rate buckets (``claimfsm.engine.limits``), all saved back after the
-    step. ``rate_limits`` are defaults a session's ``config.rate_limits`` overrides;
-    ``concurrency`` slots are shared by every session this factory serves. ``resources``
-    are named objects handed to tools (``context.resource(name)``); one with
-    ``snapshot()``/``restore(snap)`` is restored when a call fails."""
-    pols = default_policies() if policies is None else policies
-    limits = SessionLimits.build(rate_limits, concurrency)
-
-    def make(state: SessionState, clock: Clock) -> ToolSession:
-        mode = _retrieval(state)  # checked first, as it always was
-        return _executor(registry, state, clock, limits.executor_kwargs(state), pols,
-                         fallbacks, resources, mode)
-
-    return make
-
-
-def _executor(registry: ToolRegistry, state: SessionState, clock: Clock,
-              kwargs: dict[str, Any], policies: tuple[ToolPolicy, ...],
-              fallbacks: Mapping[str, str], resources: Mapping[str, Any] | None,
-              mode: str | None) -> ToolSession:
-    """One step's executor, its limits (``kwargs``) loaded from the session."""
-    from claimfsm.skills.tools.builtin import RETRIEVAL_RESOURCE
-    from claimfsm.skills.tools.executor import Executor
-
-    # the session's retrieval mode, for the search tools
-    res = resources if mode is None else {**(resources or {}), RETRIEVAL_RESOURCE: mode}
-    # model.chat applies its per-model limits (keys "model.chat:<model>") itself.
-    res = {**(res or {}), "model_limits": kwargs["limits"]}
-    return Executor(registry, clock=clock, session_id=state.sid, policies=policies,
-                    policy_state=state.policy, fallbacks=fallbacks, resources=res, **kwargs)
-
 
 def _lazy_tools(index: EvidenceIndex, cfg: EngineConfig,
                 resources: Mapping[str, Any] | None) -> LazyTools:
@@ -128,8 +82,8 @@ def _lazy_tools(index: EvidenceIndex, cfg: EngineConfig,
             builtin = (*_tools_of(index, cfg), _model_tool())
             built.append((ToolRegistry(builtin, checked=builtin), default_policies()))
         registry, policies = built[0]
-        return _executor(registry, state, clock, kwargs, policies, DEFAULT_FALLBACKS,
-                         resources, _retrieval(state))
+        return build_executor(registry, state, clock, kwargs, policies, DEFAULT_FALLBACKS,
+                         resources, retrieval_mode(state))
 
     return LazyTools(SessionLimits.build(cfg.rate_limits, cfg.concurrency), build)
 
@@ -175,12 +129,6 @@ def seed_demo(index: EvidenceIndex) -> int:
     report = ingest_documents(index, DEMO_DOCS, source=None)
     ingest_facts(index, DEMO_KB)
     return report.added
-
-
-def _retrieval(state: SessionState) -> str | None:
-    """The session's retrieval mode, from its stored profile (``None``: a session from
-    before profiles)."""
-    return SessionSettings.of(state.config).retrieval
 
 
 def _from_keywords(config: EngineConfig | None, options: Mapping[str, Any]) -> EngineConfig:
@@ -256,7 +204,7 @@ class ProfiledTools:
             self.index.warm()  # the judge's head reads sentence vectors from memory
 
     def __call__(self, state: SessionState, clock: Clock) -> ToolSession:
-        if _retrieval(state) == "hybrid":
+        if retrieval_mode(state) == "hybrid":
             self.ensure_dense()
         return self.inner(state, clock)
 
