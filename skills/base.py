@@ -20,6 +20,7 @@ from typing import Any, Generic, TypeVar
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from claimfsm._base.record import Record
 from claimfsm.skills.context import SkillContext
 from claimfsm.skills.envelope import Envelope, Rollback
 from claimfsm.skills.limits import MAX_INPUT_BYTES, MAX_INT, too_large
@@ -107,8 +108,8 @@ def _refusal(exc: ValidationError) -> Envelope:
     return Envelope.error("BAD_INPUT", describe_validation_error(exc), rb="none")
 
 
-@dataclass(frozen=True)
-class Skill(Generic[InT, OutT]):
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class Skill(Record, Generic[InT, OutT], frozen=True):
     """A named skill: models, the handler, and the rollback its errors ask for."""
 
     name: str
@@ -124,6 +125,14 @@ class Skill(Generic[InT, OutT]):
     #: model): their contents are part of the machine version too. See
     #: :func:`claimfsm.skills.versions.content_digest`.
     digests: tuple[tuple[str, str], ...] = ()
+
+    def __init__(self, name: str, input_model: type[InT], output_model: type[OutT],
+                 handler: Callable[[InT, SkillContext], Envelope], rb_on_error: Rollback,
+                 description: str, version: str = "1",
+                 digests: tuple[tuple[str, str], ...] = ()) -> None:
+        self._fill(name=name, input_model=input_model, output_model=output_model,
+                   handler=handler, rb_on_error=rb_on_error, description=description,
+                   version=version, digests=digests)
 
     def parse(self, raw: bytes | str | Mapping[str, Any]) -> InT | Envelope:
         """Validate raw input; a ``BAD_INPUT`` envelope if it is malformed."""

@@ -13,6 +13,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from claimfsm._base.record import FACTORY, Record
+
 __all__ = [
     "Clock",
     "FixedClock",
@@ -39,12 +41,16 @@ class SystemClock:
         return datetime.now(UTC)
 
 
-@dataclass
-class FixedClock:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class FixedClock(Record):
     """A clock that only moves when told to (tests, replay)."""
 
     current: datetime = field(default_factory=lambda: datetime(2026, 1, 1, tzinfo=UTC))
     tick: timedelta = field(default_factory=timedelta)
+
+    def __init__(self, current: datetime = FACTORY, tick: timedelta = FACTORY) -> None:
+        self.current = datetime(2026, 1, 1, tzinfo=UTC) if current is FACTORY else current
+        self.tick = timedelta() if tick is FACTORY else tick
 
     def now(self) -> datetime:
         value = self.current
@@ -62,11 +68,14 @@ class IdSource(Protocol):
     def next(self, prefix: str) -> str: ...
 
 
-@dataclass
-class SeqIds:
+@dataclass(init=False, repr=False, eq=False)
+class SeqIds(Record):
     """Per-prefix counters; the default id source (deterministic by construction)."""
 
     counters: dict[str, int] = field(default_factory=dict)
+
+    def __init__(self, counters: dict[str, int] = FACTORY) -> None:
+        self.counters = {} if counters is FACTORY else counters
 
     def next(self, prefix: str) -> str:
         n = self.counters.get(prefix, 0) + 1
@@ -100,10 +109,16 @@ class ToolCaller(Protocol):
     ) -> ToolCall: ...
 
 
-@dataclass
-class SkillContext:
+@dataclass(init=False, repr=False, eq=False)
+class SkillContext(Record):
     """The injected clock, id source and tool caller a skill runs with."""
 
     clock: Clock = field(default_factory=SystemClock)
     ids: IdSource = field(default_factory=SeqIds)
     tools: ToolCaller | None = None
+
+    def __init__(self, clock: Clock = FACTORY, ids: IdSource = FACTORY,
+                 tools: ToolCaller | None = None) -> None:
+        self.clock = SystemClock() if clock is FACTORY else clock
+        self.ids = SeqIds() if ids is FACTORY else ids
+        self.tools = tools

@@ -176,13 +176,15 @@ class MiniLMEmbedder:
         # Loading bars on stderr would break --json pipelines that capture both streams.
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         from sentence_transformers import SentenceTransformer
+
+        from claimfsm.skills.bert_torch import direct_parts
         # Typed as Any: transformers comes with the extra and is not typed for mypy strict.
         hf_logging: Any = importlib.import_module("transformers.utils.logging")
         hf_logging.disable_progress_bar()
         hf_logging.set_verbosity_error()
 
         self._model = SentenceTransformer(folder, device="cpu")
-        self._direct = _direct_parts(self._model)
+        self._direct = direct_parts(self._model)
 
     def encode(self, texts: Sequence[str]) -> NDArray[numpy.float32]:
         """Sentence embeddings, normalised and rounded. Each distinct text is encoded once
@@ -228,7 +230,9 @@ class MiniLMEmbedder:
         try:
             with torch.inference_mode():
                 if len(texts) == 1 and self._direct is not None:
-                    mat = _forward_one(self._direct, texts[0])
+                    from claimfsm.skills.bert_torch import forward_one
+
+                    mat = forward_one(self._direct, texts[0])
                 else:
                     mat = self._model.encode(list(texts), batch_size=64, convert_to_numpy=True,
                                              normalize_embeddings=True, show_progress_bar=False)
@@ -244,41 +248,6 @@ def _max_length(folder: str) -> int:
 
     with open(os.path.join(folder, "sentence_bert_config.json"), encoding="utf-8") as handle:
         return int(json.load(handle)["max_seq_length"])
-
-
-def _direct_parts(model: Any) -> tuple[Any, Any, int] | None:
-    # sentence-transformers' encode adds 1.5-4 ms of Python per call to a ~14 ms
-    # forward pass; a query is encoded alone, so its path is cut to tokenizer, forward,
-    # mean pooling and normalisation. Only for the layout all-MiniLM-L6-v2 ships with
-    # (transformer, mean pooling, normalise); anything else keeps encode.
-    try:
-        first, pool = model[0], model[1]
-        auto, tok = first.auto_model, model.tokenizer
-        limit = int(model.max_seq_length)
-        mean_only = getattr(pool, "pooling_mode", None) == "mean" or (
-            getattr(pool, "get_pooling_mode_str", lambda: "")() == "mean")
-    except (AttributeError, IndexError, KeyError, TypeError, ValueError):
-        return None
-    if len(model) != 3 or not mean_only or type(model[2]).__name__ != "Normalize":
-        return None
-    return tok, auto, limit
-
-
-def _forward_one(parts: tuple[Any, Any, int], text: str) -> Any:
-    import torch
-    import torch.nn.functional as F
-
-    tok, auto, limit = parts
-    feats = tok([text], padding=True, truncation="longest_first", max_length=limit,
-                return_tensors="pt")
-    hidden = auto(**feats, return_dict=True).last_hidden_state
-    # One text, no padding: the same sums sentence-transformers' mean pooling takes.
-    mask = feats["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-    summed = (hidden * mask).sum(dim=1, dtype=hidden.dtype)
-    count = torch.clamp(mask.sum(dim=1, dtype=hidden.dtype), min=1e-9)
-    # Twice, as encode does: the model's Normalize module, then normalize_embeddings.
-    once = F.normalize(summed / count, p=2, dim=-1)
-    return F.normalize(once, p=2, dim=1).numpy()
 
 
 _CACHE: dict[str, Embedder] = {}

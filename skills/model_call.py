@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeVar
 import orjson
 from pydantic import BaseModel, Field, ValidationError
 
+from claimfsm._base.record import Record
 from claimfsm.skills.base import BaseIO, describe_validation_error
 from claimfsm.skills.context import SkillContext
 
@@ -92,13 +93,16 @@ def output_schema(model: type[BaseModel]) -> dict[str, Any]:
     return orjson.loads(orjson.dumps(_schema(model)))  # type: ignore[no-any-return]
 
 
-@dataclass(frozen=True)
-class ModelFailure:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class ModelFailure(Record, frozen=True):
     """Why no valid answer came: a stable code and a message (never the key)."""
 
     code: str
     msg: str
     calls: int
+
+    def __init__(self, code: str, msg: str, calls: int) -> None:
+        self._fill(code=code, msg=msg, calls=calls)
 
 
 def ask(

@@ -15,7 +15,7 @@ digested into the machine version, so editing a prompt is a new version without 
 from __future__ import annotations
 
 import hashlib
-from importlib import resources
+from pathlib import Path
 
 __all__ = ["SKILL_FILES", "SKILL_VERSIONS", "content_digest", "declared"]
 
@@ -46,7 +46,10 @@ def content_digest(data: bytes) -> str:
 
 
 def _file_digests(name: str) -> tuple[tuple[str, str], ...]:
-    root = resources.files("claimfsm.skills")
+    # This module's own folder is the package's: read as importlib.resources.files would
+    # read a package installed as files, without importing importlib.resources (and
+    # tempfile, zipfile...) in every process that computes a machine's version.
+    root = Path(__file__).parent
     out = []
     for rel in SKILL_FILES.get(name, ()):
         out.append((rel, content_digest(root.joinpath(rel).read_bytes())))

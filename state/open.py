@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from claimfsm._base.record import Record
 from claimfsm.state.errors import NoStore, StoreError
 from claimfsm.state.store import StateStore
 
@@ -26,8 +27,8 @@ __all__ = ["URL_SCHEMES", "Location", "NoStore", "locate", "open_store"]
 URL_SCHEMES = ("postgresql://", "postgres://")
 
 
-@dataclass(frozen=True)
-class Location:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class Location(Record, frozen=True):
     """``store``: the file or URL of the session store (``index`` parameter removed);
     ``index``: the SQLite file of the evidence index, ``None`` for an in-memory one;
     ``url``: whether the store is a server; ``text``: the value as given, which messages
@@ -38,6 +39,9 @@ class Location:
     index: str | None
     url: bool
     text: str
+
+    def __init__(self, store: str, index: str | None, url: bool, text: str) -> None:
+        self._fill(store=store, index=index, url=url, text=text)
 
 
 def locate(db: str | os.PathLike[str] | Location) -> Location:

@@ -4,7 +4,9 @@ The frozen-model base and ``trusted`` construction (``models``), the one JSON en
 (``json``), the error root and the stable error codes (``errors``, ``codes``: every
 exception derives from ``ClaimFsmError``, every code is an ``ErrorCode``), the store codes
 SQLite's own errors map to (``sqlite``: the session store and the evidence index are both
-SQLite files), and the lazy-export helper every package ``__init__`` uses (``lazy``). Code
+SQLite files), the lazy-export helper every package ``__init__`` uses (``lazy``) and the
+base of the value classes whose methods are written once instead of generated per class
+(``record``). Code
 that leans on pydantic's internals lives here, in one place. It imports nothing of
 claimfsm; every other part may import it.
 """

@@ -151,7 +151,8 @@ def fork(sid: str, at: int, db: str, as_json: bool, durability: Durability,
 
     with engine(db, as_json, seed=False, durability=durability, create=False) as eng:
         head = what_if_fork(eng, sid, at, profile, actor=actor)
-        if as_json:
-            emit(revision_json(head, full=False))
-        else:
-            click.echo(head.sid)
+    # Printed once the store is closed: in `full`, closing is what syncs the fork's commit.
+    if as_json:
+        emit(revision_json(head, full=False))
+    else:
+        click.echo(head.sid)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from claimfsm._base.record import Record
 from claimfsm.engine.model_profile import model_input
 from claimfsm.engine.settings import SessionSettings
 from claimfsm.skills.base import Skill
@@ -36,8 +37,8 @@ Patch = Callable[[SessionState, dict[str, Any], str], dict[str, Any]]
 Route = Callable[[SessionState, dict[str, Any], str], str]
 
 
-@dataclass(frozen=True)
-class Binding:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class Binding(Record, frozen=True):
     """A skill plus the two mappings between it and the session state.
 
     ``build`` (optional) makes the skill's input model from ``to_input``'s dict without
@@ -60,6 +61,12 @@ class Binding:
     build: Build | None = None
     patch: Patch | None = None
     route: Route | None = None
+
+    def __init__(self, skill: Skill[Any, Any], to_input: ToInput, apply: Apply,
+                 build: Build | None = None, patch: Patch | None = None,
+                 route: Route | None = None) -> None:
+        self._fill(skill=skill, to_input=to_input, apply=apply, build=build, patch=patch,
+                   route=route)
 
 
 def memory_binding(skill: Skill[Any, Any]) -> Binding:

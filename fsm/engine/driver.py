@@ -215,7 +215,10 @@ class Driver(PeopleMixin):
         (:mod:`claimfsm.engine.lineage`); its ``Forked`` event records ``actor`` when
         given. Returns that revision, the fork's head. The copy and that revision are one
         commit of the store (``StateStore.fork``'s ``then``): a crash leaves no fork or
-        the whole of it."""
+        the whole of it. A ``full`` SQLite store does not fsync that commit by itself: the
+        store's next commit (the fork's first step) or its ``close`` makes it durable, and
+        a power cut before then loses all of the fork, never part (docs/storage.md,
+        "Durability modes")."""
         from claimfsm.engine.lineage import fork_revision  # loads when forking
 
         if actor is not None:

@@ -19,6 +19,8 @@ from transitions import Event, State, Transition
 from transitions import Machine as _Machine
 from transitions.core import EventData
 
+from claimfsm._base.record import Record
+
 if TYPE_CHECKING:
     from claimfsm.engine.machine import MachineDef
 
@@ -121,13 +123,18 @@ class _Model:
     state: str
 
 
-@dataclass
-class CompiledMachine:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class CompiledMachine(Record):
     """The ``transitions`` machine of one definition, shared by all its façades."""
 
     tm: _TMachine
     model: _Model
     firing: threading.Lock
+
+    def __init__(self, tm: _TMachine, model: _Model, firing: threading.Lock) -> None:
+        self.tm = tm
+        self.model = model
+        self.firing = firing
 
 
 def build_engine(definition: MachineDef) -> CompiledMachine:

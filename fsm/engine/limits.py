@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from claimfsm._base.record import Record
 from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.skills.context import ToolCall
 from claimfsm.skills.envelope import Envelope
@@ -223,12 +224,15 @@ class SessionToolLimits(ToolLimits):
         return self.shared.slots(tool)
 
 
-@dataclass(frozen=True)
-class SessionLimits:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class SessionLimits(Record, frozen=True):
     """Engine-wide defaults for rate limits, plus the process-wide concurrency slots."""
 
     rate: Mapping[str, RateLimit]
     shared: ToolLimits
+
+    def __init__(self, rate: Mapping[str, RateLimit], shared: ToolLimits) -> None:
+        self._fill(rate=rate, shared=shared)
 
     @classmethod
     def build(

@@ -16,6 +16,7 @@ from typing import Any
 
 from transitions import MachineError
 
+from claimfsm._base.record import FACTORY, Record
 from claimfsm.engine.errors import IllegalTransition, MachineDefinitionError, UnknownState
 from claimfsm.engine.firing import build_engine, cached_engine, trigger_name
 from claimfsm.engine.review import ReviewInput, apply_review, route_review
@@ -31,8 +32,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class RetryPolicy(Record, frozen=True):
     """Which error codes are retried in a state, how often, and with what backoff.
 
     Like Step Functions' ``Retry``: attempt ``n`` waits ``min(cap_s, backoff_s * factor**(n-1))``.
@@ -44,13 +45,18 @@ class RetryPolicy:
     factor: float = 2.0
     cap_s: float = 30.0
 
+    def __init__(self, codes: frozenset[str] = frozenset(), max_attempts: int = 3,
+                 backoff_s: float = 1.0, factor: float = 2.0, cap_s: float = 30.0) -> None:
+        self._fill(codes=codes, max_attempts=max_attempts, backoff_s=backoff_s, factor=factor,
+                   cap_s=cap_s)
+
     def delay(self, attempt: int) -> float:
         """Seconds to wait before attempt ``attempt + 1``."""
         return float(min(self.cap_s, self.backoff_s * self.factor ** max(0, attempt - 1)))
 
 
-@dataclass(frozen=True)
-class WaitSpec:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class WaitSpec(Record, frozen=True):
     """A wait state's contract: the input model a person's input must match, the moves
     that input may choose (``route`` picks one from the validated input; with one move
     and no ``route``, that move), an optional ``timeout_s`` and the move taken when it
@@ -64,6 +70,12 @@ class WaitSpec:
     on_timeout: str | None = None
     route: Any = None
     apply: Any = None
+
+    def __init__(self, input_model: type[Any], moves: tuple[str, ...] = (),
+                 timeout_s: float | None = None, on_timeout: str | None = None,
+                 route: Any = None, apply: Any = None) -> None:
+        self._fill(input_model=input_model, moves=moves, timeout_s=timeout_s,
+                   on_timeout=on_timeout, route=route, apply=apply)
 
     def problems(self, name: str, targets: tuple[str, ...]) -> list[str]:
         """What is wrong with this wait in state ``name`` whose moves are ``targets``."""
@@ -88,8 +100,8 @@ class WaitSpec:
         return out
 
 
-@dataclass(frozen=True)
-class StateSpec:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class StateSpec(Record, frozen=True):
     """One state: its name, the skill it binds (non-final only), whether it is final,
     and for a wait state (no skill) what it waits for."""
 
@@ -99,9 +111,14 @@ class StateSpec:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     wait: WaitSpec | None = None
 
+    def __init__(self, name: str, skill: str | None = None, final: bool = False,
+                 retry: RetryPolicy = FACTORY, wait: WaitSpec | None = None) -> None:
+        self._fill(name=name, skill=skill, final=final,
+                   retry=RetryPolicy() if retry is FACTORY else retry, wait=wait)
 
-@dataclass(frozen=True)
-class MachineDef:
+
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class MachineDef(Record, frozen=True):
     """States and moves as data; ``failure`` is the final state errors lead to."""
 
     name: str
@@ -112,6 +129,12 @@ class MachineDef:
     #: Fields a person may edit while a session holds (``name.*``: any key of a dict
     #: field): ``claimfsm edit``, docs/review.md.
     editable: tuple[str, ...] = ()
+
+    def __init__(self, name: str, states: tuple[StateSpec, ...],
+                 transitions: tuple[tuple[str, str], ...], initial: str,
+                 failure: str | None = None, editable: tuple[str, ...] = ()) -> None:
+        self._fill(name=name, states=states, transitions=transitions, initial=initial,
+                   failure=failure, editable=editable)
 
     def state(self, name: str) -> StateSpec:
         """The spec of ``name`` (:class:`UnknownState`, a ``KeyError``, if unknown)."""

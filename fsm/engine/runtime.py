@@ -12,30 +12,32 @@ the box. ``config.sources`` sends the sources it names to HTTP backends (docs/re
 
 from __future__ import annotations
 
-import importlib.resources
+import importlib.util
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from claimfsm._base.record import FACTORY, Record
 from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding, make_bindings
 from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.driver import Driver, ToolSession, ToolsFactory
+from claimfsm.engine.lazy_tools import (
+    DEFAULT_FALLBACKS,
+    LazyTools,
+    build_executor,
+    default_policies,
+    executor_factory,
+    retrieval_mode,
+)
 from claimfsm.engine.limits import SessionLimits
 from claimfsm.engine.machine import DEFAULT_MACHINE
 from claimfsm.engine.profile import Profile, ProfileError
-from claimfsm.engine.settings import SessionSettings
 from claimfsm.engine.version import Versioning, machine_version
 from claimfsm.skills.context import Clock
-from claimfsm.skills.tools.builtin import RETRIEVAL_RESOURCE, builtin_tools
 from claimfsm.skills.tools.core import ToolDefinitionError
-from claimfsm.skills.tools.executor import Executor
 from claimfsm.skills.tools.gather import ANSWERS_RESOURCE
 from claimfsm.skills.tools.index import EvidenceIndex
-from claimfsm.skills.tools.limits import RateLimit
-from claimfsm.skills.tools.model_chat import model_tool
-from claimfsm.skills.tools.policies import FetchBeforeExtractPolicy, ToolPolicy
-from claimfsm.skills.tools.registry import ToolRegistry
 from claimfsm.state.answers import Answers, open_answers
 from claimfsm.state.model import Revision, SessionState
 from claimfsm.state.open import URL_SCHEMES, Location, locate, open_store
@@ -44,55 +46,52 @@ from claimfsm.state.store import StateStore
 if TYPE_CHECKING:  # annotations only: the modules that embed import it themselves
     from claimfsm.skills.embed import Embedder
 
+    # The tool runtime loads when a step first calls a tool (claimfsm.engine.lazy_tools).
+    from claimfsm.skills.tools.policies import ToolPolicy
+    from claimfsm.skills.tools.registry import ToolRegistry
+
+# DEFAULT_FALLBACKS, default_policies and executor_factory live in
+# claimfsm.engine.lazy_tools (how a step gets its executor) and are exported here too.
 __all__ = [
-    "DEMO_DOCS", "DEMO_KB", "FIXTURES", "Engine", "ProfiledTools", "check_profile",
-    "executor_factory", "seed_demo",
+    "DEFAULT_FALLBACKS", "DEMO_DOCS", "DEMO_KB", "FIXTURES", "Engine", "ProfiledTools",
+    "check_profile", "default_policies", "executor_factory", "seed_demo",
 ]
 
 # Package data (the repository's fixtures/ folder, mapped into the package): a wheel
-# installs it as files, so a plain path serves every reader.
-FIXTURES = Path(str(importlib.resources.files("claimfsm.fixtures")))
+# installs it as files, so a plain path serves every reader. Found by its spec, as
+# importlib.resources.files finds a folder on disk, without loading importlib.resources
+# (and tempfile, zipfile...) in every process that opens an engine.
+_SPEC = importlib.util.find_spec("claimfsm.fixtures")
+assert _SPEC is not None and _SPEC.submodule_search_locations is not None
+FIXTURES = Path(next(iter(_SPEC.submodule_search_locations)))
 DEMO_DOCS = FIXTURES / "corpus" / "demo_docs.jsonl"
 DEMO_KB = FIXTURES / "corpus" / "demo_kb.jsonl"
 
-#: A rate-limited ``search`` is reissued as ``web_search`` (seed 000, step 3).
-DEFAULT_FALLBACKS: Mapping[str, str] = {"search": "web_search"}
+def _lazy_tools(index: EvidenceIndex, cfg: EngineConfig,
+                resources: Mapping[str, Any] | None) -> LazyTools:
+    """The default tool runtime (the built-in tools, the default policies and
+    fallbacks), loaded by the first step that uses a tool: nothing of it is the
+    caller's, so there is nothing to check when the engine opens (the built-in tools'
+    examples are checked by the test suite)."""
+    built: list[tuple[ToolRegistry, tuple[ToolPolicy, ...]]] = []
+
+    def build(state: SessionState, clock: Clock, kwargs: dict[str, Any]) -> ToolSession:
+        if not built:
+            from claimfsm.skills.tools.registry import ToolRegistry
+
+            builtin = (*_tools_of(index, cfg), _model_tool())
+            built.append((ToolRegistry(builtin, checked=builtin), default_policies()))
+        registry, policies = built[0]
+        return build_executor(registry, state, clock, kwargs, policies, DEFAULT_FALLBACKS,
+                         resources, retrieval_mode(state))
+
+    return LazyTools(SessionLimits.build(cfg.rate_limits, cfg.concurrency), build)
 
 
-def default_policies() -> tuple[ToolPolicy, ...]:
-    """Fail-closed policies every session runs with."""
-    return (FetchBeforeExtractPolicy(),)
+def _model_tool() -> Any:
+    from claimfsm.skills.tools.model_chat import model_tool
 
-
-def executor_factory(
-    registry: ToolRegistry,
-    *,
-    policies: tuple[ToolPolicy, ...] | None = None,
-    fallbacks: Mapping[str, str] = DEFAULT_FALLBACKS,
-    rate_limits: Mapping[str, RateLimit] | None = None,
-    concurrency: Mapping[str, int] | None = None,
-    resources: Mapping[str, Any] | None = None,
-) -> ToolsFactory:
-    """A per-step executor loaded from the session: policy state, the deadline, the
-    tool-call budget and the rate buckets (``claimfsm.engine.limits``), all saved back after the
-    step. ``rate_limits`` are defaults a session's ``config.rate_limits`` overrides;
-    ``concurrency`` slots are shared by every session this factory serves. ``resources``
-    are named objects handed to tools (``context.resource(name)``); one with
-    ``snapshot()``/``restore(snap)`` is restored when a call fails."""
-    pols = default_policies() if policies is None else policies
-    limits = SessionLimits.build(rate_limits, concurrency)
-
-    def make(state: SessionState, clock: Clock) -> ToolSession:
-        mode = _retrieval(state)  # the session's retrieval mode, for the search tools
-        res = resources if mode is None else {**(resources or {}), RETRIEVAL_RESOURCE: mode}
-        kwargs = limits.executor_kwargs(state)
-        # model.chat applies its per-model limits (keys "model.chat:<model>") itself.
-        res = {**(res or {}), "model_limits": kwargs["limits"]}
-        return Executor(registry, clock=clock, session_id=state.sid, policies=pols,
-                        policy_state=state.policy, fallbacks=fallbacks, resources=res,
-                        **kwargs)
-
-    return make
+    return model_tool()
 
 
 def _bindings(bind: Mapping[str, Sequence[str]]) -> Mapping[str, Binding]:
@@ -132,12 +131,6 @@ def seed_demo(index: EvidenceIndex) -> int:
     return report.added
 
 
-def _retrieval(state: SessionState) -> str | None:
-    """The session's retrieval mode, from its stored profile (``None``: a session from
-    before profiles)."""
-    return SessionSettings.of(state.config).retrieval
-
-
 def _from_keywords(config: EngineConfig | None, options: Mapping[str, Any]) -> EngineConfig:
     """The config the old keyword form names (deprecated; validated like any config)."""
     import warnings
@@ -171,6 +164,8 @@ def _load_embedder(embedder: Embedder | None) -> Embedder:
 def _tools_of(index: EvidenceIndex, cfg: EngineConfig) -> tuple[Any, ...]:
     """The built-in tools, with the configured sources routed to their HTTP backends."""
     if not cfg.sources:
+        from claimfsm.skills.tools.builtin import builtin_tools
+
         return builtin_tools(index)
     from claimfsm.skills.tools.http.route import backends_of, routed_tools  # only when used
 
@@ -209,13 +204,13 @@ class ProfiledTools:
             self.index.warm()  # the judge's head reads sentence vectors from memory
 
     def __call__(self, state: SessionState, clock: Clock) -> ToolSession:
-        if _retrieval(state) == "hybrid":
+        if retrieval_mode(state) == "hybrid":
             self.ensure_dense()
         return self.inner(state, clock)
 
 
-@dataclass
-class Engine:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class Engine(Record):
     """A store, an evidence index and the driver that joins them; ``profile`` is what
     new sessions verify with unless their config says otherwise."""
 
@@ -226,6 +221,16 @@ class Engine:
     warnings: tuple[str, ...] = ()
     #: Answers of calls a step ran at once, kept until it commits (claimfsm.state.answers).
     answers: Answers | None = None
+
+    def __init__(self, store: StateStore, index: EvidenceIndex, driver: Driver,
+                 profile: Profile = FACTORY, warnings: tuple[str, ...] = (),
+                 answers: Answers | None = None) -> None:
+        self.store = store
+        self.index = index
+        self.driver = driver
+        self.profile = Profile.default() if profile is FACTORY else profile
+        self.warnings = warnings
+        self.answers = answers
 
     def start(self, claim: str, *, config: Mapping[str, Any] | None = None,
               before_create: Callable[[Revision], None] | None = None,
@@ -277,7 +282,13 @@ class Engine:
         bindings = _bindings(bind)
         answers: Answers | None = None
         answers_at: tuple[str | None, bool] = (None, False)  # beside the sessions
-        registry = ToolRegistry(cfg.extra_tools)  # validate user tools before opening files
+        # Nothing of the tool runtime given: it loads when a step first calls a tool.
+        lazy = (cfg.tools is None and not cfg.extra_tools and not bind and not cfg.sources
+                and cfg.policies is None)
+        if not lazy:
+            from claimfsm.skills.tools.registry import ToolRegistry
+
+            registry = ToolRegistry(cfg.extra_tools)  # validate user tools before opening files
         if db is None:
             from claimfsm.state.memory import MemoryStore
 
@@ -295,18 +306,25 @@ class Engine:
         try:
             if cfg.seed and index.count_documents() == 0:
                 seed_demo(index)
-            registry = ToolRegistry((*_tools_of(index, cfg), model_tool(), *registry))
-            for state, names in bind.items():
-                for name in names:
-                    if name not in registry:
-                        raise ToolDefinitionError(name, f"bound to {state} but not registered")
             resources = cfg.resources
             if cfg.tools is None:
                 answers = open_answers(answers_at[0], url=answers_at[1])
                 resources = {**(resources or {}), ANSWERS_RESOURCE: answers}
-            profiled = ProfiledTools(cfg.tools or executor_factory(
-                registry, policies=cfg.policies, rate_limits=cfg.rate_limits,
-                concurrency=cfg.concurrency, resources=resources), index, embedder)
+            tools: ToolsFactory
+            if lazy:
+                tools = _lazy_tools(index, cfg, resources)
+            else:
+                builtin = (*_tools_of(index, cfg), _model_tool())  # examples checked by tests
+                registry = ToolRegistry((*builtin, *registry), checked=builtin)
+                for state, names in bind.items():
+                    for name in names:
+                        if name not in registry:
+                            raise ToolDefinitionError(name,
+                                                      f"bound to {state} but not registered")
+                tools = cfg.tools or executor_factory(
+                    registry, policies=cfg.policies, rate_limits=cfg.rate_limits,
+                    concurrency=cfg.concurrency, resources=resources)
+            profiled = ProfiledTools(tools, index, embedder)
             if profile.retrieval == "hybrid":
                 profiled.ensure_dense()
             versioning = Versioning(machine_version(DEFAULT_MACHINE, bindings),

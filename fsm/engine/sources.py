@@ -14,20 +14,24 @@ from pathlib import Path
 import orjson
 
 from claimfsm._base.errors import BadInput
+from claimfsm._base.record import Record
 from claimfsm.engine.profile import CONFIG_FILE, ProfileError, find_config
 from claimfsm.skills.tools.http.config import SourceConfig, parse_sources
 
 __all__ = ["SourceSet", "find_sources"]
 
 
-@dataclass(frozen=True)
-class SourceSet:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class SourceSet(Record, frozen=True):
     """Resolved ``[sources]`` as a frozen value, for ``batch`` workers: it pickles to Ray
     as it is and keys a worker's engines. Credentials stay what the table holds, the
     names of environment variables (``auth_env``): each worker reads their values from
     its own environment when it opens its engine (:meth:`configs` checks them there)."""
 
     text: bytes
+
+    def __init__(self, text: bytes) -> None:
+        self._fill(text=text)
 
     @classmethod
     def of(cls, sources: Mapping[str, SourceConfig] | None) -> SourceSet | None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from claimfsm._base.record import FACTORY, Record
 from claimfsm.skills.context import Clock, ToolCall
 from claimfsm.skills.envelope import Envelope
 from claimfsm.state.model import Revision, SessionState
@@ -40,8 +41,8 @@ def iso(ts: datetime) -> str:
     return ts.isoformat() if ts.microsecond else ts.isoformat(timespec="microseconds")
 
 
-@dataclass
-class StepResult:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class StepResult(Record):
     """What one step did: the envelope, and the revision if one was committed."""
 
     sid: str
@@ -55,6 +56,21 @@ class StepResult:
     ts: str = ""
     #: The commit lost its compare-and-set: another writer moved the head first.
     lost_race: bool = False
+
+    def __init__(self, sid: str, before: str, after: str, skill: str | None,
+                 envelope: Envelope, revision: Revision | None,
+                 input: dict[str, Any] = FACTORY, calls: list[ToolCall] = FACTORY,
+                 ts: str = "", lost_race: bool = False) -> None:
+        self.sid = sid
+        self.before = before
+        self.after = after
+        self.skill = skill
+        self.envelope = envelope
+        self.revision = revision
+        self.input = {} if input is FACTORY else input
+        self.calls = [] if calls is FACTORY else calls
+        self.ts = ts
+        self.lost_race = lost_race
 
     @property
     def committed(self) -> bool:

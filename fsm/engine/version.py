@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
+from claimfsm._base.record import FACTORY, Record
 from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.state.holds import VERSION_KEY
 from claimfsm.state.model import Revision, SessionState
@@ -31,6 +32,7 @@ if TYPE_CHECKING:  # the read-only commands use this module without loading the 
 
 __all__ = [
     "CROSSINGS",
+    "DECLARED_SCHEMAS",
     "UNKNOWN",
     "Migration",
     "OnVersion",
@@ -40,6 +42,7 @@ __all__ = [
     "history_version",
     "machine_version",
     "revision_version",
+    "schema_digest",
     "session_version",
     "started_version",
 ]
@@ -58,6 +61,12 @@ OnVersion = Literal["refuse", "continue", "pass"]
 
 SkillId = tuple[str, tuple[tuple[str, str], ...]]
 
+#: The input-schema digests of the built-in wait states' models, declared as the built-in
+#: skills declare their versions: computing one builds the model's validator (~11 M
+#: instructions of every ``claimfsm step``, which never validates a person's input).
+#: ``tests/engine/test_version.py`` checks each against :func:`schema_digest` computed.
+DECLARED_SCHEMAS: Mapping[str, str] = {"claimfsm.engine.review.ReviewInput": "b3fd0487462985b4"}
+
 
 class VersionMismatch(ClaimFsmError):
     """The session started on another version of the machine than the running one."""
@@ -65,14 +74,19 @@ class VersionMismatch(ClaimFsmError):
     code = ErrorCode.VERSION_MISMATCH
 
 
-@dataclass(frozen=True)
-class Versioning:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class Versioning(Record, frozen=True):
     """How a driver treats versions: its own ``version``, the ``migrations`` it knows
     (old version -> function) and what it does with another version (``on_version``)."""
 
     version: str
     migrations: Mapping[str, Migration] = field(default_factory=dict)
     on_version: OnVersion = "refuse"
+
+    def __init__(self, version: str, migrations: Mapping[str, Migration] = FACTORY,
+                 on_version: OnVersion = "refuse") -> None:
+        self._fill(version=version, migrations={} if migrations is FACTORY else migrations,
+                   on_version=on_version)
 
 
 def _skill_id(bindings: Mapping[str, Any], name: str) -> SkillId:
@@ -84,13 +98,21 @@ def _skill_id(bindings: Mapping[str, Any], name: str) -> SkillId:
     return str(sk.version), tuple(sk.digests)
 
 
+def schema_digest(model: type[Any], *, declared: bool = True) -> str:
+    """16 hex digits of ``model``'s JSON schema (canonical JSON); the built-in models'
+    from :data:`DECLARED_SCHEMAS` unless ``declared=False``."""
+    known = DECLARED_SCHEMAS.get(f"{model.__module__}.{model.__qualname__}") if declared else None
+    if known is not None:
+        return known
+    schema = model.model_json_schema()
+    return hashlib.sha256(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+
+
 def _wait_doc(wait: WaitSpec) -> dict[str, Any]:
     # The input's schema, not its class's identity: a person's input that the new code
     # would validate differently is a change of behaviour.
-    schema = wait.input_model.model_json_schema()
     return {"input": wait.input_model.__qualname__,
-            "schema": hashlib.sha256(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
-            .hexdigest()[:16],
+            "schema": schema_digest(wait.input_model),
             "moves": list(wait.moves), "timeout_s": wait.timeout_s,
             "on_timeout": wait.on_timeout}
 

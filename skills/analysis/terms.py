@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from claimfsm._base.record import Record
 from claimfsm.skills.analysis.lexicon import (
     GENERIC_WORDS,
     IRREGULAR_VERBS,
@@ -57,8 +58,8 @@ _SENTENCE_END = ".!?:;"
 _OPENERS = " \t\r\n\"'“”‘’([{"
 
 
-@dataclass(frozen=True)
-class Tok:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class Tok(Record, frozen=True):
     """One word of the claim with its offsets and flags."""
 
     text: str
@@ -68,14 +69,21 @@ class Tok:
     initial: bool
     gap: str  # the text between the previous word and this one
 
+    def __init__(self, text: str, lower: str, start: int, end: int, initial: bool,
+                 gap: str) -> None:
+        self._fill(text=text, lower=lower, start=start, end=end, initial=initial, gap=gap)
 
-@dataclass(frozen=True)
-class Term:
+
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class Term(Record, frozen=True):
     """One query term: its surface form, kind, position in the claim and word count."""
 
     text: str
     kind: TermKind
     pos: int
+
+    def __init__(self, text: str, kind: TermKind, pos: int) -> None:
+        self._fill(text=text, kind=kind, pos=pos)
 
     @property
     def ntok(self) -> int:
@@ -83,13 +91,17 @@ class Term:
         return len(self.text.split())
 
 
-@dataclass(frozen=True)
-class Analysis:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class Analysis(Record, frozen=True):
     """Everything the planner needs to know about one claim."""
 
     toks: tuple[Tok, ...]
     spans: tuple[tuple[int, int], ...]  # entity spans as [start, end) token indices
     terms: tuple[Term, ...]  # de-duplicated, in claim order
+
+    def __init__(self, toks: tuple[Tok, ...], spans: tuple[tuple[int, int], ...],
+                 terms: tuple[Term, ...]) -> None:
+        self._fill(toks=toks, spans=spans, terms=terms)
 
     def of_kind(self, *kinds: TermKind) -> list[Term]:
         """Terms of the given kinds, in claim order."""

@@ -27,6 +27,8 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from claimfsm._base.record import FACTORY, Record
+
 __all__ = ["K1", "MAX_TOKENS", "B", "Bm25", "decode_varints"]
 
 K1 = 1.2
@@ -63,8 +65,8 @@ def decode_varints(blob: bytes) -> list[int]:
     return out
 
 
-@dataclass
-class _Corpus:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class _Corpus(Record):
     """One committed state of the index: its totals and each row's length term."""
 
     fingerprint: tuple[bytes, ...]
@@ -75,6 +77,19 @@ class _Corpus:
     rowid_of: dict[str, int]
     postings: dict[str, dict[int, float]]  # token -> rowid -> weighted frequency
     terms: dict[str, dict[int, float]] = field(default_factory=dict)  # token -> rowid -> score
+
+    def __init__(self, fingerprint: tuple[bytes, ...], rows: int, avgdl: float,
+                 norm: dict[int, float], docs: dict[int, tuple[str, str]],
+                 rowid_of: dict[str, int], postings: dict[str, dict[int, float]],
+                 terms: dict[str, dict[int, float]] = FACTORY) -> None:
+        self.fingerprint = fingerprint
+        self.rows = rows
+        self.avgdl = avgdl
+        self.norm = norm
+        self.docs = docs
+        self.rowid_of = rowid_of
+        self.postings = postings
+        self.terms = {} if terms is FACTORY else terms
 
 
 class Bm25:

@@ -178,8 +178,8 @@ def _search_tool(index: EvidenceIndex) -> Tool[SearchParams, SearchResult]:
 
     example = ToolExample(
         description="Search Wikipedia for the Moon landing.",
-        input=SearchParams(q="NASA Moon landing 1969", lim=4, src="wiki"),
-        output=SearchResult(hits=(_EXAMPLE_HIT,)),
+        input=SearchParams.model_construct(q="NASA Moon landing 1969", lim=4, src="wiki"),
+        output=SearchResult.model_construct(hits=(_EXAMPLE_HIT,)),
     )
     return Tool(
         name="search",
@@ -200,8 +200,8 @@ def _web_search_tool(index: EvidenceIndex) -> Tool[WebSearchParams, SearchResult
 
     example = ToolExample(
         description="Search every source (the fallback for a rate-limited search).",
-        input=WebSearchParams(q="NASA Moon landing 1969", lim=4),
-        output=SearchResult(hits=(_EXAMPLE_HIT,)),
+        input=WebSearchParams.model_construct(q="NASA Moon landing 1969", lim=4),
+        output=SearchResult.model_construct(hits=(_EXAMPLE_HIT,)),
     )
     return Tool(
         name="web_search",
@@ -220,9 +220,10 @@ def _kb_lookup_tool(index: EvidenceIndex) -> Tool[KbLookupParams, KbLookupResult
 
     example = ToolExample(
         description="Look up knowledge-base facts about Apollo 11.",
-        input=KbLookupParams(q="Apollo 11 landing date", lim=3),
-        output=KbLookupResult(facts=(
-            Fact(id="f1", subject="Apollo 11", relation="landing date", object="1969-07-20"),
+        input=KbLookupParams.model_construct(q="Apollo 11 landing date", lim=3),
+        output=KbLookupResult.model_construct(facts=(
+            Fact.model_construct(id="f1", subject="Apollo 11", relation="landing date",
+                                 object="1969-07-20"),
         )),
     )
     return Tool(
@@ -248,8 +249,8 @@ def _page_fetch_tool(index: EvidenceIndex) -> Tool[PageFetchParams, PageFetchRes
 
     example = ToolExample(
         description="Fetch the full text of a search hit.",
-        input=PageFetchParams(doc_id=_EXAMPLE_DOC.doc_id),
-        output=PageFetchResult(**_EXAMPLE_DOC.model_dump()),
+        input=PageFetchParams.model_construct(doc_id=_EXAMPLE_DOC.doc_id),
+        output=PageFetchResult.model_construct(**dict(_EXAMPLE_DOC)),
     )
     return Tool(
         name="page_fetch",
@@ -283,10 +284,12 @@ def _sentence_extract_tool(
 
     example = ToolExample(
         description="Extract the sentences of a fetched page that bear on the claim.",
-        input=SentenceExtractParams(doc_id=_EXAMPLE_DOC.doc_id, q="Moon landing 1969", lim=2),
-        output=SentenceExtractResult(doc_id=_EXAMPLE_DOC.doc_id, sentences=(
-            ExtractedSentence(id=f"{_EXAMPLE_DOC.doc_id}#0", idx=0,
-                              text=split_sentences(_EXAMPLE_DOC.text)[0], score=2.1),
+        input=SentenceExtractParams.model_construct(doc_id=_EXAMPLE_DOC.doc_id,
+                                                    q="Moon landing 1969", lim=2),
+        output=SentenceExtractResult.model_construct(doc_id=_EXAMPLE_DOC.doc_id, sentences=(
+            ExtractedSentence.model_construct(id=f"{_EXAMPLE_DOC.doc_id}#0", idx=0,
+                                              text=split_sentences(_EXAMPLE_DOC.text)[0],
+                                              score=2.1),
         )),
     )
     return Tool(
@@ -311,8 +314,10 @@ def _rank_tool(index: EvidenceIndex) -> Tool[RankParams, RankResult]:
 
     example = ToolExample(
         description="Order a subclaim's candidate documents against the subclaim.",
-        input=RankParams(q="Apollo 11 landed on the Moon in 1969", doc_ids=("Apollo 11:0",)),
-        output=RankResult(ranked=(RankedDoc(doc_id="Apollo 11:0", score=0.047619),)),
+        input=RankParams.model_construct(q="Apollo 11 landed on the Moon in 1969",
+                                         doc_ids=("Apollo 11:0",)),
+        output=RankResult.model_construct(ranked=(
+            RankedDoc.model_construct(doc_id="Apollo 11:0", score=0.047619),)),
     )
     return Tool(
         name="rank",
@@ -326,14 +331,14 @@ def _not_found(doc_id: str) -> ToolResult[Any]:
     return ToolResult.error(f"doc_id: no document {doc_id!r} in the index", code="NOT_FOUND")
 
 
-_EXAMPLE_DOC = Document(
+_EXAMPLE_DOC = Document.model_construct(
     doc_id="Apollo 11:0",
     title="Apollo 11",
     source="wiki",
     text="Apollo 11 was the American spaceflight that first landed humans on the Moon. "
     "Commander Neil Armstrong and pilot Buzz Aldrin landed on July 20, 1969.",
 )
-_EXAMPLE_HIT = Hit(
+_EXAMPLE_HIT = Hit.model_construct(
     doc_id=_EXAMPLE_DOC.doc_id, title=_EXAMPLE_DOC.title, source="wiki", score=7.25,
     snippet=_EXAMPLE_DOC.text[:120],
 )

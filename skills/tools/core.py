@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from claimfsm._base.errors import CODE_PATTERN, BadInput, ClaimFsmError, ErrorCode
+from claimfsm._base.record import FACTORY, Record
 from claimfsm.skills.context import Clock
 
 __all__ = [
@@ -121,8 +122,8 @@ class DeadlineExceeded(ToolError):
         self.now = now
 
 
-@dataclass(frozen=True)
-class ToolResult(Generic[R]):
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class ToolResult(Record, Generic[R], frozen=True):
     """What a handler returns: success with a typed ``value``, or a failure with a ``code``."""
 
     success: bool
@@ -130,9 +131,11 @@ class ToolResult(Generic[R]):
     message: str = ""
     code: str | None = None
 
-    def __post_init__(self) -> None:
-        if self.code is not None and not CODE_PATTERN.match(self.code):
-            raise BadInput(f"code: {self.code!r} is not UPPER_SNAKE", field="code")
+    def __init__(self, success: bool, value: R | None, message: str = "",
+                 code: str | None = None) -> None:
+        if code is not None and not CODE_PATTERN.match(code):
+            raise BadInput(f"code: {code!r} is not UPPER_SNAKE", field="code")
+        self._fill(success=success, value=value, message=message, code=code)
 
     @classmethod
     def ok(cls, value: R, message: str = "") -> ToolResult[R]:
@@ -145,17 +148,20 @@ class ToolResult(Generic[R]):
         return cls(success=False, value=None, message=message, code=code)
 
 
-@dataclass(frozen=True)
-class ToolExample:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class ToolExample(Record, frozen=True):
     """One documented use of a tool; the registry validates it against the tool's models."""
 
     description: str
     input: BaseModel
     output: BaseModel
 
+    def __init__(self, description: str, input: BaseModel, output: BaseModel) -> None:
+        self._fill(description=description, input=input, output=output)
 
-@dataclass(frozen=True)
-class Tool(Generic[P, R]):
+
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class Tool(Record, Generic[P, R], frozen=True):
     """A named, typed tool. ``handler(params, *, context)`` returns a :class:`ToolResult`."""
 
     name: str
@@ -166,6 +172,13 @@ class Tool(Generic[P, R]):
     examples: tuple[ToolExample, ...] = ()
     #: Extra fields of the call's ``ToolInvoked`` event, from its args and (JSON) value.
     telemetry: Callable[[dict[str, Any], dict[str, Any] | None], dict[str, Any]] | None = None
+
+    def __init__(self, name: str, description: str, params: type[P], result: type[R],
+                 handler: Callable[..., ToolResult[R]], examples: tuple[ToolExample, ...] = (),
+                 telemetry: Callable[[dict[str, Any], dict[str, Any] | None],
+                                     dict[str, Any]] | None = None) -> None:
+        self._fill(name=name, description=description, params=params, result=result,
+                   handler=handler, examples=examples, telemetry=telemetry)
 
 
 class BudgetTracker:
@@ -244,8 +257,8 @@ class BudgetTracker:
             self._calls = calls
 
 
-@dataclass
-class ToolContext:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class ToolContext(Record):
     """What a handler receives besides its params.
 
     ``session`` is a read-only view (``sid``, ``policy``); ``resources`` are named objects
@@ -259,6 +272,18 @@ class ToolContext:
     resources: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     tool: str = ""
     beats: list[datetime] = field(default_factory=list)
+
+    def __init__(self, clock: Clock, deadline: datetime | None = None,
+                 budget: BudgetTracker | None = None, session: Mapping[str, Any] = FACTORY,
+                 resources: Mapping[str, Any] = FACTORY, tool: str = "",
+                 beats: list[datetime] = FACTORY) -> None:
+        self.clock = clock
+        self.deadline = deadline
+        self.budget = budget
+        self.session = MappingProxyType({}) if session is FACTORY else session
+        self.resources = MappingProxyType({}) if resources is FACTORY else resources
+        self.tool = tool
+        self.beats = [] if beats is FACTORY else beats
 
     def beat(self) -> None:
         """Record a heartbeat; raise :class:`DeadlineExceeded` once the deadline has passed."""

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import orjson
 
 from claimfsm._base.observe import TOOL_HOOK
+from claimfsm._base.record import Record
 from claimfsm.skills.context import ToolCall
 from claimfsm.skills.tools.inflight import Attempt, Saved, run_wave
 
@@ -64,10 +65,16 @@ class CallRequest(NamedTuple):
     key: str | None = None
 
 
-@dataclass
-class _Slot:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class _Slot(Record):
+    """One request of a wave and its attempts so far."""
+
     request: CallRequest
     tries: list[Attempt]
+
+    def __init__(self, request: CallRequest, tries: list[Attempt]) -> None:
+        self.request = request
+        self.tries = tries
 
 
 def gather(ex: Executor, requests: Sequence[CallRequest], limit: int,

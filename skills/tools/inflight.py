@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from pydantic import BaseModel
 
+from claimfsm._base.record import FACTORY, Record
 from claimfsm.skills.tools.core import Tool
 
 if TYPE_CHECKING:
@@ -27,8 +28,8 @@ if TYPE_CHECKING:
 __all__ = ["Attempt", "Saved", "answer_key", "run_wave"]
 
 
-@dataclass
-class Attempt:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class Attempt(Record):
     """One attempt: admitted (``tool`` set, to run) or finished at admission (``end``)."""
 
     name: str
@@ -46,6 +47,28 @@ class Attempt:
     dumped: dict[str, Any] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     finished: bool = False
+
+    def __init__(self, name: str, args: dict[str, Any], attempt: int, start: datetime,
+                 began: float, cid: str = "", tool: Tool[Any, Any] | None = None,
+                 params: BaseModel | None = None, deadline: datetime | None = None,
+                 failure: _Failure | None = None, end: datetime | None = None,
+                 value: BaseModel | None = None, dumped: dict[str, Any] | None = None,
+                 lock: threading.Lock = FACTORY, finished: bool = False) -> None:
+        self.name = name
+        self.args = args
+        self.attempt = attempt
+        self.start = start
+        self.began = began
+        self.cid = cid
+        self.tool = tool
+        self.params = params
+        self.deadline = deadline
+        self.failure = failure
+        self.end = end
+        self.value = value
+        self.dumped = dumped
+        self.lock = threading.Lock() if lock is FACTORY else lock
+        self.finished = finished
 
     def finish(self, value: BaseModel | None, dumped: dict[str, Any] | None,
                failure: _Failure | None) -> None:

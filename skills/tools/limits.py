@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from claimfsm._base.errors import BadInput
+from claimfsm._base.record import Record
 from claimfsm.skills.tools.core import ToolDefinitionError
 
 __all__ = ["RateLimit", "ToolLimits"]
@@ -23,12 +24,15 @@ __all__ = ["RateLimit", "ToolLimits"]
 _US = timedelta(microseconds=1)
 
 
-@dataclass(frozen=True)
-class RateLimit:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class RateLimit(Record, frozen=True):
     """At most ``capacity`` calls per ``per_seconds``, refilled continuously."""
 
     capacity: int
     per_seconds: float
+
+    def __init__(self, capacity: int, per_seconds: float) -> None:
+        self._fill(capacity=capacity, per_seconds=per_seconds)
 
 
 class ToolLimits:

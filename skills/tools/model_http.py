@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from claimfsm._base.errors import ErrorCode
+from claimfsm._base.record import Record
 from claimfsm.skills.tools.core import ToolError
 
 if TYPE_CHECKING:
@@ -29,14 +30,19 @@ MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 _CHUNK = 64 * 1024
 
 
-@dataclass(frozen=True)
-class HttpAnswer:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class HttpAnswer(Record, frozen=True):
     """A complete answer: status, the headers that matter, the body."""
 
     status: int
     content_type: str
     retry_after: str | None
     body: bytes
+
+    def __init__(self, status: int, content_type: str, retry_after: str | None,
+                 body: bytes) -> None:
+        self._fill(status=status, content_type=content_type, retry_after=retry_after,
+                   body=body)
 
 
 class HttpFailure(ToolError):

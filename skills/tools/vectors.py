@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from claimfsm._base.record import Record
+
 if TYPE_CHECKING:
     import numpy
     from numpy.typing import NDArray
@@ -74,12 +76,18 @@ def fuse_scores(lexical: Mapping[str, float], dense: Mapping[str, float], *,
     return out
 
 
-@dataclass(frozen=True)
-class _Matrix:
+@dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
+class _Matrix(Record, frozen=True):
+    """The loaded vectors: ids, their rows, their sources, the matrix."""
+
     ids: tuple[str, ...]
     row: Mapping[str, int]
     sources: Any  # numpy array of source names, aligned with ids
     mat: Any  # float32 (n, dim)
+
+    def __init__(self, ids: tuple[str, ...], row: Mapping[str, int], sources: Any,
+                 mat: Any) -> None:
+        self._fill(ids=ids, row=row, sources=sources, mat=mat)
 
 
 class DenseStore:

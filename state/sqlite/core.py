@@ -28,6 +28,7 @@ from claimfsm.state.sqlite.db import (
     init_schema,
     is_busy,
     retrying,
+    sync_wal,
     transaction,
 )
 from claimfsm.state.sqlite.decode import ChainDecoder, decode_rows
@@ -90,6 +91,7 @@ class SQLiteCore:
         self._conn: sqlite3.Connection | None = None
         self._group: GroupCommitter | None = None
         self._catalog: Any = None  # the CatalogReader of the first listing
+        self._wal = False  # the writer's journal is WAL (set when it opens)
         try:
             if readonly:
                 # For commands that only read: a view that writes no byte of any file.
@@ -114,6 +116,9 @@ class SQLiteCore:
         self._known: Lru[str, bool] = Lru(65536)
         self._closed = False
         self._batching = False  # inside batch(): writes are savepoints of its transaction
+        # A fork's commit in ``full`` is not synced by itself (:meth:`_write`'s
+        # ``synced``); ``close`` syncs the WAL once if one was.
+        self._unsynced = False
 
     def _open_writer(self) -> sqlite3.Connection:
         """The write connection (and the group committer), opened on the first write."""
@@ -133,6 +138,9 @@ class SQLiteCore:
                 self._link = ReadOnlyLink(self.path, self._budget)
             raise
         self._conn = conn
+        # Deferring a commit's sync is safe only in WAL mode, which a file system without
+        # shared memory may have refused.
+        self._wal = conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         if self.durability == "group":
             path, budget = self.path, self._budget
             self._group = GroupCommitter(lambda: connect(path, "group", budget), budget,
@@ -186,7 +194,10 @@ class SQLiteCore:
                     pass  # run again below, where busy is retried and errors are mapped
         return self._read(lambda c: c.execute(sql, params).fetchall())
 
-    def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    def _write(self, fn: Callable[[sqlite3.Connection], T], *, synced: bool = True) -> T:
+        """Run ``fn`` in a write transaction. ``synced=False``: in ``full``, this commit
+        does not fsync the WAL (:func:`~claimfsm.state.sqlite.db.transaction`); it is
+        durable once the next commit, checkpoint or :meth:`close` has synced it."""
         try:
             if self._batching:
                 with self._lock:  # the batch's thread re-enters; others wait for its end
@@ -198,7 +209,11 @@ class SQLiteCore:
                 assert self._group is not None
                 return self._group.submit(fn)
             with self._lock, self._queue:
-                return transaction(self._writer(), fn, self._budget)
+                conn = self._writer()
+                if synced or self.durability != "full" or not self._wal:
+                    return transaction(conn, fn, self._budget)
+                self._unsynced = True
+                return transaction(conn, fn, self._budget, synced=False)
         except sqlite3.Error as exc:
             raise store_error(exc, self.path) from exc
 
@@ -360,8 +375,12 @@ class SQLiteCore:
         with self._lock:
             if not self._closed:
                 self._closed = True
-                if self._conn is not None:
-                    self._conn.close()
+                try:
+                    if self._unsynced:
+                        sync_wal(self.path)
+                finally:
+                    if self._conn is not None:
+                        self._conn.close()
                 if self._link is not None:
                     self._link.close()
                 if isinstance(self._queue, WriterQueue):

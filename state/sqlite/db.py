@@ -4,6 +4,7 @@ schema, bounded retry on SQLITE_BUSY, write transactions and the group committer
 
 from __future__ import annotations
 
+import os
 import queue
 import sqlite3
 import threading
@@ -30,6 +31,7 @@ __all__ = [
     "init_schema",
     "is_busy",
     "retrying",
+    "sync_wal",
     "transaction",
 ]
 
@@ -159,12 +161,19 @@ def retrying(fn: Callable[[], T], budget: float) -> T:
 
 
 def transaction(
-    conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T], budget: float
+    conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T], budget: float, *,
+    synced: bool = True,
 ) -> T:
     """Run ``fn`` inside ``BEGIN IMMEDIATE`` ... ``COMMIT`` (retried whole on BUSY).
 
     Taking the write lock up front means a writer never upgrades a read transaction,
     which is what makes SQLITE_BUSY retryable instead of a deadlock.
+
+    ``synced=False`` (only on a WAL connection at ``synchronous=FULL``): this one commit
+    does not fsync the WAL; it becomes durable with the connection's next commit, whose
+    fsync of the WAL covers every frame before its own, or the next checkpoint. WAL
+    recovery keeps a transaction whole or drops it, so a power cut before then loses
+    all of it, never part (docs/storage.md, "Durability modes").
     """
 
     def attempt() -> T:
@@ -178,7 +187,34 @@ def transaction(
             raise
         return result
 
-    return retrying(attempt, budget)
+    if synced:
+        return retrying(attempt, budget)
+    conn.execute("PRAGMA synchronous=NORMAL")
+    try:
+        return retrying(attempt, budget)
+    finally:
+        conn.execute("PRAGMA synchronous=FULL")
+
+
+def sync_wal(path: str) -> None:
+    """fdatasync the WAL of the database at ``path``: every frame committed to it so far
+    is then durable. A WAL that is gone was checkpointed into the database file, which
+    the checkpoint synced."""
+    try:
+        # Writable: Windows syncs only a descriptor open for writing (nothing is written).
+        fd = os.open(f"{path}-wal", os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"--db: cannot sync the WAL of {path}: {exc}", field="db",
+                         code=ErrorCode.STORE_IO) from exc
+    try:
+        getattr(os, "fdatasync", os.fsync)(fd)  # macOS has no fdatasync
+    except OSError as exc:
+        raise StoreError(f"--db: cannot sync the WAL of {path}: {exc}", field="db",
+                         code=ErrorCode.STORE_IO) from exc
+    finally:
+        os.close(fd)
 
 
 def connect(path: str, durability: Durability, budget: float) -> sqlite3.Connection:

@@ -267,7 +267,15 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
              then: Callable[[Revision], Revision] | None = None) -> Revision:
         """Copy revisions ``0..at`` to ``new_sid``: rows re-stamped and re-hashed, blobs
         shared; with ``then``, its revision ``at + 1`` lands in the same transaction
-        (:meth:`StateStore.fork <claimfsm.state.store.StateStore.fork>`)."""
+        (:meth:`StateStore.fork <claimfsm.state.store.StateStore.fork>`).
+
+        In ``full`` durability the fork's commit does not fsync by itself: it is durable
+        once the store's next commit (the fork's first step, or any other), a checkpoint
+        or :meth:`close` has synced the WAL, whose fsync covers every earlier frame. A
+        power cut before then loses the whole fork, never part of it (WAL recovery keeps
+        a transaction whole or drops it), and nothing a ``start`` or ``step`` reported
+        committed. A process crash loses nothing: the frames are written before this
+        returns."""
         session = self._ids.get(sid)
         source = self._entries.get((sid, at))
         if session is None or source is None:
@@ -319,7 +327,7 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
                 c.execute(*timer_params(target, timer))
             return target
 
-        self._ids[new_sid] = self._write(insert)
+        self._ids[new_sid] = self._write(insert, synced=False)
         if copies.first is not None:
             # Running a fork reads its revision 0 (the machine version it started on).
             self._entries.put((new_sid, 0), copies.first)

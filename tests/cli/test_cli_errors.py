@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import orjson
@@ -13,6 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from claimfsm.cli.main import main
+from tests.support.peek import peek
 from tests.support.privileges import cli_unprivileged, make_readonly
 
 READERS = [["show", "SID"], ["history", "SID"], ["export", "SID"], ["fsck"]]
@@ -71,7 +73,7 @@ def test_a_store_failing_in_the_middle_of_a_command_is_a_store_code(
     # The store itself turns SQLite's error into STORE_IO: the command has no catch of its own.
     db = tmp_path / "gone.db"
     shutil.copy(files["good"], db)
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         sid = conn.execute("SELECT sid FROM st_sessions").fetchone()[0]
         conn.execute("DROP TABLE st_blobs")
     args = [sid if a == "SID" else a for a in cmd] + (["--json"] if as_json else [])
@@ -105,7 +107,7 @@ def test_reading_commands_leave_a_good_database_byte_for_byte(
         files: dict[str, Path], tmp_path: Path) -> None:
     db = tmp_path / "good.db"
     shutil.copy(files["good"], db)
-    sid = sqlite3.connect(db).execute("SELECT sid FROM st_sessions").fetchone()[0]
+    sid = peek(db, "SELECT sid FROM st_sessions")[0][0]
     before = db.read_bytes()
     for cmd in READERS:
         args = [sid if a == "SID" else a for a in cmd]
@@ -142,7 +144,7 @@ def test_a_record_that_cannot_be_written_leaves_no_session(cmd: str, tmp_path: P
     res = invoke(cmd, "Water boils.", "--record", "/dev/full", "--db", str(db))
     assert res.exit_code == 2 and "RECORD_WRITE_FAILED" in res.output
     if db.exists():
-        assert sqlite3.connect(db).execute("SELECT count(*) FROM st_sessions").fetchone() == (0,)
+        assert peek(db, "SELECT count(*) FROM st_sessions") == [(0,)]
 
 
 def test_an_unexpected_error_is_one_line_not_a_traceback(

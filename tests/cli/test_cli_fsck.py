@@ -5,6 +5,7 @@ missing files, compaction that rewrites rows without changing a revision, and pr
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ def _history(db: Path, sid: str) -> list[dict[str, Any]]:
 
 
 def _sql(db: Path, statement: str, *args: Any) -> int:
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         return conn.execute(statement, args).rowcount
 
 
@@ -100,7 +101,7 @@ def test_compact_rewrites_rows_and_every_revision_reads_the_same(tmp_path: Path)
     report = orjson.loads(out)
     assert code == 0 and report["sessions"] == 3 and report["skipped"] == []
     assert report["rewritten"] > 0  # snapshots at 2, 4, 6 became deltas under 16
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         kinds = conn.execute("SELECT kind FROM st_revisions WHERE k >> 32 = 1").fetchall()
     assert [k for (k,) in kinds] == [0, 1, 1, 1, 1, 1, 1]
     assert {sid: _history(db, sid) for sid in sids} == before
@@ -114,12 +115,12 @@ def test_compact_leaves_a_broken_chain_alone(tmp_path: Path) -> None:
     _sessions(db, snapshot_every=2)
     k = (2 << 32) + 3
     assert _sql(db, "UPDATE st_revisions SET ts = 'forged' WHERE k = ?", k) == 1
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         rows_before = conn.execute("SELECT * FROM st_revisions WHERE k >> 32 = 2").fetchall()
     result = CliRunner().invoke(main, ["compact", "--db", str(db)])
     assert result.exit_code == 1
     assert "skipped s1: its chain does not verify" in result.output
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         assert conn.execute("SELECT * FROM st_revisions WHERE k >> 32 = 2").fetchall() == \
             rows_before
     code, out = cli("fsck", "--db", str(db), "--json")
@@ -136,7 +137,7 @@ def test_compact_prunes_unreferenced_blobs_unless_told_not_to(tmp_path: Path) ->
     assert code == 0 and orjson.loads(out)["blobs_dropped"] == 0
     code, out = cli("compact", "--db", str(db), "--json")
     assert code == 0 and orjson.loads(out)["blobs_dropped"] == 1
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         assert conn.execute("SELECT count(*) FROM st_blobs WHERE h = ?", (orphan,)).fetchone() \
             == (0,)
 

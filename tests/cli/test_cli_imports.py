@@ -97,6 +97,37 @@ def test_step_imports_only_the_skill_it_runs(tmp_path: Path) -> None:
         assert eng.store.head(sid).rev == 1
 
 
+def test_a_step_without_tools_compiles_no_tool_model_nor_the_review_input(
+        tmp_path: Path) -> None:
+    # Engine.open trusts the built-in tools' examples (tests/skills/tools checks them)
+    # and the machine's version takes ReviewInput's schema digest as declared: neither
+    # compiles a validator any more (16 and 1 of the 21 a PARSE_CLAIM step compiled).
+    db, sid = _session(tmp_path)
+    probe = f"""
+import sys
+import pydantic._internal._model_construction as construction
+built = []
+complete = construction.complete_model_class
+def counted(cls, *args, **kwargs):
+    done = complete(cls, *args, **kwargs)
+    if done:
+        built.append(cls.__module__ + "." + cls.__qualname__)
+    return done
+construction.complete_model_class = counted
+from claimfsm.cli import main
+try:
+    main(["step", {sid!r}, "--db", {db!r}])
+except SystemExit:
+    pass
+print("BUILT", " ".join(built), file=sys.stderr)
+"""
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, check=False)
+    built = next(x for x in proc.stderr.splitlines() if x.startswith("BUILT")).split()[1:]
+    assert "claimfsm.skills.parse_claim.Output" in built  # the step ran and validated
+    assert not [m for m in built if m.startswith(("claimfsm.skills.tools.", "claimfsm.engine."))]
+
+
 def test_show_json_is_unchanged_by_the_store_only_open(tmp_path: Path) -> None:
     db, sid = _session(tmp_path)
     proc = subprocess.run([sys.executable, "-c", "from claimfsm.cli import main; main()", "show",

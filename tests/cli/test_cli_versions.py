@@ -9,6 +9,7 @@ import dataclasses
 import json
 import re
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -126,7 +127,7 @@ def test_a_store_from_before_versions_opens_lists_continues_and_passes_fsck(
     _bump(monkeypatch)  # whatever the code is now, an old session is allowed
     res = run("check-compat", "--db", str(db), "--json")  # read-only: still schema 1
     assert json.loads(res.output)["sessions"][0]["version"] == UNKNOWN
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         assert conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone() == ("1",)
     listed = json.loads(run("sessions", "--db", str(db), "--json").output)
     assert listed["items"][0]["version"] == UNKNOWN

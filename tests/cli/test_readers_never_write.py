@@ -11,12 +11,14 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from claimfsm.cli.main import main
+from tests.support.peek import peek
 
 Snapshot = dict[str, tuple[int, int, str]]
 
@@ -51,7 +53,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     d = tmp_path_factory.mktemp("made")
     db = d / "s.db"
     assert invoke("verify", "Water boils at 100 degrees.", "--db", str(db)).exit_code == 0
-    sid = sqlite3.connect(db).execute("SELECT sid FROM st_sessions").fetchone()[0]
+    sid = peek(db, "SELECT sid FROM st_sessions")[0][0]
     return db, sid
 
 
@@ -126,7 +128,7 @@ def test_live_replay_refuses_another_programs_database(
     folder = tmp_path / "theirs"
     folder.mkdir()
     theirs = folder / "theirs.db"
-    with sqlite3.connect(theirs) as conn:
+    with closing(sqlite3.connect(theirs)) as conn, conn:
         conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
     (folder / "garbage.db").write_bytes(b"SQLite format 3\x00" + b"\x07" * 5000)
     before = snapshot(folder)
@@ -159,7 +161,7 @@ def test_a_store_of_an_unknown_schema_is_refused_untouched(
         made: tuple[Path, str], tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     shutil.copy(made[0], db)
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("PRAGMA journal_mode=DELETE")  # as a newer claimfsm might leave it
         conn.execute("UPDATE st_meta SET value = '99' WHERE key = 'schema'")
     before = snapshot(tmp_path)

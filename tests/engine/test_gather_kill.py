@@ -19,6 +19,7 @@ import sys
 import time
 import urllib.request
 from collections import Counter
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ def _held(req: dict[str, Any]) -> bool:
 
 
 def _answers(db: Path) -> int:
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         return int(conn.execute("SELECT count(*) FROM st_answers").fetchone()[0])
 
 

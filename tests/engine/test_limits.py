@@ -3,7 +3,6 @@ limit, before anything is stored; hostile shapes give envelopes, never exception
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import orjson
@@ -20,6 +19,7 @@ from claimfsm.skills.limits import MAX_CLAIM_CHARS, MAX_INPUT_BYTES, MAX_SUBCLAI
 from claimfsm.skills.registry import all_skills
 from claimfsm.skills.stance.numbers import find_numbers
 from claimfsm.state.errors import UnknownSession
+from tests.support.peek import peek
 
 ST = {"sid": "s", "rev": 0, "fsm": "PARSE_CLAIM"}
 
@@ -98,11 +98,11 @@ def test_cli_verify_refuses_a_long_claim_and_leaves_no_session(tmp_path: Path) -
     runner = CliRunner()
     first = runner.invoke(main, ["verify", "Water boils at 100 degrees.", "--db", str(db)])
     assert first.exit_code == 0
-    before = sqlite3.connect(db).execute("select count(*) from st_sessions").fetchone()
+    before = peek(db, "select count(*) from st_sessions")
     out = runner.invoke(main, ["verify", "a" * (MAX_CLAIM_CHARS + 1), "--db", str(db), "--json"])
     assert out.exit_code == 2 and "INPUT_TOO_LARGE" in out.output
     assert not isinstance(out.exception, Exception) or isinstance(out.exception, SystemExit)
-    after = sqlite3.connect(db).execute("select count(*) from st_sessions").fetchone()
+    after = peek(db, "select count(*) from st_sessions")
     assert before == after
 
 

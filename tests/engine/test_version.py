@@ -15,9 +15,11 @@ from claimfsm.engine.bindings import DEFAULT_BINDINGS
 from claimfsm.engine.errors import MachineMismatch
 from claimfsm.engine.machine import DEFAULT_MACHINE, RetryPolicy
 from claimfsm.engine.version import (
+    DECLARED_SCHEMAS,
     UNKNOWN,
     VersionMismatch,
     machine_version,
+    schema_digest,
     session_version,
 )
 from claimfsm.replay import replay_record
@@ -83,6 +85,30 @@ def test_built_in_skills_declare_their_versions_and_files(monkeypatch: pytest.Mo
     monkeypatch.setitem(versions.SKILL_FILES, "stance_judge", ("cards/stance_judge.md",))
     with_file = machine_version(DEFAULT_MACHINE, DEFAULT_BINDINGS)
     assert len({before, bumped, with_file}) == 3
+
+
+def test_declared_wait_schemas_are_the_schemas_pydantic_generates(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A built-in wait state's input model changed: update DECLARED_SCHEMAS (the machine's
+    # version changes with it, as it did when the digest was computed at every open).
+    import importlib
+
+    for path, digest in DECLARED_SCHEMAS.items():
+        module, name = path.rsplit(".", 1)
+        model = getattr(importlib.import_module(module), name)
+        assert schema_digest(model, declared=False) == digest, path
+        assert schema_digest(model) == digest
+    waits = {f"{s.wait.input_model.__module__}.{s.wait.input_model.__qualname__}"
+             for s in DEFAULT_MACHINE.states if s.wait is not None}
+    assert waits and waits <= set(DECLARED_SCHEMAS)
+    # The declared digest is the one in the version: another one moves it.
+    before = machine_version(DEFAULT_MACHINE, DEFAULT_BINDINGS)
+    from claimfsm.engine import version
+
+    version._digest.cache_clear()
+    monkeypatch.setitem(version.DECLARED_SCHEMAS, sorted(waits)[0], "0" * 16)
+    assert machine_version(DEFAULT_MACHINE, DEFAULT_BINDINGS) != before
+    version._digest.cache_clear()
 
 
 def test_revision_0_stores_the_version_and_a_session_keeps_it() -> None:

@@ -6,6 +6,7 @@ under another snapshot policy pages the same."""
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ def test_a_page_never_reads_the_rows_before_its_snapshot(tmp_path: Path) -> None
     db = tmp_path / "p.db"
     with SQLiteStore(db, snapshot_every=8) as store:
         _grow(store, "s", 100)
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         (session,) = conn.execute("SELECT id FROM st_sessions WHERE sid = 's'").fetchone()
         conn.execute("UPDATE st_revisions SET body = x'00' WHERE k = ?", ((session << 32) + 5,))
     with SQLiteStore(db, readonly=True) as view:
@@ -59,7 +60,7 @@ def test_a_page_with_a_missing_row_is_corrupt_not_short(tmp_path: Path) -> None:
     db = tmp_path / "g.db"
     with SQLiteStore(db) as store:
         _grow(store, "s", 20)
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         (session,) = conn.execute("SELECT id FROM st_sessions WHERE sid = 's'").fetchone()
         conn.execute("DELETE FROM st_revisions WHERE k = ?", ((session << 32) + 12,))
     with SQLiteStore(db, readonly=True) as view, pytest.raises(CorruptStore, match="gap"):

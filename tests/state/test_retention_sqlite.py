@@ -87,12 +87,13 @@ def test_a_delete_that_fails_half_way_changes_nothing(
 
 def test_a_file_from_before_deletions_opens_verifies_and_upgrades(tmp_path: Path) -> None:
     import sqlite3
+    from contextlib import closing
 
     db = tmp_path / "old.db"
     with SQLiteStore(db) as store:
         _session(store, "a", "First claim.", "page a " * 40)
         _session(store, "b", "Second claim.", "page b " * 40)
-    with sqlite3.connect(db) as conn:  # as the previous release wrote it
+    with closing(sqlite3.connect(db)) as conn, conn:  # as the previous release wrote it
         conn.execute("DROP TABLE st_tombstones")
     with SQLiteStore(db, readonly=True) as view:
         assert list(view.tombstones()) == [] and fsck(view).ok

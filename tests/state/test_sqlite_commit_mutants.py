@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ def rev(n: int, sid: str = "s", **state: Any) -> Revision:
 
 
 def labels(db: Path) -> list[tuple[int, str | None]]:
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         return conn.execute("SELECT id, verdict FROM st_catalog ORDER BY id").fetchall()
 
 
@@ -165,7 +166,7 @@ class Flaky:
 
 
 def blob_count(db: Path) -> int:
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         (n,) = conn.execute("SELECT count(*) FROM st_blobs").fetchone()
     return int(n)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ from claimfsm.state.catalog import SummaryQuery
 from claimfsm.state.contract import make_revision, make_state
 from claimfsm.state.sqlite.catalog import _PAGE
 from claimfsm.state.sqlite.store import SQLiteStore
+from tests.support.peek import peek
 
 
 def _old_file(db: Path) -> None:
@@ -86,11 +86,7 @@ def test_steps_write_no_catalog_rows_listing_fills_claims(tmp_path: Path) -> Non
             store.commit(make_revision(f"s{i}", 1, state.model_copy(update={"rounds": 1})),
                          expected_rev=0)
     def rows() -> list[Any]:
-        # Closed here, not left to the collector: Python's sqlite3 connection sits in a
-        # reference cycle (its statement cache), and closing late, as the last
-        # connection, it would delete the WAL under a store opened after it.
-        with closing(sqlite3.connect(db)) as conn:
-            return conn.execute("SELECT id, claim, verdict FROM st_catalog ORDER BY id").fetchall()
+        return peek(db, "SELECT id, claim, verdict FROM st_catalog ORDER BY id")
 
     assert rows() == []  # creating and stepping sessions adds nothing to the file
     with SQLiteStore(db, readonly=True) as view:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Literal
@@ -46,7 +47,7 @@ def test_a_table_gone_under_a_running_store_is_a_store_code(
     store = _one_session(path, durability=durability)
     try:
         store.clear_cache()
-        with sqlite3.connect(path) as other:
+        with closing(sqlite3.connect(path)) as other, other:
             other.execute("DROP TABLE st_revisions")
         with pytest.raises(StoreIOError) as read:
             store.head("s1")

@@ -5,6 +5,7 @@ open, sessions untouched."""
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,7 +24,7 @@ def test_a_sqlite_file_from_before_keys(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     with SQLiteStore(db) as store:
         store.create(make_revision("a", 0, make_state("a")))
-    with sqlite3.connect(db) as conn:  # as the previous release wrote it
+    with closing(sqlite3.connect(db)) as conn, conn:  # as the previous release wrote it
         conn.execute("DROP TABLE st_keys")
     before = db.read_bytes()
     with SQLiteStore(db, readonly=True) as view:
@@ -61,7 +62,7 @@ def test_sqlite_keys_from_before_their_actors(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     with SQLiteStore(db) as store:
         old = store.add_key(new_key("ops", "admin", now=NOW)[1])
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         _without_actors(conn)
     before = db.read_bytes()
     with SQLiteStore(db, readonly=True) as view:

@@ -177,9 +177,10 @@ def test_a_read_only_store_refuses_writes_with_a_code(tmp_path: Path) -> None:
 
 def test_a_store_of_an_unknown_schema_is_refused_before_it_is_touched(tmp_path: Path) -> None:
     import sqlite3
+    from contextlib import closing
 
     db = _store(tmp_path, "clean")
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("PRAGMA journal_mode=DELETE")
         conn.execute("UPDATE st_meta SET value = '99' WHERE key = 'schema'")
     before = snapshot(tmp_path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ def _dump(revision: Revision) -> bytes:
 
 
 def _sql(db: Path, statement: str, *args: Any) -> list[Any]:
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         return conn.execute(statement, args).fetchall()
 
 
@@ -158,7 +159,7 @@ def test_revisions_outside_the_session_are_unknown(grown: Path) -> None:
 def test_a_damaged_chain_is_a_corrupt_store_not_wrong_data(
         grown: Path, statement: str, rev: int) -> None:
     assert _sql(grown, "SELECT count(*) FROM st_revisions WHERE k = ?", (1 << 32) + rev)
-    with sqlite3.connect(grown) as conn:
+    with closing(sqlite3.connect(grown)) as conn, conn:
         conn.execute(statement, ((1 << 32) + rev,))
     with SQLiteStore(grown) as store:
         with pytest.raises(CorruptStore) as info:

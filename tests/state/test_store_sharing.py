@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ def _step(store: SQLiteStore, head: Revision, state: SessionState,
 
 
 def _bytes(db: Path) -> dict[str, int]:
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         body, extra = conn.execute(
             "SELECT sum(length(body)), sum(length(extra)) FROM st_revisions").fetchone()
         blobs = conn.execute("SELECT coalesce(sum(length(data)), 0) FROM st_blobs").fetchone()[0]
@@ -52,7 +53,8 @@ def test_an_item_in_the_state_and_in_its_envelope_is_stored_once(tmp_path: Path)
     assert got.envelope is not None and got.envelope["d"]["evidence"]["s1"] == SENTENCES
     stored = _bytes(db)
     assert stored["blobs"] < size  # one copy (packed), not one per place it appears
-    with sqlite3.connect(db) as conn:  # the step's row (rev 0 is the empty state's snapshot)
+    # the step's row (rev 0 is the empty state's snapshot)
+    with closing(sqlite3.connect(db)) as conn, conn:
         (step,) = conn.execute(
             "SELECT length(body) + length(extra) FROM st_revisions WHERE kind = 1").fetchone()
     assert step < size // 2  # rows hold references only
@@ -72,7 +74,7 @@ def test_nested_results_are_shared_with_the_fields_that_repeat_them(tmp_path: Pa
         assert again.get("a", 1).state.outputs == {"search:1": HITS}
         assert again.get("a", 1).state.tool_results[0]["value"]["hits"] == HITS
         again.close()
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         raw = [zlib.decompress(d) if z else d
                for z, d in conn.execute("SELECT z, data FROM st_blobs")]
         raw += [zlib.decompress(b) if b[:1] == b"x" else b
@@ -88,7 +90,7 @@ def test_large_rows_are_packed_and_read_back_exactly(tmp_path: Path) -> None:
         head = store.create(make_revision("a", 0, make_state("a")))
         state = head.state.model_copy(update={"memory": {f"k{i}": i for i in range(80)}})
         written = _step(store, head, state, events=events)
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         body, extra = conn.execute("SELECT body, extra FROM st_revisions WHERE k = ?",
                                    ((1 << 32) + 1,)).fetchone()
     assert body[:1] == b"x" and extra[:1] == b"x"  # zlib streams, not JSON
@@ -108,11 +110,11 @@ def test_a_forged_packed_row_is_caught_by_fsck(tmp_path: Path) -> None:
             head = _step(store, head, state)
     k = (1 << 32) + 2
     forged = zlib.compress(orjson.dumps({"memory": [0, {"k0": 999}]}))
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("UPDATE st_revisions SET body = ? WHERE k = ?", (forged, k))
     with SQLiteStore(db) as store:
         assert [(p.rev, p.problem) for p in fsck(store).problems] == [(2, "HASH_MISMATCH")]
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("UPDATE st_revisions SET body = ? WHERE k = ?", (b"x not zlib", k))
     with SQLiteStore(db) as store:
         assert [(p.rev, p.problem) for p in fsck(store).problems] == [(2, "UNDECODABLE")]

@@ -9,6 +9,7 @@ import hashlib
 import sqlite3
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,7 @@ def db(tmp_path: Path) -> str:
 
 
 def _sql(db: str, statement: str, *args: Any) -> list[Any]:
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         return conn.execute(statement, args).fetchall()
 
 
@@ -135,7 +136,7 @@ def _tampered(db: str, statement: str, *args: Any) -> tuple[Any, ...]:
     with SQLiteStore(db) as store:
         _grow(store, "good", 20)
         _grow(store, "bad", 20, make_state("bad", pages={"u": {"text": BIG + "bad"}}))
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute(statement, args)
     with SQLiteStore(db) as store:
         report = fsck(store)
@@ -190,7 +191,7 @@ def test_fsck_finds_a_missing_blob(db: str) -> None:
     with SQLiteStore(db, snapshot_every=1000) as store:
         _grow(store, "good", 3)
         _grow(store, "bad", 3, make_state("bad", pages={"u": {"text": text}}))
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         gone = conn.execute("DELETE FROM st_blobs WHERE h = ?",
                             (hashlib.sha256(text.encode()).digest(),))
         assert gone.rowcount == 1
@@ -207,7 +208,7 @@ def test_fsck_finds_a_corrupt_blob(db: str) -> None:
     with SQLiteStore(db) as store:
         _grow(store, "good", 3)
         _grow(store, "bad", 3, make_state("bad", claim="Z" * BLOB_MIN + "bad"))
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         changed = conn.execute(
             "UPDATE st_blobs SET data = CAST(replace(data, 'bad', 'BAD') AS BLOB)"
             " WHERE z = 0 AND instr(data, 'bad') > 0")
@@ -223,7 +224,7 @@ def test_fsck_finds_a_corrupt_blob(db: str) -> None:
 def test_fork_refuses_a_broken_source(db: str) -> None:
     with SQLiteStore(db) as store:
         _grow(store, "s", 6)
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("UPDATE st_revisions SET ts = 'x' WHERE k = ?", ((1 << 32) + 2,))
     with SQLiteStore(db) as store:
         with pytest.raises(ChainBroken) as info:
@@ -259,7 +260,7 @@ def test_compact_skips_a_broken_session_and_leaves_it_alone(db: str) -> None:
     with SQLiteStore(db, snapshot_every=4) as store:
         _grow(store, "a", 10)
         _grow(store, "b", 10)
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("UPDATE st_revisions SET ts = 'x' WHERE k = ?", ((2 << 32) + 6,))
     before = _sql(db, "SELECT * FROM st_revisions WHERE k >= ? ORDER BY k", 2 << 32)
     with SQLiteStore(db, snapshot_every=16) as store:
@@ -272,7 +273,7 @@ def test_compact_prunes_only_unreferenced_blobs(db: str) -> None:
     with SQLiteStore(db) as store:
         _grow(store, "a", 3)
         count = store.stats()["blobs"]
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("INSERT INTO st_blobs VALUES (zeroblob(32), 0, 'stray')")
     with SQLiteStore(db) as store:
         assert store.compact().blobs_dropped == 1
@@ -333,13 +334,13 @@ def test_a_version_1_file_is_read_as_it_is_and_upgraded_on_a_writable_open(db: s
     with SQLiteStore(db, readonly=True) as store:  # nothing written, the heads as they are
         assert store.head("s").rev == 3 and store.head("f").rev == 1
         assert [s.sid for s in store.summaries(SummaryQuery()).items] == ["f", "s"]
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         assert conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone() == ("1",)
     with SQLiteStore(db) as store:
         store.commit(make_revision("s", 4, make_state("s", rounds=4)), expected_rev=3)
         assert store.head("s").rev == 4 and store.head("f").rev == 1
         assert fsck(store).ok
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         assert conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone() == ("4",)
         assert conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'").fetchall() == []
         assert [r[1] for r in conn.execute("PRAGMA table_info(st_sessions)")] == ["id", "sid"]
@@ -348,7 +349,7 @@ def test_a_version_1_file_is_read_as_it_is_and_upgraded_on_a_writable_open(db: s
 def test_a_file_of_an_unknown_schema_version_is_refused(db: str) -> None:
     with SQLiteStore(db) as store:
         _grow(store, "s", 1)
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("UPDATE st_meta SET value = '5' WHERE key = 'schema'")
     with pytest.raises(StoreError, match="schema version 5, expected 4"):
         SQLiteStore(db)
@@ -414,7 +415,7 @@ def test_group_commit_lets_one_of_two_racers_win(db: str) -> None:
 
 
 def test_lives_beside_evidence_tables(db: str) -> None:
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("CREATE TABLE ev_docs (id TEXT PRIMARY KEY, body TEXT)")
         conn.execute("INSERT INTO ev_docs VALUES ('d1', 'evidence')")
     with SQLiteStore(db) as store:

@@ -14,6 +14,9 @@ Modes (arguments after the mode):
   win and ``C rev`` per :class:`RevConflict`.
 - ``own DB SID DURABILITY LAST GO``: print ``ready``; once ``GO`` exists, create ``SID``
   and commit revisions ``1..LAST``; prints ``done``.
+- ``forks DB DURABILITY``: make session ``src`` (revisions ``0..3``) unless there, then
+  fork it at revision 3 forever (``f1``, ``f2``, ...: each with its own ``Forked``
+  revision 4, as the engine forks), printing each fork's number once the fork returned.
 
 Any other exception ends the process with a traceback and a non-zero status.
 """
@@ -112,6 +115,24 @@ def own(db: str, sid: str, durability: Any, last: str, go: str) -> None:
         _say("done")
 
 
+def forks(db: str, durability: Any) -> None:
+    from claimfsm.state.contract_forks import forked_revision
+
+    with SQLiteStore(db, durability=durability) as store:
+        if "src" not in store.sessions():
+            store.create(revision("src", 0, expected_state("src", 0)))
+            for rev in range(1, 4):
+                store.commit(revision("src", rev, expected_state("src", rev)),
+                             expected_rev=rev - 1)
+        n = len(store.sessions())
+        while True:
+            sid = f"f{n}"
+            store.fork("src", 3, sid, then=lambda copy: forked_revision(copy, "src", "t4"))
+            _say(str(n))
+            n += 1
+
+
 if __name__ == "__main__":
-    modes: dict[str, Callable[..., None]] = {"crash": crash, "race": race, "own": own}
+    modes: dict[str, Callable[..., None]] = {"crash": crash, "race": race, "own": own,
+                                             "forks": forks}
     modes[sys.argv[1]](*sys.argv[2:])

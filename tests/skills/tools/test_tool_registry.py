@@ -112,6 +112,46 @@ def test_example_input_that_does_not_validate_is_refused() -> None:
     assert "examples[0].input" in str(info.value) and "text" in str(info.value)
 
 
+def test_checked_tools_skip_only_the_re_validation_of_their_examples() -> None:
+    bad = EchoParams.model_construct(text="")  # what the re-validation would refuse
+    tool = make(examples=(ToolExample("empty", bad, EchoResult(text="", n=0)),))
+    assert ToolRegistry([tool], checked=[tool]).names() == ("echo",)
+    with pytest.raises(ToolDefinitionError, match=r"examples\[0\]\.input"):
+        ToolRegistry([tool], checked=[make(examples=tool.examples)])  # equal, not the one
+    wrong = make(examples=(ToolExample("wrong", EchoParams(text="hi"), "not a model"),))
+    with pytest.raises(ToolDefinitionError, match=r"examples\[0\]\.output: expected"):
+        ToolRegistry([wrong], checked=[wrong])  # the rest is still checked
+    loose = make(params=LooseParams)
+    with pytest.raises(ToolDefinitionError, match="forbid extra"):
+        ToolRegistry([loose], checked=[loose])
+
+
+def test_the_built_in_tools_examples_validate_against_their_models() -> None:
+    # Engine.open trusts them (checked=): built with model_construct, they are
+    # validated here instead of at every open.
+    from claimfsm.skills.tools.builtin import builtin_tools
+    from claimfsm.skills.tools.index import EvidenceIndex
+    from claimfsm.skills.tools.model_chat import model_tool
+    from claimfsm.skills.tools.registry import validate_tool
+
+    index = EvidenceIndex.open(":memory:")
+    try:
+        tools = (*builtin_tools(index), model_tool())
+        assert sum(len(t.examples) for t in tools) >= 6
+        for tool in tools:
+            validate_tool(tool)  # the full check, examples re-validated
+            for example in tool.examples:
+                for value, model in ((example.input, tool.params),
+                                     (example.output, tool.result)):
+                    # what validating the given fields builds: the same model
+                    again = model.model_validate(value.model_dump(include=value.model_fields_set))
+                    assert type(value) is model
+                    assert again.model_dump(mode="json") == value.model_dump(mode="json")
+                    assert again.model_fields_set == value.model_fields_set
+    finally:
+        index.close()
+
+
 def test_example_output_of_wrong_model_is_refused() -> None:
     example = ToolExample("wrong output", EchoParams(text="hi"), EchoParams(text="hi"))
     with pytest.raises(ToolDefinitionError) as info:
