@@ -44,11 +44,12 @@ _UNPACKED = "iif(substr(body, 1, 1) = x'78', NULL, body)"  # packed bodies start
 # scalars folded into one JSON array but ``ts`` (JSON has no bytes for a packed one,
 # state/sqlite/stamp.py). For a based target (kind ``1 + d``, state/sqlite/rows.py) the
 # array is preceded by the body of the snapshot ``d`` revisions below and the target's,
-# composed by SQLite into one JSON text, and that is all: the rows between are not read.
-# The text is ``NULL`` when no snapshot is at that key or either body is packed; then
-# :data:`CHAIN_ROWS`. For any other target, the rows ``(k, kind, body, NULL)`` follow: the
-# nearest snapshot at or below it and every row up to it. Other columns of the chain rows
-# are not fetched: each column of each row costs about 0.2 µs, each row more.
+# composed by SQLite into one JSON text, and that is all: the rows between are not read
+# (the search below stops at the target itself and keeps nothing). The text is ``NULL``
+# when no snapshot is at that key or either body is packed: :data:`CHAIN_ROWS` then. For
+# any other target the rows ``(k, kind, body, NULL)`` follow: the nearest snapshot at or
+# below it and every row up to it. Other columns of the chain rows are not fetched: each
+# column of each row costs about 0.2 µs, each row more.
 READ_ROWS = (
     "SELECT extra, hash, CAST(CASE WHEN t.kind > 1 THEN '[' || (SELECT " + _UNPACKED
     + " FROM st_revisions WHERE k = t.k - t.kind + 1 AND k >= ?1 AND kind = 0) || ',' || "
@@ -56,8 +57,9 @@ READ_ROWS = (
     + " || ',' || json_array(parent_rev, fsm, skill, t.kind) || ']'"
     " ELSE json_array(parent_rev, fsm, skill) END AS BLOB), ts FROM st_revisions AS t"
     " WHERE k = ?2 UNION ALL SELECT * FROM (SELECT k, kind, body, NULL FROM st_revisions"
-    " WHERE (SELECT kind FROM st_revisions WHERE k = ?2) < 2"
-    " AND k BETWEEN (" + _SNAPSHOT_AT + ") AND ?2 ORDER BY k)"
+    " WHERE k BETWEEN (SELECT k FROM st_revisions WHERE k BETWEEN ?1 AND ?2"
+    " AND (kind = 0 OR (k = ?2 AND kind > 1)) ORDER BY k DESC LIMIT 1) AND ?2"
+    " AND (k < ?2 OR kind < 2) ORDER BY k)"
 )
 
 # :data:`READ_ROWS` for every kind of target: the target's columns (its scalars as one
@@ -154,62 +156,51 @@ def read_revision(
         raise CodecError("the row's hash or envelope is not a blob")
     if extra[:1] == b"x":
         extra = _unpack(extra)
-    if header is None:  # a BASED row whose body or snapshot is packed
+    if header is None:  # a based row whose body or snapshot is packed
         return AGAIN
-    if len(rows) == 1 and header[1:2] in _COMPOSED:  # snapshot, BASED row's ops, header
-        return _based(sid, rev, header, extra, digest, ts, fetch)
-    if type(header) is not bytes:
-        raise CodecError("the row's header is not a blob")
-    _check_chain(rows, target)
-    # The snapshot, the deltas, the header and the envelope are parsed by one call, joined
-    # into one JSON array: a body that is not one JSON value makes the count differ.
-    bodies: list[bytes] = []
-    append = bodies.append
-    for _, kind, body, _ in rows[1:]:
-        if bodies and (type(kind) is not int or kind < DELTA):
-            raise CodecError(f"unknown row kind {kind}")
-        append(body if body[:1] != b"x" else _unpack(body))
-    append(header)
-    append(extra)
-    text = b"[" + b",".join(bodies) + b"]"
-    parsed = _loads(text)
-    if len(parsed) != len(bodies):
-        raise CodecError("a row body is not one JSON value")
     # A copy of a dict of every field takes the values without growing it key by key.
     enc = _EMPTY.copy()
-    enc.update(zip(_FIELDS, codec.snapshot_values(parsed[0])))  # noqa: B905 (count checked)
-    if len(parsed) > 3:
-        _apply_all(enc, parsed[1:-2])
-    refs = _NUL in text and any(_NUL in body for body in bodies[:-2])
-    return _entry(sid, rev, enc, parsed[-2], parsed[-1], ts, digest, refs, extra, fetch,
-                  (rev, _NO_FIELDS) if len(parsed) == 3 else None)
-
-
-def _based(sid: str, rev: int, head: bytes, extra: bytes, digest: bytes, ts: Any,
-           fetch: Callable[[str], bytes]) -> Entry:
-    """The entry of a ``BASED`` row from ``head`` (``[snapshot, ops, header]``, composed
-    by :data:`READ_ROWS`) and its envelope: the snapshot with the row's ops applied."""
-    text = head[:-1] + b"," + extra + b"]"
-    parsed = _loads(text)
-    if len(parsed) != 4:
-        raise CodecError("a row body is not one JSON value")
-    ops, header = parsed[1], parsed[2]
-    enc = _EMPTY.copy()
-    enc.update(zip(_FIELDS, codec.snapshot_values(parsed[0])))  # noqa: B905 (count checked)
-    _apply_all(enc, [ops])
-    if type(header) is not list or len(header) != 4:
-        raise CodecError("the row's header is not [parent_rev, fsm, skill, kind]")
-    since = (rev + 1 - header.pop(), frozenset(ops))
-    return _entry(sid, rev, enc, header, parsed[3], ts, digest, _NUL in head, extra, fetch,
-                  since)
-
-
-def _entry(sid: str, rev: int, enc: dict[str, Any], header: Any, value: Any, ts: Any,
-           digest: bytes, refs: bool, extra: bytes, fetch: Callable[[str], bytes],
-           since: Since | None) -> Entry:
-    """The cache entry from the encoded fields ``enc``, the parsed header and envelope:
-    blob references resolved (``refs``: the bodies may hold one), the models built."""
+    since: Since | None = None
+    if len(rows) == 1 and header[1:2] in _COMPOSED:
+        # A based row: [snapshot, ops, header + kind] composed by SQLite, its envelope.
+        parsed = _loads(header[:-1] + b"," + extra + b"]")
+        if len(parsed) != 4:
+            raise CodecError("a row body is not one JSON value")
+        enc.update(zip(_FIELDS, codec.snapshot_values(parsed[0])))  # noqa: B905 (checked)
+        ops, head = parsed[1], parsed[2]
+        _apply_all(enc, [ops])
+        if type(head) is not list or len(head) != 4:
+            raise CodecError("the row's header is not [parent_rev, fsm, skill, kind]")
+        since = (rev + 1 - head.pop(), frozenset(ops))
+        refs = _NUL in header
+    else:
+        if type(header) is not bytes:
+            raise CodecError("the row's header is not a blob")
+        _check_chain(rows, target)
+        # The snapshot, the deltas, the header and the envelope are parsed by one call,
+        # joined into one JSON array: a body that is not one JSON value makes the count
+        # differ.
+        bodies: list[bytes] = []
+        append = bodies.append
+        for _, kind, body, _ in rows[1:]:
+            if bodies and (type(kind) is not int or kind < DELTA):
+                raise CodecError(f"unknown row kind {kind}")
+            append(body if body[:1] != b"x" else _unpack(body))
+        append(header)
+        append(extra)
+        text = b"[" + b",".join(bodies) + b"]"
+        parsed = _loads(text)
+        if len(parsed) != len(bodies):
+            raise CodecError("a row body is not one JSON value")
+        refs = _NUL in text and any(_NUL in body for body in bodies[:-2])
+        enc.update(zip(_FIELDS, codec.snapshot_values(parsed[0])))  # noqa: B905 (checked)
+        if len(parsed) > 3:
+            _apply_all(enc, parsed[1:-2])
+        else:  # the target is the snapshot
+            since = (rev, _NO_FIELDS)
+        head = parsed[-2]
     values = tuple(enc.values())
+    value = parsed[-1]
     if type(value) is not list or len(value) != 2 or type(value[1]) is not list:
         raise CodecError("envelope/events are not [envelope, events]")
     # Without a reference, the encoded values are the plain ones: the parsed dict
@@ -217,14 +208,14 @@ def _entry(sid: str, rev: int, enc: dict[str, Any], header: Any, value: Any, ts:
     plain = _plain(enc, fetch) if refs else enc
     if _NUL in extra:
         value = codec.resolve(value, fetch)
-    parent_rev, fsm, skill = header
+    parent_rev, fsm, skill = head
     if type(ts) is not str:
         ts = ts_text(ts)
     revision = _revision({
         "sid": sid, "rev": rev, "parent_rev": parent_rev, "fsm": fsm, "skill": skill,
         "envelope": value[0], "state": state_from(plain), "ts": ts, "events": value[1],
     })
-    return Entry(revision, digest, None, None, values, since=since)
+    return Entry(revision, digest, None, None, values, (), since)
 
 
 def _apply_all(enc: dict[str, Any], deltas: list[Any]) -> None:

@@ -45,6 +45,7 @@ __all__ = [
 ]
 
 SNAPSHOT, DELTA, BASED = 0, 1, 2
+OP_SET = codec.OP_SET
 # A delta whose ops also apply to the snapshot ``d`` revisions below it is stored with
 # kind ``DELTA + d`` (so at least ``BASED``): the reader finds that snapshot by key.
 Since = tuple[int, frozenset[str]]
@@ -301,10 +302,16 @@ def encode_revision(
         if not delta:
             since = (revision.rev, _NO_FIELDS)
         elif parent is not None and parent.since is not None:
-            at, fields = parent.since
-            if _sets_all(ops, fields):
+            since = parent.since
+            at, fields = since
+            for name in fields:  # all set whole again (inlined: once per commit)
+                op = ops.get(name)
+                if op is None or op[0] != OP_SET:
+                    break
+            else:
                 kind = DELTA + revision.rev - at
-            since = (at, fields if fields.issuperset(ops) else fields.union(ops))
+            if not fields.issuperset(ops):
+                since = (at, fields.union(ops))
     extra = _extra(revision, sink)
     header = codec.header_bytes(
         revision.sid, revision.rev, revision.parent_rev, revision.fsm, revision.skill, revision.ts
@@ -321,16 +328,6 @@ def encode_revision(
 
 
 _NO_FIELDS: frozenset[str] = frozenset()
-
-
-def _sets_all(ops: dict[str, list[Any]], since: frozenset[str]) -> bool:
-    """Whether ``ops`` sets every field of ``since`` whole (then they apply to the
-    snapshot as well as to the parent)."""
-    for name in since:
-        op = ops.get(name)
-        if op is None or op[0] != codec.OP_SET:
-            return False
-    return True
 
 
 def packed(row: Row) -> tuple[Any, ...]:
