@@ -264,18 +264,19 @@ class SQLiteCore:
 
     def _entry(self, sid: str, rev: int, session: int | None = None) -> Entry:
         entries = self._entries
-        cached = entries.get((sid, rev))
-        if cached is not None:
-            return cached
+        peek = entries.peek
+        if peek((sid, rev)) is not None:
+            cached = entries.get((sid, rev))
+            if cached is not None:
+                return cached
         if session is None:
             session = self._ids.get(sid) or self._session(sid)[0]
         if not 0 <= rev <= _MAX_REV:  # beyond it, keys would run into the next session
             raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
         base = session << 32
-        if len(entries):
+        if rev and entries.count():
             # Resume from a cached ancestor when one is near (a head that moved on, a
             # walk forward) instead of starting again at the snapshot.
-            peek = entries.peek
             for back in range(rev - 1, max(-1, rev - self.snapshot_every - 1), -1):
                 if peek((sid, back)) is not None:
                     start = entries.get((sid, back))
