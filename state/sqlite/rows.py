@@ -264,7 +264,7 @@ def encode_revision(
     between, so a cold read of the row needs the snapshot and this row only
     (state/sqlite/read.py; when no snapshot is at that key any more, as after a compact
     with another interval, the read walks the chain). The body is the same bytes either
-    way: the mark costs nothing stored.
+    way; the kind takes one byte of SQLite's record where 1 takes none.
     """
     values = revision.state.__dict__
     sink: codec.Sink = {}
