@@ -103,12 +103,6 @@ def walk_chain(sid: str, head: int, rows: list[Row],
             extra_value = orjson.loads(extra)
         except (ValueError, TypeError) as exc:  # CodecError and JSONDecodeError included
             return broken(rev, "UNDECODABLE", str(exc))
-        if kind == SNAPSHOT:
-            snapshots[rev] = body
-        elif type(kind) is int and kind >= BASED and not _based_holds(
-                sid, snapshots.get(rev + 1 - kind), body, decoder.ebytes):
-            return broken(rev, "UNDECODABLE", f"row kind {kind}: its ops do not turn the"
-                          f" snapshot at revision {rev + 1 - kind} into this revision")
         if decoder.enc[_SID_INDEX] not in stamped:
             return broken(rev, "SID_MISMATCH", "state is stamped with another sid")
         refs = [r for i in decoder.changed for r in codec.iter_refs(decoder.enc[i])]
@@ -119,6 +113,13 @@ def walk_chain(sid: str, head: int, rows: list[Row],
         digest = decoder.hash_of(row)
         if digest != stored:
             return broken(rev, "HASH_MISMATCH", "stored hash differs from the recomputed one")
+        # A sound row whose mark names a snapshot: a cold read takes it from there.
+        if kind == SNAPSHOT:
+            snapshots[rev] = body
+        elif type(kind) is int and kind >= BASED and not _based_holds(
+                sid, snapshots.get(rev + 1 - kind), body, decoder.ebytes):
+            return broken(rev, "UNDECODABLE", f"row kind {kind}: its ops do not turn the"
+                          f" snapshot at revision {rev + 1 - kind} into this revision")
         decoder.advance(digest)
     if head != len(rows) - 1:
         last = len(rows) - 1
