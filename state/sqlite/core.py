@@ -34,7 +34,7 @@ from claimfsm.state.sqlite.db import (
 from claimfsm.state.sqlite.decode import ChainDecoder, decode_rows
 from claimfsm.state.sqlite.lru import Lru
 from claimfsm.state.sqlite.probe import before_writing, check_file, store_error
-from claimfsm.state.sqlite.read import READ_ROWS, read_revision
+from claimfsm.state.sqlite.read import AGAIN, CHAIN_ROWS, READ_ROWS, read_revision
 from claimfsm.state.sqlite.rows import Encoded, Entry, Row, inflate
 from claimfsm.state.sqlite.writers import WriterQueue
 
@@ -278,31 +278,35 @@ class SQLiteCore:
                            every=every, first=first)
 
     def _entry(self, sid: str, rev: int, session: int | None = None) -> Entry:
-        cached = self._entries.get((sid, rev))
-        if cached is not None:
-            return cached
+        entries = self._entries
+        peek = entries.peek
+        if peek((sid, rev)) is not None:
+            cached = entries.get((sid, rev))
+            if cached is not None:
+                return cached
         if session is None:
             session = self._ids.get(sid) or self._session(sid)[0]
         if not 0 <= rev <= _MAX_REV:  # beyond it, keys would run into the next session
             raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
         base = session << 32
-        entries = self._entries
-        if len(entries):
+        if rev and entries.count():
             # Resume from a cached ancestor when one is near (a head that moved on, a
             # walk forward) instead of starting again at the snapshot.
-            peek = entries.peek
             for back in range(rev - 1, max(-1, rev - self.snapshot_every - 1), -1):
                 if peek((sid, back)) is not None:
                     start = entries.get((sid, back))
                     if start is not None:
                         return self._resume(sid, rev, base, start)
         target = base + rev
-        rows = self._all(READ_ROWS, (base, target))
         try:
-            entry = read_revision(sid, rev, target, rows, self._fetch)
+            entry = read_revision(sid, rev, target, self._all(READ_ROWS, (base, target)),
+                                  self._fetch)
+            if entry is AGAIN:
+                entry = read_revision(sid, rev, target, self._all(CHAIN_ROWS, (base, target)),
+                                      self._fetch)
         except (ValueError, TypeError, KeyError) as exc:  # CodecError, or rows of wrong types
             raise CorruptStore(f"session {sid!r} does not decode: {exc}", sid=sid) from exc
-        if entry is None:
+        if not isinstance(entry, Entry):
             raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
         entries.put((sid, rev), entry)
         return entry

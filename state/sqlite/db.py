@@ -37,7 +37,7 @@ __all__ = [
 
 Durability = Literal["full", "normal", "group"]
 DURABILITY_MODES: tuple[str, ...] = ("full", "normal", "group")
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 #: ``k`` of a session's head row (param 1: the session number << 32). A session's rows
 #: are one key range, so this is one seek down the table's b-tree: the head is never
 #: stored, and a commit writes one row and nothing else.
@@ -112,7 +112,13 @@ _FROM_V2 = ("UPDATE st_meta SET value = '3' WHERE key = 'schema'",)
 # any other ``ts`` stays text, as in every row before, and readers take both, so again
 # only the number changes: an older claimfsm refuses the file instead of reading bytes.
 _FROM_V3 = ("UPDATE st_meta SET value = '4' WHERE key = 'schema'",)
-_UPGRADES = {"1": (_FROM_V1, "2"), "2": (_FROM_V2, "3"), "3": (_FROM_V3, "4")}
+# Version 5 marks a delta that also applies to the snapshot below it as kind 2
+# (state/sqlite/rows.py ``BASED``): a cold read of it skips the rows between. Readers take
+# kinds 1 and 2 alike in a chain, so only the number changes: an older claimfsm refuses
+# the file instead of failing on a row kind it does not know.
+_FROM_V4 = ("UPDATE st_meta SET value = '5' WHERE key = 'schema'",)
+_UPGRADES = {"1": (_FROM_V1, "2"), "2": (_FROM_V2, "3"), "3": (_FROM_V3, "4"),
+             "4": (_FROM_V4, "5")}
 
 
 class StoreBusy(StoreError):

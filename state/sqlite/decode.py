@@ -2,7 +2,9 @@
 
 A row is ``(rev, parent_rev, kind, fsm, skill, ts, body, extra, hash)``. ``body`` is a
 full snapshot of the encoded state (``kind`` 0) or the field ops against the parent
-(``kind`` 1); ``extra`` is the encoded ``[envelope, events]``.
+(``kind`` 1, or ``1 + d`` when they also apply to the snapshot ``d`` revisions below: a
+walk applies both alike);
+``extra`` is the encoded ``[envelope, events]``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,16 @@ from claimfsm.state import codec
 from claimfsm.state.codec import STATE_FIELDS, CodecError
 from claimfsm.state.model import Revision
 from claimfsm.state.sqlite.db import CorruptStore
-from claimfsm.state.sqlite.rows import DELTA, INDEX, SNAPSHOT, Entry, Row, state_from, trusted
+from claimfsm.state.sqlite.rows import (
+    BASED,
+    DELTA,
+    INDEX,
+    SNAPSHOT,
+    Entry,
+    Row,
+    state_from,
+    trusted,
+)
 
 __all__ = ["ChainDecoder", "decode_rows"]
 
@@ -89,7 +100,7 @@ class ChainDecoder:
                 self._set(i, value, encoded)
                 self.changed[i] = None
                 self._dirty[i] = None
-        elif kind == DELTA:
+        elif kind == DELTA or (type(kind) is int and kind >= BASED):
             if type(obj) is not dict:
                 raise CodecError("row body is not an object")
             if not self._started:

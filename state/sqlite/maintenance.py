@@ -14,7 +14,7 @@ import orjson
 from claimfsm.state import codec
 from claimfsm.state.codec import STATE_FIELDS, CodecError
 from claimfsm.state.sqlite.decode import ChainDecoder
-from claimfsm.state.sqlite.rows import DELTA, SNAPSHOT, Row, inflate, small_op
+from claimfsm.state.sqlite.rows import BASED, DELTA, SNAPSHOT, Row, inflate, small_op
 from claimfsm.state.store import ChainCheck
 
 __all__ = [
@@ -91,6 +91,7 @@ def walk_chain(sid: str, head: int, rows: list[Row],
         return broken(0, "REV_GAP", "the session has no revisions")
     # A long sid is stored as a blob reference (a fork re-stamps it verbatim): either form.
     stamped = (sid, codec.externalize(sid, {}))
+    snapshots: dict[int, bytes] = {}  # the bodies a based row may name
     for expected, row in enumerate(rows):
         rev, parent_rev, kind, _fsm, _skill, _ts, body, extra, stored = row
         if rev != expected:
@@ -112,11 +113,33 @@ def walk_chain(sid: str, head: int, rows: list[Row],
         digest = decoder.hash_of(row)
         if digest != stored:
             return broken(rev, "HASH_MISMATCH", "stored hash differs from the recomputed one")
+        # A sound row whose mark names a snapshot: a cold read takes it from there.
+        if kind == SNAPSHOT:
+            snapshots[rev] = body
+        elif type(kind) is int and kind >= BASED and not _based_holds(
+                sid, snapshots.get(rev + 1 - kind), body, decoder.ebytes):
+            return broken(rev, "UNDECODABLE", f"row kind {kind}: its ops do not turn the"
+                          f" snapshot at revision {rev + 1 - kind} into this revision")
         decoder.advance(digest)
     if head != len(rows) - 1:
         last = len(rows) - 1
         return broken(head, "HEAD_MISMATCH", f"head is {head} but the last revision is {last}")
     return ChainCheck(sid=sid, revisions=len(rows))
+
+
+def _based_holds(sid: str, snapshot: bytes | None, body: bytes, ebytes: list[bytes]) -> bool:
+    """Whether a based row's ops applied to the snapshot it names give the fields the
+    chain gives (``ebytes``), as a cold read takes them; a row that names no snapshot is
+    read through the chain, so its mark is inert."""
+    if snapshot is None:
+        return True
+    check = ChainDecoder(sid)
+    try:
+        check.feed(SNAPSHOT, snapshot)
+        check.feed(DELTA, body)
+    except (ValueError, TypeError):
+        return False
+    return check.ebytes == ebytes
 
 
 def _identity(value: object) -> object:
@@ -131,6 +154,8 @@ def _reencode(rows: list[Row], sid: str, snapshot_every: int) -> list[tuple[int,
     prev_enc: list[object] = []
     prev_bytes: list[bytes] = []
     out: list[tuple[int, bytes]] = []
+    since: set[str] = set()  # the fields with an op since the snapshot, as a commit tracks
+    at = 0  # that snapshot's revision
     for row in rows:
         try:
             decoder.feed(row[2], row[6])
@@ -142,6 +167,8 @@ def _reencode(rows: list[Row], sid: str, snapshot_every: int) -> list[tuple[int,
         decoder.advance(digest)
         if row[0] % snapshot_every == 0:
             out.append((SNAPSHOT, codec.snapshot_body(decoder.ebytes)))
+            since.clear()
+            at = row[0]
         else:
             ops = {}
             for i, name in enumerate(STATE_FIELDS):
@@ -155,7 +182,11 @@ def _reencode(rows: list[Row], sid: str, snapshot_every: int) -> list[tuple[int,
                     _, ops[name] = codec.diff_value(
                         decoder.enc[i], prev_enc[i], prev_enc[i], _identity, _identity
                     )
-            out.append((DELTA, orjson.dumps(ops)))
+            # Marked as encode_revision marks it: when every field changed since the
+            # snapshot is set whole again, the ops apply to the snapshot too.
+            based = all(name in ops and ops[name][0] == codec.OP_SET for name in since)
+            since.update(ops)
+            out.append((BASED - 1 + row[0] - at if based else DELTA, orjson.dumps(ops)))
         prev_enc, prev_bytes = list(decoder.enc), list(decoder.ebytes)
     return out
 

@@ -25,26 +25,50 @@ from claimfsm.state.sqlite.rows import (
     SNAPSHOT,
     Entry,
     Row,
+    Since,
     builder,
     inflate,
     state_from,
 )
 from claimfsm.state.sqlite.stamp import ts_text
 
-__all__ = ["PAGE_ROWS", "READ_ROWS", "checked_page", "page_rows", "read_revision"]
+__all__ = ["CHAIN_ROWS", "PAGE_ROWS", "READ_ROWS", "checked_page", "page_rows", "read_revision"]
+
+# The key of the nearest snapshot at or below the target (?1: the session's first key).
+_SNAPSHOT_AT = ("SELECT k FROM st_revisions WHERE k BETWEEN ?1 AND ?2 AND kind = 0"
+                " ORDER BY k DESC LIMIT 1")
+_UNPACKED = "iif(substr(body, 1, 1) = x'78', NULL, body)"  # packed bodies start with 'x'
 
 # One statement, so one read transaction (a concurrent compact cannot mix two layouts)
 # and one round of SQLite's fixed costs. The first row is the target's own columns, its
 # scalars folded into one JSON array but ``ts`` (JSON has no bytes for a packed one,
-# state/sqlite/stamp.py); then ``(k, kind, body, NULL)`` for the nearest snapshot at or
-# below the target and every delta up to the target. Other columns of the chain rows are
-# not fetched: each column of each row costs about 0.1 µs.
+# state/sqlite/stamp.py). For a based target (kind ``1 + d``, state/sqlite/rows.py) the
+# array is preceded by the body of the snapshot ``d`` revisions below and the target's,
+# composed by SQLite into one JSON text, and that is all: the rows between are not read
+# (the search below stops at the target itself and keeps nothing). The text is ``NULL``
+# when no snapshot is at that key or either body is packed: :data:`CHAIN_ROWS` then. For
+# any other target the rows ``(k, kind, body, NULL)`` follow: the nearest snapshot at or
+# below it and every row up to it. Other columns of the chain rows are not fetched: each
+# column of each row costs about 0.2 µs, each row more.
 READ_ROWS = (
-    "SELECT extra, hash, CAST(json_array(parent_rev, fsm, skill) AS BLOB), ts"
-    " FROM st_revisions"
+    "SELECT extra, hash, CAST(CASE WHEN t.kind > 1 THEN '[' || (SELECT " + _UNPACKED
+    + " FROM st_revisions WHERE k = t.k - t.kind + 1 AND k >= ?1 AND kind = 0) || ',' || "
+    + _UNPACKED.replace("body", "t.body")
+    + " || ',' || json_array(parent_rev, fsm, skill, t.kind) || ']'"
+    " ELSE json_array(parent_rev, fsm, skill) END AS BLOB), ts FROM st_revisions AS t"
     " WHERE k = ?2 UNION ALL SELECT * FROM (SELECT k, kind, body, NULL FROM st_revisions"
-    " WHERE k <= ?2 AND k >= (SELECT k FROM st_revisions WHERE k BETWEEN ?1 AND ?2"
-    " AND kind = 0 ORDER BY k DESC LIMIT 1) ORDER BY k)"
+    " WHERE k BETWEEN (SELECT k FROM st_revisions WHERE k BETWEEN ?1 AND ?2"
+    " AND (kind = 0 OR (k = ?2 AND kind > 1)) ORDER BY k DESC LIMIT 1) AND ?2"
+    " AND (k < ?2 OR kind < 2) ORDER BY k)"
+)
+
+# :data:`READ_ROWS` for every kind of target: the target's columns (its scalars as one
+# JSON array), then the snapshot and every row up to the target. Read when a ``BASED``
+# target's snapshot or body is packed.
+CHAIN_ROWS = (
+    "SELECT extra, hash, CAST(json_array(parent_rev, fsm, skill) AS BLOB), ts"
+    " FROM st_revisions WHERE k = ?2 UNION ALL SELECT * FROM (SELECT k, kind, body, NULL"
+    " FROM st_revisions WHERE k <= ?2 AND k >= (" + _SNAPSHOT_AT + ") ORDER BY k)"
 )
 
 # A page of history (``?2``..``?3``, keys): its rows and those back to the nearest snapshot
@@ -63,6 +87,12 @@ _loads = orjson.loads
 _unpack = codec.unpack_row
 OP_SET, OP_APPEND, OP_UPDATE = codec.OP_SET, codec.OP_APPEND, codec.OP_UPDATE
 _revision = builder(Revision)
+_NO_FIELDS: frozenset[str] = frozenset()
+# A composed head starts with the snapshot (an array; schema 2's named form: an object),
+# a bare header with a number or null.
+_COMPOSED = (b"[", b"{")
+AGAIN = object()
+"""What :func:`read_revision` returns when the rows must be read with :data:`CHAIN_ROWS`."""
 
 
 def _apply(value: Any, op: Any) -> Any:
@@ -111,9 +141,10 @@ def _check_chain(rows: list[Any], target: int) -> None:
 
 def read_revision(
     sid: str, rev: int, target: int, rows: list[Any], fetch: Callable[[str], bytes]
-) -> Entry | None:
-    """Revision ``rev`` of ``sid`` from the rows of :data:`READ_ROWS` (run with the
-    session's first and the target's keys), or ``None`` if there is no such revision.
+) -> Entry | object | None:
+    """Revision ``rev`` of ``sid`` from the rows of :data:`READ_ROWS` or
+    :data:`CHAIN_ROWS` (run with the session's first and the target's keys), ``None`` if
+    there is no such revision, or :data:`AGAIN` when :data:`CHAIN_ROWS` must be read.
 
     Raises :class:`CodecError` (or another ``ValueError``/``TypeError``) on rows that
     do not decode.
@@ -121,50 +152,70 @@ def read_revision(
     if not rows or type(rows[0][0]) is int:  # no target row: only chain rows, if any
         return None
     extra, digest, header, ts = rows[0]
-    if type(digest) is not bytes or type(extra) is not bytes or type(header) is not bytes:
-        raise CodecError("the row's hash, envelope or header is not a blob")
-    _check_chain(rows, target)
-    # The snapshot, the deltas, the header and the envelope are parsed by one call, joined
-    # into one JSON array: a body that is not one JSON value makes the count differ.
-    bodies: list[bytes] = []
-    append = bodies.append
-    for _, kind, body, _ in rows[1:]:
-        if kind != DELTA and bodies:
-            raise CodecError(f"unknown row kind {kind}")
-        append(body if body[:1] != b"x" else _unpack(body))
-    append(header)
+    if type(digest) is not bytes or type(extra) is not bytes:
+        raise CodecError("the row's hash or envelope is not a blob")
     if extra[:1] == b"x":
         extra = _unpack(extra)
-    append(extra)
-    text = b"[" + b",".join(bodies) + b"]"
-    parsed = _loads(text)
-    if len(parsed) != len(bodies):
-        raise CodecError("a row body is not one JSON value")
+    if header is None:  # a based row whose body or snapshot is packed
+        return AGAIN
     # A copy of a dict of every field takes the values without growing it key by key.
     enc = _EMPTY.copy()
-    enc.update(zip(_FIELDS, codec.snapshot_values(parsed[0])))  # noqa: B905 (count checked)
-    if len(parsed) > 3:
-        _apply_all(enc, parsed[1:-2])
+    since: Since | None = None
+    if len(rows) == 1 and header[1:2] in _COMPOSED:
+        # A based row: [snapshot, ops, header + kind] composed by SQLite, its envelope.
+        parsed = _loads(header[:-1] + b"," + extra + b"]")
+        if len(parsed) != 4:
+            raise CodecError("a row body is not one JSON value")
+        enc.update(zip(_FIELDS, codec.snapshot_values(parsed[0])))  # noqa: B905 (checked)
+        ops, head = parsed[1], parsed[2]
+        _apply_all(enc, [ops])
+        if type(head) is not list or len(head) != 4:
+            raise CodecError("the row's header is not [parent_rev, fsm, skill, kind]")
+        since = (rev + 1 - head.pop(), frozenset(ops))
+        refs = _NUL in header
+    else:
+        if type(header) is not bytes:
+            raise CodecError("the row's header is not a blob")
+        _check_chain(rows, target)
+        # The snapshot, the deltas, the header and the envelope are parsed by one call,
+        # joined into one JSON array: a body that is not one JSON value makes the count
+        # differ.
+        bodies: list[bytes] = []
+        append = bodies.append
+        for _, kind, body, _ in rows[1:]:
+            if bodies and (type(kind) is not int or kind < DELTA):
+                raise CodecError(f"unknown row kind {kind}")
+            append(body if body[:1] != b"x" else _unpack(body))
+        append(header)
+        append(extra)
+        text = b"[" + b",".join(bodies) + b"]"
+        parsed = _loads(text)
+        if len(parsed) != len(bodies):
+            raise CodecError("a row body is not one JSON value")
+        refs = _NUL in text and any(_NUL in body for body in bodies[:-2])
+        enc.update(zip(_FIELDS, codec.snapshot_values(parsed[0])))  # noqa: B905 (checked)
+        if len(parsed) > 3:
+            _apply_all(enc, parsed[1:-2])
+        else:  # the target is the snapshot
+            since = (rev, _NO_FIELDS)
+        head = parsed[-2]
     values = tuple(enc.values())
     value = parsed[-1]
     if type(value) is not list or len(value) != 2 or type(value[1]) is not list:
         raise CodecError("envelope/events are not [envelope, events]")
-    plain = enc
-    if _NUL in text:  # a blob reference may be somewhere: resolved where it may be
-        if any(_NUL in body for body in bodies[:-2]):
-            plain = _plain(enc, fetch)
-        if _NUL in extra:
-            value = codec.resolve(value, fetch)
     # Without a reference, the encoded values are the plain ones: the parsed dict
     # becomes the state's own.
-    parent_rev, fsm, skill = parsed[-2]
+    plain = _plain(enc, fetch) if refs else enc
+    if _NUL in extra:
+        value = codec.resolve(value, fetch)
+    parent_rev, fsm, skill = head
     if type(ts) is not str:
         ts = ts_text(ts)
     revision = _revision({
         "sid": sid, "rev": rev, "parent_rev": parent_rev, "fsm": fsm, "skill": skill,
         "envelope": value[0], "state": state_from(plain), "ts": ts, "events": value[1],
     })
-    return Entry(revision, digest, None, None, values)
+    return Entry(revision, digest, None, None, values, (), since)
 
 
 def _apply_all(enc: dict[str, Any], deltas: list[Any]) -> None:

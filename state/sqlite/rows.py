@@ -2,7 +2,9 @@
 
 A row is ``(rev, parent_rev, kind, fsm, skill, ts, body, extra, hash)``. ``body`` is a
 full snapshot of the encoded state (``kind`` 0) or the field ops against the parent
-(``kind`` 1); ``extra`` is the encoded ``[envelope, events]``.
+(``kind`` 1, or ``kind`` ``1 + d`` when the same ops also turn the snapshot ``d`` revisions
+below into this revision: see :func:`encode_revision`); ``extra`` is the encoded
+``[envelope, events]``.
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ from claimfsm.state.sqlite.db import CorruptStore
 from claimfsm.state.sqlite.stamp import pack_ts, ts_text
 
 __all__ = [
+    "BASED",
     "DELTA",
     "INDEX",
     "SNAPSHOT",
     "Encoded",
     "Entry",
     "Row",
+    "Since",
     "bind_ts",
     "bound",
     "builder",
@@ -40,7 +44,11 @@ __all__ = [
     "trusted",
 ]
 
-SNAPSHOT, DELTA = 0, 1
+SNAPSHOT, DELTA, BASED = 0, 1, 2
+OP_SET = codec.OP_SET
+# A delta whose ops also apply to the snapshot ``d`` revisions below it is stored with
+# kind ``DELTA + d`` (so at least ``BASED``): the reader finds that snapshot by key.
+Since = tuple[int, frozenset[str]]
 Row = tuple[int, int | None, int, str, str | None, str, bytes, bytes, bytes]
 INDEX = {name: i for i, name in enumerate(STATE_FIELDS)}
 _JSON_SCALARS = (str, int, float, bool, type(None))
@@ -82,7 +90,7 @@ class Entry:
     by a commit or a chain walk does not serialise the whole state again.
     """
 
-    __slots__ = ("_digests", "_ebytes", "_enc", "_known", "hash", "revision")
+    __slots__ = ("_digests", "_ebytes", "_enc", "_known", "hash", "revision", "since")
 
     def __init__(
         self,
@@ -92,9 +100,14 @@ class Entry:
         digests: tuple[bytes, ...] | None = None,
         enc: tuple[Any, ...] = (),
         known: tuple[bytes | None, ...] = (),
+        since: Since | None = None,
     ) -> None:
         self.revision = revision
         self.hash = hash
+        # A snapshot's revision at or below this one and the fields with an op in some
+        # row since it (``None``: not known, as after most chain walks): what decides
+        # whether the next row may be based on that snapshot.
+        self.since = since
         self._ebytes = ebytes
         self._digests = digests
         self._enc = enc
@@ -235,12 +248,23 @@ def _externalized(
     return orjson.dumps(enc), (op if has_parent else None)
 
 
-def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: int) -> Encoded:
+def encode_revision(
+    revision: Revision, parent: Entry | None, snapshot_every: int, *, based: bool = False
+) -> Encoded:
     """Encode ``revision``: a snapshot at revision 0 and every ``snapshot_every``
     revisions, otherwise only the fields that differ from ``parent``.
 
     Unchanged fields are found by identity first (``model_copy`` shares them), then
     equality; only changed fields are dumped, encoded and hashed.
+
+    With ``based``, a delta ``d`` revisions above the snapshot its parent tracks
+    (``parent.since``) gets kind ``DELTA + d`` (:data:`BASED` or more) when its ops turn
+    that snapshot into this revision too: every field with an op since the snapshot is
+    set whole again here. That holds of the two revisions' states whatever rows lie
+    between, so a cold read of the row needs the snapshot and this row only
+    (state/sqlite/read.py; when no snapshot is at that key any more, as after a compact
+    with another interval, the read walks the chain). The body is the same bytes either
+    way; the kind takes one byte of SQLite's record where 1 takes none.
     """
     values = revision.state.__dict__
     sink: codec.Sink = {}
@@ -272,6 +296,22 @@ def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: in
     if appends:  # appended lists lead the body, as they always have
         ops = {**appends, **ops}
     body = orjson.dumps(ops) if delta else codec.snapshot_body(ebytes)
+    kind = DELTA if delta else SNAPSHOT
+    since: Since | None = None
+    if based:
+        if not delta:
+            since = (revision.rev, _NO_FIELDS)
+        elif parent is not None and parent.since is not None:
+            since = parent.since
+            at, fields = since
+            for name in fields:  # all set whole again (inlined: once per commit)
+                op = ops.get(name)
+                if op is None or op[0] != OP_SET:
+                    break
+            else:
+                kind = DELTA + revision.rev - at
+            if not fields.issuperset(ops):
+                since = (at, fields.union(ops))
     extra = _extra(revision, sink)
     header = codec.header_bytes(
         revision.sid, revision.rev, revision.parent_rev, revision.fsm, revision.skill, revision.ts
@@ -280,10 +320,14 @@ def encode_revision(revision: Revision, parent: Entry | None, snapshot_every: in
         codec.GENESIS if parent is None else parent.hash, header, extra, digests
     )
     row: Row = (
-        revision.rev, revision.parent_rev, DELTA if delta else SNAPSHOT,
+        revision.rev, revision.parent_rev, kind,
         revision.fsm, revision.skill, revision.ts, body, extra, digest,
     )
-    return Encoded(row, sink, Entry(revision, digest, tuple(ebytes), tuple(digests)))
+    return Encoded(row, sink, Entry(revision, digest, tuple(ebytes), tuple(digests),
+                                    since=since))
+
+
+_NO_FIELDS: frozenset[str] = frozenset()
 
 
 def packed(row: Row) -> tuple[Any, ...]:

@@ -139,7 +139,8 @@ def test_revisions_outside_the_session_are_unknown(grown: Path) -> None:
 @pytest.mark.parametrize(("statement", "rev"), [
     ("DELETE FROM st_revisions WHERE k = ?", 12),  # a gap between snapshot and target
     ("UPDATE st_revisions SET kind = 1 WHERE k = ?", 8),  # the snapshot is gone
-    ("UPDATE st_revisions SET kind = 7 WHERE k = ?", 12),  # an unknown row kind
+    ("UPDATE st_revisions SET kind = -1 WHERE k = ?", 12),  # an unknown row kind
+    ("UPDATE st_revisions SET kind = 'x' WHERE k = ?", 12),
     ("UPDATE st_revisions SET body = CAST('{\"rounds\": [5]}' AS BLOB) WHERE k = ?", 12),
     ("UPDATE st_revisions SET body = CAST('{\"nope\": [0, 1]}' AS BLOB) WHERE k = ?", 12),
     ("UPDATE st_revisions SET body = CAST('{\"steps\"' AS BLOB) WHERE k = ?", 12),
@@ -182,8 +183,9 @@ def test_small_snapshots_stay_raw_arrays_and_large_ones_are_packed(tmp_path: Pat
             _sql(db, "SELECT kind, body FROM st_revisions ORDER BY k")]
     # A small state's snapshot is an array of its field values, under 1 KB: stored as it
     # is (nothing to inflate), and shorter than the named form would be even packed. A
-    # large one is packed; a delta of a few bytes stays raw JSON.
-    assert [(kind, body[:1]) for kind, body in rows] == [(0, b"["), (1, b"{"), (0, b"x")]
+    # large one is packed; a delta of a few bytes stays raw JSON (kind 2, BASED: its
+    # parent is the snapshot).
+    assert [(kind, body[:1]) for kind, body in rows] == [(0, b"["), (2, b"{"), (0, b"x")]
     named = orjson.dumps(dict(zip(STATE_FIELDS, orjson.loads(rows[0][1]), strict=True)))
     assert len(rows[0][1]) < len(zlib.compress(named, 1))
     with SQLiteStore(db) as store:
@@ -202,7 +204,7 @@ def test_a_growing_small_dict_stores_only_the_keys_that_changed(tmp_path: Path) 
         revisions.append(make_revision("s", rev, state))
     with SQLiteStore(db) as store:
         _commit_all(store, revisions)
-    bodies = [orjson.loads(b) for (b,) in _sql(db, "SELECT body FROM st_revisions WHERE kind = 1")]
+    bodies = [orjson.loads(b) for (b,) in _sql(db, "SELECT body FROM st_revisions WHERE kind > 0")]
     assert bodies[0] == {"memory": [0, {"n": 1, "key1": 1000}]}  # too small to diff
     assert bodies[-1] == {"memory": [2, {"n": 7, "key7": 7000}, []]}
     with SQLiteStore(db) as store:
@@ -277,7 +279,74 @@ def test_a_schema_2_file_with_named_snapshots_reads_verifies_and_upgrades(
         store.compact()
         store.clear_cache()
         assert list(store.history("s")) == revisions and fsck(store).ok
-    assert _sql(db, "SELECT value FROM st_meta WHERE key = 'schema'") == [("4",)]
+    assert _sql(db, "SELECT value FROM st_meta WHERE key = 'schema'") == [("5",)]
     # compact rewrote the named snapshots as arrays
     assert {unpack_row(bytes(b))[:1] for (b,) in
             _sql(db, "SELECT body FROM st_revisions WHERE kind = 0")} == {b"["}
+
+
+def _set_only(store: SQLiteStore, sid: str, n: int, **fields: Any) -> list[Revision]:
+    """``sid`` with ``n`` steps that set ``rounds`` and ``memory`` whole: every row based."""
+    state = make_state(sid, **fields)
+    out = [store.create(make_revision(sid, 0, state))]
+    for rev in range(1, n + 1):
+        state = state.model_copy(update={"rounds": rev, "memory": {"n": rev}})
+        out.append(store.commit(make_revision(sid, rev, state), expected_rev=rev - 1))
+    return out
+
+
+@pytest.mark.parametrize(("fields", "first"), [
+    ({}, b"["),
+    ({"pages": {f"u{i}": {"text": f"{i} " * 400} for i in range(3)}}, b"["),  # blob refs
+    ({"subclaims": [{"t": f"claim part {i}"} for i in range(80)]}, b"x"),  # packed
+])
+def test_a_based_row_reads_from_its_snapshot_alone(
+        tmp_path: Path, fields: dict[str, Any], first: bytes) -> None:
+    """Rows whose ops set every field changed since the snapshot whole are marked with
+    their distance to it (kind 1 + d) and read from the snapshot and themselves (with a
+    packed snapshot, through the chain)."""
+    db = tmp_path / "b.db"
+    with SQLiteStore(db) as store:
+        revisions = _set_only(store, "s", 20, **fields)
+    kinds = [k for (k,) in _sql(db, "SELECT kind FROM st_revisions ORDER BY k")]
+    assert kinds == [0 if rev % 8 == 0 else 1 + rev % 8 for rev in range(21)]
+    assert {bytes(b)[:1] for (b,) in _sql(db, "SELECT body FROM st_revisions WHERE kind = 0")
+            } == {first}
+    with SQLiteStore(db) as store:
+        for rev in range(21):
+            store.clear_cache()
+            assert store.get("s", rev) == revisions[rev]
+        # A commit after a cold read of a based row keeps marking (and chaining) rows.
+        store.clear_cache()
+        more = make_revision("s", 21, revisions[20].state.model_copy(
+            update={"rounds": 21, "memory": {"n": 21}}))
+        store.commit(more, expected_rev=20)
+        store.clear_cache()
+        assert store.get("s", 21) == more and fsck(store).ok
+    # (Read through the chain, revision 20 does not say what changed since its snapshot:
+    # the next row is a plain delta, which is always right.)
+    based = 6 if first == b"[" else 1
+    assert _sql(db, "SELECT kind FROM st_revisions WHERE k = ?", (1 << 32) + 21) == [(based,)]
+
+
+def test_a_based_mark_is_checked_by_fsck_and_inert_without_its_snapshot(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    with SQLiteStore(db) as store:
+        revisions = _set_only(store, "s", 12)
+        grown = [store.create(make_revision("g", 0, make_state("g")))]
+        for rev in range(1, 13):  # steps appended: plain deltas but after a snapshot
+            state = grown[-1].state.model_copy(update={"steps": [*grown[-1].state.steps,
+                                                                 {"n": rev}]})
+            grown.append(store.commit(make_revision("g", rev, state), expected_rev=rev - 1))
+    # A mark naming a row that is no snapshot: the read walks the chain, data as committed.
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE st_revisions SET kind = 3 WHERE k = ?", ((1 << 32) + 12,))
+    with SQLiteStore(db) as store:
+        assert store.get("s", 12) == revisions[12] and fsck(store).ok
+    # A mark naming a snapshot its ops do not turn into the revision: fsck finds it.
+    assert _sql(db, "SELECT kind FROM st_revisions WHERE k = ?", (2 << 32) + 11) == [(1,)]
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE st_revisions SET kind = 4 WHERE k = ?", ((2 << 32) + 11,))
+    with SQLiteStore(db) as store:
+        report = fsck(store)
+    assert not report.ok

@@ -56,7 +56,7 @@ def test_an_item_in_the_state_and_in_its_envelope_is_stored_once(tmp_path: Path)
     # the step's row (rev 0 is the empty state's snapshot)
     with closing(sqlite3.connect(db)) as conn, conn:
         (step,) = conn.execute(
-            "SELECT length(body) + length(extra) FROM st_revisions WHERE kind = 1").fetchone()
+            "SELECT length(body) + length(extra) FROM st_revisions WHERE kind > 0").fetchone()
     assert step < size // 2  # rows hold references only
 
 

@@ -84,9 +84,11 @@ def test_storage_is_proportional_to_the_change(db: str) -> None:
         _grow(store, "s", 63)
         stats = store.stats()
     kinds = [k for (k,) in _sql(db, "SELECT kind FROM st_revisions ORDER BY k")]
-    assert kinds == [0 if rev % 8 == 0 else 1 for rev in range(64)]  # the default interval
+    # The default interval; the row after a snapshot is BASED (kind 2: its ops apply to
+    # the snapshot), the others append to ``steps``, which only applies to their parent.
+    assert kinds == [0 if rev % 8 == 0 else 2 if rev % 8 == 1 else 1 for rev in range(64)]
     deltas = _sql(db, "SELECT max(length(body)), max(length(extra)) FROM st_revisions"
-                      " WHERE kind=1")[0]
+                      " WHERE kind > 0")[0]
     assert deltas[0] < 120 and deltas[1] < 20  # a step's worth, not a state's worth
     # Five page texts of ~13 KB each, stored once (and compressed) for 64 revisions.
     assert stats["blobs"] == 5 + 5  # each page entry and each page text
@@ -244,13 +246,18 @@ def test_compact_rewrites_chains_without_changing_a_revision(db: str) -> None:
     with SQLiteStore(db, snapshot_every=16) as store:
         report = store.compact()
         assert report.sessions == 2 and report.skipped == []
-        # a: 4, 8, 12, 20, 24, 28, 36, 40 become deltas; b: 4, 8.
-        assert report.rewritten == 8 + 2
+        # a: 4, 8, 12, 20, 24, 28, 36, 40 become deltas; b: 4, 8. The BASED rows after
+        # them (a: 5, 9, 13, 21, 25, 29, 37; b: 5, 9) append to a list the snapshot below
+        # them now lacks: plain deltas again (their bodies stay as they are).
+        assert report.rewritten == 8 + 2 + 7 + 2
         assert store.compact().rewritten == 0  # idempotent
     kinds = [k for (k,) in _sql(db, "SELECT kind FROM st_revisions WHERE k < ? ORDER BY k",
                                 2 << 32)]
-    assert kinds == [0 if rev % 16 == 0 else 1 for rev in range(41)]
+    assert kinds == [0 if rev % 16 == 0 else 2 if rev % 16 == 1 else 1 for rev in range(41)]
     with SQLiteStore(db) as store:
+        for rev in range(41):  # each read cold: a BASED row's shortcut from its snapshot
+            store.clear_cache()
+            assert store.get("a", rev) == revisions[rev]
         assert list(store.history("a")) == revisions
         assert [store.revision_hash("a", r) for r in range(41)] == hashes
         assert fsck(store).ok
@@ -265,7 +272,7 @@ def test_compact_skips_a_broken_session_and_leaves_it_alone(db: str) -> None:
     before = _sql(db, "SELECT * FROM st_revisions WHERE k >= ? ORDER BY k", 2 << 32)
     with SQLiteStore(db, snapshot_every=16) as store:
         report = store.compact()
-    assert report.skipped == ["b"] and report.rewritten == 2
+    assert report.skipped == ["b"] and report.rewritten == 2 + 2  # a: 4, 8; BASED 5, 9
     assert _sql(db, "SELECT * FROM st_revisions WHERE k >= ? ORDER BY k", 2 << 32) == before
 
 
@@ -341,7 +348,7 @@ def test_a_version_1_file_is_read_as_it_is_and_upgraded_on_a_writable_open(db: s
         assert store.head("s").rev == 4 and store.head("f").rev == 1
         assert fsck(store).ok
     with closing(sqlite3.connect(db)) as conn, conn:
-        assert conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone() == ("4",)
+        assert conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone() == ("5",)
         assert conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'").fetchall() == []
         assert [r[1] for r in conn.execute("PRAGMA table_info(st_sessions)")] == ["id", "sid"]
 
@@ -350,8 +357,8 @@ def test_a_file_of_an_unknown_schema_version_is_refused(db: str) -> None:
     with SQLiteStore(db) as store:
         _grow(store, "s", 1)
     with closing(sqlite3.connect(db)) as conn, conn:
-        conn.execute("UPDATE st_meta SET value = '5' WHERE key = 'schema'")
-    with pytest.raises(StoreError, match="schema version 5, expected 4"):
+        conn.execute("UPDATE st_meta SET value = '6' WHERE key = 'schema'")
+    with pytest.raises(StoreError, match="schema version 6, expected 5"):
         SQLiteStore(db)
 
 
