@@ -339,13 +339,13 @@ def test_a_based_mark_is_checked_by_fsck_and_inert_without_its_snapshot(tmp_path
                                                                  {"n": rev}]})
             grown.append(store.commit(make_revision("g", rev, state), expected_rev=rev - 1))
     # A mark naming a row that is no snapshot: the read walks the chain, data as committed.
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("UPDATE st_revisions SET kind = 3 WHERE k = ?", ((1 << 32) + 12,))
     with SQLiteStore(db) as store:
         assert store.get("s", 12) == revisions[12] and fsck(store).ok
     # A mark naming a snapshot its ops do not turn into the revision: fsck finds it.
     assert _sql(db, "SELECT kind FROM st_revisions WHERE k = ?", (2 << 32) + 11) == [(1,)]
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("UPDATE st_revisions SET kind = 4 WHERE k = ?", ((2 << 32) + 11,))
     with SQLiteStore(db) as store:
         report = fsck(store)
