@@ -14,6 +14,7 @@ import orjson
 
 from claimfsm.engine.config import EngineConfig
 from claimfsm.engine.runtime import Engine
+from tests.support.spies import modules_loaded_by
 
 _PROBE = """
 import sys
@@ -254,16 +255,6 @@ def test_every_model_defers_its_schema_to_first_validation() -> None:
     assert eager == []
 
 
-_ALL_MODULES = """
-import sys
-from claimfsm.cli import main
-try:
-    main(sys.argv[1:])
-except SystemExit:
-    pass
-print("\\nMODULES " + " ".join(sorted(sys.modules)), file=sys.stderr)
-"""
-
 #: What no step of a session on a SQLite file may load: HTTP clients and TLS (model.chat
 #: loads http.client on its first call), the PostgreSQL index, numpy (the dense ranking's),
 #: the web UI, OpenTelemetry (--otel only), and the options of the other session commands.
@@ -280,14 +271,10 @@ def test_no_step_of_a_session_loads_http_tls_postgres_numpy_or_other_commands(
         sid = eng.start("NASA landed on the Moon in 1969.").sid
     states = []
     for _ in range(20):  # every state of the session, to DONE
-        proc = subprocess.run([sys.executable, "-c", _ALL_MODULES, "step", sid, "--db", db],
-                              capture_output=True, text=True, timeout=120, check=False)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        line = next(x for x in proc.stderr.splitlines() if x.startswith("MODULES "))
-        loaded = set(line.split()[1:])
+        loaded = modules_loaded_by("step", sid, "--db", db)
         assert "claimfsm.cli.step" in loaded
         assert not {m for m in loaded if m.split(".")[0] in _NOT_IN_A_STEP
-                    or m in _NOT_IN_A_STEP}, proc.stdout
+                    or m in _NOT_IN_A_STEP}
         with Engine.open(db, config=EngineConfig(seed=False)) as eng:
             states.append(eng.store.head(sid).fsm)
         if states[-1] in ("DONE", "FAILED"):

@@ -5,8 +5,6 @@ the same limits, budgets and policy state, also in steps that call no tool."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,6 +21,7 @@ from claimfsm.skills.tools.index import EvidenceIndex
 from claimfsm.skills.tools.limits import RateLimit
 from claimfsm.skills.tools.registry import ToolRegistry
 from claimfsm.state.model import SessionState
+from tests.support.spies import modules_loaded_by
 
 CLAIMS = ("NASA landed on the Moon in 1969.", "The Eiffel Tower is in Berlin.")
 CONFIGS: tuple[dict[str, Any], ...] = (
@@ -115,15 +114,6 @@ def test_rate_limits_given_to_the_engine_are_checked_when_it_opens() -> None:
         Engine.open(None, config=EngineConfig(rate_limits={"search": RateLimit(0, 1.0)}))
 
 
-_PROBE = """
-import sys
-from claimfsm.cli import main
-try:
-    main(sys.argv[1:])
-except SystemExit:
-    pass
-print("\\nMODULES " + " ".join(sorted(sys.modules)), file=sys.stderr)
-"""
 _RUNTIME = {"claimfsm.skills.tools.executor", "claimfsm.skills.tools.registry",
             "claimfsm.skills.tools.builtin", "claimfsm.skills.tools.model_chat",
             "claimfsm.skills.tools.model_types", "importlib.resources"}
@@ -139,11 +129,7 @@ def test_only_the_steps_that_use_tools_load_the_tool_runtime(tmp_path: Any) -> N
             before = eng.store.head(sid)
         if before.fsm in ("DONE", "FAILED"):
             break
-        proc = subprocess.run([sys.executable, "-c", _PROBE, "step", sid, "--db", db],
-                              capture_output=True, text=True, timeout=120, check=False)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        line = next(x for x in proc.stderr.splitlines() if x.startswith("MODULES "))
-        loaded = set(line.split()[1:])
+        loaded = modules_loaded_by("step", sid, "--db", db)
         with Engine.open(db, config=EngineConfig(seed=False)) as eng:
             after = eng.store.head(sid)
         called = any(e.get("type") == "ToolCalls" for e in after.events)

@@ -4,12 +4,13 @@ profile object a session is started with."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from typing import Any
 
 import pytest
 
-__all__ = ["db_parses", "profiles_written"]
+__all__ = ["db_parses", "modules_loaded_by", "profiles_written"]
 
 
 def db_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -47,3 +48,23 @@ def profiles_written(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
     monkeypatch.setattr(Profile, "config", spy)
     return seen
+
+
+_MODULES = """
+import sys
+from claimfsm.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print("\\nMODULES " + " ".join(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def modules_loaded_by(*args: str) -> set[str]:
+    """Every module ``claimfsm ARGS`` loaded, run in a fresh interpreter (checked to exit 0)."""
+    proc = subprocess.run([sys.executable, "-c", _MODULES, *args], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    line = next(x for x in proc.stderr.splitlines() if x.startswith("MODULES "))
+    return set(line.split()[1:])
