@@ -16,6 +16,7 @@ __all__ = [
     "FORMAT",
     "GENESIS",
     "CodecError",
+    "extra_digest",
     "field_digest",
     "header_bytes",
     "pack_blob",
@@ -156,7 +157,17 @@ def revision_hash(
     parent_hash: bytes, header: bytes, extra: bytes, digests: Iterable[bytes]
 ) -> bytes:
     """``sha256(parent_hash + canonical content)``; the content is the header, the digest
-    of the encoded envelope and events, and every state field's digest in field order.
+    of the encoded envelope and events (:func:`extra_digest`), and every state field's
+    digest in field order.
     """
     # One buffer and one hashing call: the same digest as feeding the parts in turn.
-    return _sha256(b"".join((parent_hash, header, _sha256(extra).digest(), *digests))).digest()
+    return _sha256(b"".join((parent_hash, header, extra_digest(extra), *digests))).digest()
+
+
+def extra_digest(extra: bytes) -> bytes:
+    """The sha256 of a revision's canonical ``extra`` bytes, from those bytes or from the
+    stored form with references (:mod:`claimfsm.state.envref`: ``r``, then that digest),
+    so a revision's hash never depends on how its envelope is stored."""
+    if extra[:1] == b"r":
+        return extra[1:33]
+    return _sha256(extra).digest()

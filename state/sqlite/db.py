@@ -37,7 +37,7 @@ __all__ = [
 
 Durability = Literal["full", "normal", "group"]
 DURABILITY_MODES: tuple[str, ...] = ("full", "normal", "group")
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 #: ``k`` of a session's head row (param 1: the session number << 32). A session's rows
 #: are one key range, so this is one seek down the table's b-tree: the head is never
 #: stored, and a commit writes one row and nothing else.
@@ -117,8 +117,13 @@ _FROM_V3 = ("UPDATE st_meta SET value = '4' WHERE key = 'schema'",)
 # kinds 1 and 2 alike in a chain, so only the number changes: an older claimfsm refuses
 # the file instead of failing on a row kind it does not know.
 _FROM_V4 = ("UPDATE st_meta SET value = '5' WHERE key = 'schema'",)
+# Version 6 may store an envelope's ``d`` value as a reference to the state's own
+# (state/envref.py: ``extra`` bytes led by ``r``). Readers take the canonical form too,
+# so only the number changes: an older claimfsm refuses the file instead of failing on
+# an envelope it cannot resolve.
+_FROM_V5 = ("UPDATE st_meta SET value = '6' WHERE key = 'schema'",)
 _UPGRADES = {"1": (_FROM_V1, "2"), "2": (_FROM_V2, "3"), "3": (_FROM_V3, "4"),
-             "4": (_FROM_V4, "5")}
+             "4": (_FROM_V4, "5"), "5": (_FROM_V5, "6")}
 
 
 class StoreBusy(StoreError):

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from claimfsm.state import codec
+from claimfsm.state import codec, envref
 from claimfsm.state.codec import STATE_FIELDS, CodecError
 from claimfsm.state.model import Revision
 from claimfsm.state.sqlite.db import CorruptStore
@@ -168,7 +168,7 @@ class ChainDecoder:
         self._dirty = {}
         rev, parent_rev, _kind, fsm, skill, ts, _body, extra, digest = row
         state = state_from(dict(zip(STATE_FIELDS, self._plain, strict=True)))
-        envelope, events = self._extra(extra, fetch)
+        envelope, events = self._extra(extra, fetch, state.__dict__.__getitem__)
         revision = trusted(Revision, {
             "sid": self.sid, "rev": rev, "parent_rev": parent_rev, "fsm": fsm, "skill": skill,
             "envelope": envelope, "state": state, "ts": ts, "events": events,
@@ -200,15 +200,13 @@ class ChainDecoder:
         return codec.resolve(enc, fetch)
 
     @staticmethod
-    def _extra(extra: bytes, fetch: Callable[[str], bytes]) -> tuple[Any, list[Any]]:
-        try:
-            value = orjson.loads(extra)
-        except orjson.JSONDecodeError as exc:
-            raise CodecError(f"envelope/events are not JSON: {exc}") from exc
+    def _extra(extra: bytes, fetch: Callable[[str], bytes],
+               values: Callable[[str], Any]) -> tuple[Any, list[Any]]:
+        value = envref.parse(extra)
         if type(value) is not list or len(value) != 2 or type(value[1]) is not list:
             raise CodecError("envelope/events are not [envelope, events]")
         if codec.has_refs(extra):
-            value = codec.resolve(value, fetch)
+            value = envref.resolve(value, fetch, values)
         return value[0], value[1]
 
     def advance(self, digest: bytes) -> None:

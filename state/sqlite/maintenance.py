@@ -8,10 +8,11 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import orjson
 
-from claimfsm.state import codec
+from claimfsm.state import codec, envref
 from claimfsm.state.codec import STATE_FIELDS, CodecError
 from claimfsm.state.sqlite.decode import ChainDecoder
 from claimfsm.state.sqlite.rows import BASED, DELTA, SNAPSHOT, Row, inflate, small_op
@@ -31,6 +32,7 @@ SELECT_ROWS = (
     " FROM st_revisions WHERE k BETWEEN ? AND ? ORDER BY k"
 )
 _SID_INDEX = STATE_FIELDS.index("sid")
+_INDEX = {name: i for i, name in enumerate(STATE_FIELDS)}
 
 
 def read_rows(
@@ -74,14 +76,45 @@ def verify_rows(
     conn: sqlite3.Connection, sid: str, head: int, rows: list[Row], checked: set[str]
 ) -> ChainCheck:
     """Walk a session's rows and report the first broken link (see ``docs/storage.md``)."""
-    return walk_chain(sid, head, rows, lambda refs: _blob_problem(conn, refs, checked))
+
+    def fetch(digest: str) -> bytes:
+        row = conn.execute("SELECT z, data FROM st_blobs WHERE h=?",
+                           (bytes.fromhex(digest),)).fetchone()
+        if row is None:
+            raise CodecError(f"blob {digest[:12]} is missing")
+        return codec.unpack_blob(row[0], row[1])
+
+    return walk_chain(sid, head, rows, lambda refs: _blob_problem(conn, refs, checked), fetch)
+
+
+def _envelope_problem(decoder: ChainDecoder, extra: bytes,
+                      fetch: Callable[[str], bytes] | None) -> tuple[str, str] | None:
+    """What is wrong with the references of stored ``extra`` (state/envref.py) to the
+    state ``decoder`` holds: one that does not resolve, or canonical bytes that are not
+    the ones the row's digest (and so its hash) names."""
+    if fetch is None:
+        return "UNDECODABLE", "the envelope references the state; this store never writes that"
+
+    def values(name: str) -> Any:
+        at = _INDEX.get(name)
+        if at is None:
+            raise CodecError(f"envelope reference names no state field {name!r}")
+        return codec.resolve(decoder.enc[at], fetch)
+
+    try:
+        if envref.digest_matches(extra, values):
+            return None
+    except (ValueError, TypeError) as exc:  # CodecError and JSONDecodeError included
+        return "UNDECODABLE", f"envelope: {exc}"
+    return "HASH_MISMATCH", "the envelope's references do not give the bytes its digest names"
 
 
 def walk_chain(sid: str, head: int, rows: list[Row],
                blob_problem: Callable[[list[tuple[str, str]]], tuple[str, str] | None],
-               ) -> ChainCheck:
+               fetch: Callable[[str], bytes] | None = None) -> ChainCheck:
     """The chain check of every backend over its rows; ``blob_problem(refs)`` says what
-    is wrong with the blobs a row references (``None``: nothing)."""
+    is wrong with the blobs a row references (``None``: nothing); ``fetch`` (a blob's
+    bytes) resolves envelope references to the state, which only SQLite writes."""
     decoder = ChainDecoder(sid)
 
     def broken(rev: int | None, problem: str, detail: str) -> ChainCheck:
@@ -100,7 +133,7 @@ def walk_chain(sid: str, head: int, rows: list[Row],
             return broken(rev, "MISSING_PARENT", f"parent_rev is {parent_rev}")
         try:
             decoder.feed(kind, body)
-            extra_value = orjson.loads(extra)
+            extra_value = envref.parse(extra)
         except (ValueError, TypeError) as exc:  # CodecError and JSONDecodeError included
             return broken(rev, "UNDECODABLE", str(exc))
         if decoder.enc[_SID_INDEX] not in stamped:
@@ -108,6 +141,8 @@ def walk_chain(sid: str, head: int, rows: list[Row],
         refs = [r for i in decoder.changed for r in codec.iter_refs(decoder.enc[i])]
         refs.extend(codec.iter_refs(extra_value))
         blob = blob_problem(refs)
+        if blob is None and envref.is_referenced(extra):
+            blob = _envelope_problem(decoder, extra, fetch)
         if blob is not None:
             return broken(rev, *blob)
         digest = decoder.hash_of(row)

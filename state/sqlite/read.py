@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from claimfsm.state import codec
+from claimfsm.state import codec, envref
 from claimfsm.state.codec import STATE_FIELDS, CodecError
 from claimfsm.state.model import Revision
 from claimfsm.state.sqlite.rows import (
@@ -156,6 +156,9 @@ def read_revision(
         raise CodecError("the row's hash or envelope is not a blob")
     if extra[:1] == b"x":
         extra = _unpack(extra)
+    referenced = envref.is_referenced(extra)
+    if referenced:  # the JSON follows the canonical bytes' digest (state/envref.py)
+        extra = extra[envref.HEAD:]
     if header is None:  # a based row whose body or snapshot is packed
         return AGAIN
     # A copy of a dict of every field takes the values without growing it key by key.
@@ -206,14 +209,17 @@ def read_revision(
     # Without a reference, the encoded values are the plain ones: the parsed dict
     # becomes the state's own.
     plain = _plain(enc, fetch) if refs else enc
-    if _NUL in extra:
+    state = state_from(plain)
+    if referenced:
+        value = envref.resolve(value, fetch, state.__dict__.__getitem__)
+    elif _NUL in extra:
         value = codec.resolve(value, fetch)
     parent_rev, fsm, skill = head
     if type(ts) is not str:
         ts = ts_text(ts)
     revision = _revision({
         "sid": sid, "rev": rev, "parent_rev": parent_rev, "fsm": fsm, "skill": skill,
-        "envelope": value[0], "state": state_from(plain), "ts": ts, "events": value[1],
+        "envelope": value[0], "state": state, "ts": ts, "events": value[1],
     })
     return Entry(revision, digest, None, None, values, (), since)
 

@@ -18,7 +18,7 @@ import orjson
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from claimfsm.state import codec
+from claimfsm.state import codec, envref
 from claimfsm.state.codec import STATE_FIELDS, CodecError
 from claimfsm.state.model import Revision, SessionState, builder, trusted
 from claimfsm.state.sqlite.db import CorruptStore
@@ -146,12 +146,20 @@ class Encoded:
     entry: Entry
 
 
-def _extra(revision: Revision, sink: codec.Sink) -> bytes:
+def _extra(revision: Revision, sink: codec.Sink, refs: bool) -> bytes:
+    """The ``extra`` bytes to store: canonical, or with ``refs`` the form whose ``d``
+    values may be references to the new state (:mod:`claimfsm.state.envref`), when the
+    canonical bytes are not short enough to store as they are."""
     if revision.envelope is None and not revision.events:
         return b"[null,[]]"
     raw = orjson.dumps([revision.envelope, revision.events])
     if codec.verbatim("", raw):
         return raw
+    if refs:
+        pair = envref.encode_extra(revision.envelope, revision.events,
+                                   revision.state.__dict__, sink)
+        if pair is not None:
+            return pair[0]
     return orjson.dumps(codec.externalize_extra(revision.envelope, revision.events, sink))
 
 
@@ -249,7 +257,8 @@ def _externalized(
 
 
 def encode_revision(
-    revision: Revision, parent: Entry | None, snapshot_every: int, *, based: bool = False
+    revision: Revision, parent: Entry | None, snapshot_every: int, *, based: bool = False,
+    refs: bool = False,
 ) -> Encoded:
     """Encode ``revision``: a snapshot at revision 0 and every ``snapshot_every``
     revisions, otherwise only the fields that differ from ``parent``.
@@ -265,6 +274,9 @@ def encode_revision(
     (state/sqlite/read.py; when no snapshot is at that key any more, as after a compact
     with another interval, the read walks the chain). The body is the same bytes either
     way; the kind takes one byte of SQLite's record where 1 takes none.
+
+    With ``refs`` (SQLite schema 6), an envelope value that is the new state's own is
+    stored as a reference to it (:mod:`claimfsm.state.envref`); the hash is the same.
     """
     values = revision.state.__dict__
     sink: codec.Sink = {}
@@ -312,7 +324,7 @@ def encode_revision(
                 kind = DELTA + revision.rev - at
             if not fields.issuperset(ops):
                 since = (at, fields.union(ops))
-    extra = _extra(revision, sink)
+    extra = _extra(revision, sink, refs)
     header = codec.header_bytes(
         revision.sid, revision.rev, revision.parent_rev, revision.fsm, revision.skill, revision.ts
     )

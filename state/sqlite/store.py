@@ -89,7 +89,8 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
         if first.rev != 0 or first.parent_rev is not None:
             raise RevConflict("a session starts at revision 0 with no parent", sid=sid,
                               rev=first.rev)
-        encoded = encode_revision(first, None, self.snapshot_every, based=True)
+        encoded = encode_revision(first, None, self.snapshot_every, based=True,
+                                 refs=True)
         blobs = self._new_blobs(encoded)
 
         params = bound(encoded.row)
@@ -126,7 +127,8 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
         except UnknownRevision as exc:
             raise RevConflict(f"expected_rev {expected_rev} is ahead of the head", sid=sid,
                               expected=expected_rev) from exc
-        encoded = encode_revision(revision, parent, self.snapshot_every, based=True)
+        encoded = encode_revision(revision, parent, self.snapshot_every, based=True,
+                                 refs=True)
         blobs = self._new_blobs(encoded) if encoded.blobs else None
         params = ((session << 32) + revision.rev, *bound(encoded.row))
         # The catalog follows the verdict in the same transaction; most steps leave the

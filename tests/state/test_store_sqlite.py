@@ -22,7 +22,7 @@ from claimfsm.state.errors import RevConflict, StoreError, UnknownRevision, Unkn
 from claimfsm.state.fsck import fsck
 from claimfsm.state.model import SessionState
 from claimfsm.state.sqlite import SQLiteStore
-from claimfsm.state.sqlite.db import ChainBroken, CorruptStore
+from claimfsm.state.sqlite.db import SCHEMA_VERSION, ChainBroken, CorruptStore
 from claimfsm.state.store import StateStore
 
 VARIANTS = [
@@ -348,17 +348,21 @@ def test_a_version_1_file_is_read_as_it_is_and_upgraded_on_a_writable_open(db: s
         assert store.head("s").rev == 4 and store.head("f").rev == 1
         assert fsck(store).ok
     with closing(sqlite3.connect(db)) as conn, conn:
-        assert conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone() == ("5",)
+        schema = conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone()
+        assert schema == (SCHEMA_VERSION,)
         assert conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'").fetchall() == []
         assert [r[1] for r in conn.execute("PRAGMA table_info(st_sessions)")] == ["id", "sid"]
+
+
+UNKNOWN = str(int(SCHEMA_VERSION) + 1)
 
 
 def test_a_file_of_an_unknown_schema_version_is_refused(db: str) -> None:
     with SQLiteStore(db) as store:
         _grow(store, "s", 1)
     with closing(sqlite3.connect(db)) as conn, conn:
-        conn.execute("UPDATE st_meta SET value = '6' WHERE key = 'schema'")
-    with pytest.raises(StoreError, match="schema version 6, expected 5"):
+        conn.execute("UPDATE st_meta SET value = ? WHERE key = 'schema'", (UNKNOWN,))
+    with pytest.raises(StoreError, match=f"schema version {UNKNOWN}, expected {SCHEMA_VERSION}"):
         SQLiteStore(db)
 
 
