@@ -4,7 +4,8 @@ A row is ``(rev, parent_rev, kind, fsm, skill, ts, body, extra, hash)``. ``body`
 full snapshot of the encoded state (``kind`` 0) or the field ops against the parent
 (``kind`` 1, or ``kind`` ``1 + d`` when the same ops also turn the snapshot ``d`` revisions
 below into this revision: see :func:`encode_revision`); ``extra`` is the encoded
-``[envelope, events]``.
+``[envelope, events]``, in schema 6 possibly with envelope values stored as references to
+the state (:mod:`claimfsm.state.envref`).
 """
 
 from __future__ import annotations
