@@ -102,8 +102,15 @@ def encode_extra(envelope: Any, events: Any, state: Mapping[str, Any],
         stored_d[key] = TAG + path
     stored = [{**enc[0], "d": stored_d}, enc[1]]
     if scratch:
-        for _tag, digest in codec.iter_refs(stored):
-            sink[digest] = scratch[digest]
+        # The blobs the stored form names, and theirs (a JSON blob may name string blobs):
+        # those only the referenced values' canonical form names are not stored.
+        pending = list(codec.iter_refs(stored))
+        while pending:
+            tag, digest = pending.pop()
+            if digest not in sink:
+                sink[digest] = raw_blob = scratch[digest]
+                if tag == "J":
+                    pending.extend(codec.iter_refs(orjson.loads(raw_blob)))
     body = orjson.dumps(stored)
     return _PREFIX + hashlib.sha256(raw).digest() + body, raw
 

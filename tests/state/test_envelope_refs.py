@@ -157,6 +157,28 @@ def test_any_json_shared_reads_back_exactly_with_the_canonical_hash(
     assert hashes == _canonical_hashes(revisions, 4)
 
 
+def test_blobs_beside_a_reference_are_stored_with_the_blobs_they_name(tmp_path: Path) -> None:
+    """Events and a ``d`` value stored whole hold a JSON blob that names string blobs."""
+    db = tmp_path / "s.db"
+    revisions = _grow(6)
+    big = [{"text": f"{i} " + "evidence text " * 30, "title": f"{i}" * 200} for i in range(6)]
+    for i, revision in enumerate(revisions[1:], 1):
+        assert revision.envelope is not None
+        envelope = {**revision.envelope, "d": {**revision.envelope["d"], "hits": big[:i]}}
+        revisions[i] = revision.model_copy(update={"envelope": envelope, "events": [
+            {"kind": "ToolCalls", "results": big[i - 1:]}]})
+    with SQLiteStore(db) as store:
+        _commit(store, revisions)
+        store.clear_cache()
+        assert list(store.history("s")) == revisions
+        store.clear_cache()
+        assert store.get("s", 5) == revisions[5] and fsck(store).ok
+        assert store.compact().skipped == [] and fsck(store).ok
+        store.clear_cache()
+        assert list(store.history("s")) == revisions
+    assert sum(e[:1] == b"r" for e in _extras(db)) == 6
+
+
 def test_fork_compact_and_commits_after_a_cold_read_keep_the_references(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     revisions = _grow(14)
