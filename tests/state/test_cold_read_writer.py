@@ -121,3 +121,30 @@ def test_the_writer_refuses_a_damaged_row_and_reads_again_after(tmp_path: Path) 
             other.execute(f"UPDATE st_revisions SET body = ? WHERE k = {_KEY}", (saved,))
         store.clear_cache()
         assert _dump(store.get("s", 5)) == _dump(out[5])  # the cursor is still usable
+
+
+@pytest.mark.parametrize("items", [
+    [f"evidence {i}: {BIG[:120]}" for i in range(24)],  # a blob of JSON, no NUL-led string
+    [f"\x00nul-led {i} {BIG[:100]}" for i in range(6)] + ["plain", "\x00"],  # escapes
+    [{"t": BIG + str(i)} for i in range(3)] + ["\x00x", {"n": None}],  # refs inside a blob
+])
+def test_blobs_of_json_read_back_with_and_without_nul_led_strings(
+        tmp_path: Path, items: list[Any]) -> None:
+    db = tmp_path / "j.db"
+    with SQLiteStore(db) as store:
+        state = make_state("s", config={"queries": items}, memory={"log": items[:3]})
+        out = [store.create(make_revision("s", 0, state, ts=_ts(0)))]
+        for rev in range(1, 5):
+            state = state.model_copy(update={"rounds": rev, "memory": {
+                "log": [*state.memory["log"], f"{rev} {BIG}"], "n": rev}})
+            out.append(store.commit(make_revision(
+                "s", rev, state, ts=_ts(rev), envelope={"d": {"log": items}}),
+                expected_rev=rev - 1))
+        refs = store._read(lambda c: c.execute(
+            "SELECT COUNT(*) FROM st_blobs").fetchone()[0])
+        assert refs > 0
+        for revision in out:
+            store.clear_cache()
+            got = store.get("s", revision.rev)
+            assert got == revision and _dump(got) == _dump(revision)
+            assert got.state.config["queries"] == items
