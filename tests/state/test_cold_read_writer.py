@@ -148,3 +148,24 @@ def test_blobs_of_json_read_back_with_and_without_nul_led_strings(
             got = store.get("s", revision.rev)
             assert got == revision and _dump(got) == _dump(revision)
             assert got.state.config["queries"] == items
+
+
+def test_a_compact_after_cold_reads_rebuilds_the_file_and_reads_go_on(tmp_path: Path) -> None:
+    """The kept cursor holds no statement open: ``VACUUM`` (which refuses to run while
+    one is) rebuilds the file after cold reads on the writer's connection."""
+    db = tmp_path / "c.db"
+    with SQLiteStore(db) as store:
+        kept: list[Revision] = []
+        for sid in ("keep", "gone"):
+            state = make_state(sid, memory={"n": 0})
+            out = [store.create(make_revision(sid, 0, state, ts=_ts(0)))]
+            _grow(store, sid, state, 1, 6, out)
+            kept = kept or out
+        for rev in range(7):
+            store.clear_cache()
+            store.get("gone", rev)
+        store.delete("gone", actor="alice", at=_ts(99))
+        assert store.compact().skipped == []
+        for revision in kept:
+            store.clear_cache()
+            assert _dump(store.get("keep", revision.rev)) == _dump(revision)
