@@ -63,7 +63,9 @@ class MemoryStore(StateStore):
         sid = revision.sid
         bad = self._bad_move(revision, expected_rev)
         with self._lock:
-            chain = self._chain(sid)
+            chain = self._chains.get(sid)
+            if chain is None:
+                raise UnknownSession(f"no session {sid!r}", sid=sid)
             head = chain[-1].rev
             if head != expected_rev:
                 raise RevConflict(f"head is {head}, not {expected_rev}", sid=sid, head=head,

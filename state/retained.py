@@ -7,11 +7,12 @@ cyclic collector walks every container it can reach at each full collection: a s
 (docs/bench.md, "Longer runs"). So a session keeps its newest :data:`LIVE` revisions as
 the objects it was given (a read near the head, as a retry, rollback or fork makes, costs
 nothing), and packs older ones, :data:`BATCH` at a time: their values in one pickled
-payload (exact built-in types only; a value several of them share is written once), each revision a tuple of its
-stamps, the payload and its place in it (all untracked once the collector has seen
-them). Reading a packed revision builds it again: the same values, of
-the same types (a list stays a list), equal to what was committed. A batch holding any
-other value (a model, a subclass, a datetime...) keeps each revision's values as given.
+payload (exact built-in types only; a value several of them share is written once), each
+revision a tuple of its stamps, the payload and its place in it (all untracked once the
+collector has seen them). Reading a packed revision builds it again: the same values, of
+the same types (a list stays a list), equal to what was committed. A revision holding any
+other value (a model, a subclass, a datetime...) keeps its values as given (the rest of
+its batch is then packed one revision at a time).
 """
 
 from __future__ import annotations
