@@ -44,19 +44,16 @@ def _ordered(values: dict[str, Any]) -> Any:
     return values.values() if tuple(values) == _FIELDS else map(values.__getitem__, _FIELDS)
 
 
-class _Refused(Exception):
-    """A value :class:`_Exact` does not write."""
-
-
 class _Exact(pickle.Pickler):
     """A pickler of the exact built-in types only (``None``, bools, ``int``, ``float``,
     ``str``, ``bytes``, ``bytearray``, ``dict``, ``list``, ``tuple``, ``set``,
-    ``frozenset``), each read back as the type it was: any other object (a subclass, a
-    model, a datetime, an enum...) reaches :meth:`reducer_override`, which refuses it.
-    ``marshal`` would be as fast but writes a ``bytearray`` (any buffer) as ``bytes``."""
+    ``frozenset``; classes and functions by reference), each read back as the type it
+    was: any other object (a subclass, a model, a datetime, an enum...) reaches
+    :meth:`reducer_override`, which refuses it. ``marshal`` is about as fast but writes a
+    ``bytearray`` (any buffer) as ``bytes``."""
 
     def reducer_override(self, obj: Any) -> Any:
-        raise _Refused(type(obj).__name__)
+        raise pickle.PicklingError(type(obj).__name__)
 
 
 def _payload(values: tuple[Any, ...]) -> Any:
@@ -67,7 +64,7 @@ def _payload(values: tuple[Any, ...]) -> Any:
     out = io.BytesIO()
     try:
         _Exact(out, pickle.HIGHEST_PROTOCOL).dump(values)
-    except (_Refused, pickle.PicklingError, RecursionError):
+    except (pickle.PicklingError, RecursionError):
         return values
     return out.getvalue()
 
