@@ -71,18 +71,24 @@ def _blob_problem(
 
 
 def verify_rows(
-    conn: sqlite3.Connection, sid: str, head: int, rows: list[Row], checked: set[str]
+    conn: sqlite3.Connection, sid: str, head: int, rows: list[Row], checked: set[str],
+    first: int = 0, parent: bytes = codec.GENESIS,
 ) -> ChainCheck:
-    """Walk a session's rows and report the first broken link (see ``docs/storage.md``)."""
-    return walk_chain(sid, head, rows, lambda refs: _blob_problem(conn, refs, checked))
+    """Walk a session's rows and report the first broken link (see ``docs/storage.md``);
+    ``first``, ``parent``: as :func:`walk_chain`'s."""
+    return walk_chain(sid, head, rows, lambda refs: _blob_problem(conn, refs, checked),
+                      first, parent)
 
 
 def walk_chain(sid: str, head: int, rows: list[Row],
                blob_problem: Callable[[list[tuple[str, str]]], tuple[str, str] | None],
-               ) -> ChainCheck:
+               first: int = 0, parent: bytes = codec.GENESIS) -> ChainCheck:
     """The chain check of every backend over its rows; ``blob_problem(refs)`` says what
-    is wrong with the blobs a row references (``None``: nothing)."""
+    is wrong with the blobs a row references (``None``: nothing). ``first`` and
+    ``parent``: where the rows start and the hash they chain onto (a segment of a fork
+    that shares its parent's rows, state/sqlite/shares.py)."""
     decoder = ChainDecoder(sid)
+    decoder.advance(parent)
 
     def broken(rev: int | None, problem: str, detail: str) -> ChainCheck:
         return ChainCheck(sid=sid, revisions=len(rows), rev=rev, problem=problem, detail=detail)
@@ -92,7 +98,7 @@ def walk_chain(sid: str, head: int, rows: list[Row],
     # A long sid is stored as a blob reference (a fork re-stamps it verbatim): either form.
     stamped = (sid, codec.externalize(sid, {}))
     snapshots: dict[int, bytes] = {}  # the bodies a based row may name
-    for expected, row in enumerate(rows):
+    for expected, row in enumerate(rows, first):
         rev, parent_rev, kind, _fsm, _skill, _ts, body, extra, stored = row
         if rev != expected:
             return broken(expected, "REV_GAP", f"revision {expected} is missing (next is {rev})")
@@ -121,8 +127,8 @@ def walk_chain(sid: str, head: int, rows: list[Row],
             return broken(rev, "UNDECODABLE", f"row kind {kind}: its ops do not turn the"
                           f" snapshot at revision {rev + 1 - kind} into this revision")
         decoder.advance(digest)
-    if head != len(rows) - 1:
-        last = len(rows) - 1
+    if head != first + len(rows) - 1:
+        last = first + len(rows) - 1
         return broken(head, "HEAD_MISMATCH", f"head is {head} but the last revision is {last}")
     return ChainCheck(sid=sid, revisions=len(rows))
 

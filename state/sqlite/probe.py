@@ -38,7 +38,7 @@ __all__ = [
 Kind = Literal["missing", "empty", "claimfsm", "foreign"]
 """``empty``: no tables, or only claimfsm's evidence index (no sessions yet)."""
 
-KNOWN_SCHEMAS = ("1", "2", "3", "4", "5")
+KNOWN_SCHEMAS = tuple(str(n) for n in range(1, int(SCHEMA_VERSION) + 1))
 """The ``st_meta`` schema versions this claimfsm reads (older ones are upgraded on the
 first writable open; see state/sqlite/db.py)."""
 

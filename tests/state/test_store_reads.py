@@ -22,7 +22,7 @@ from claimfsm.state.errors import UnknownRevision
 from claimfsm.state.fsck import fsck
 from claimfsm.state.model import Revision, SessionState
 from claimfsm.state.sqlite import SQLiteStore
-from claimfsm.state.sqlite.db import CorruptStore
+from claimfsm.state.sqlite.db import SCHEMA_VERSION, CorruptStore
 from tests.state.test_codec import field_updates, json_values
 
 
@@ -279,7 +279,7 @@ def test_a_schema_2_file_with_named_snapshots_reads_verifies_and_upgrades(
         store.compact()
         store.clear_cache()
         assert list(store.history("s")) == revisions and fsck(store).ok
-    assert _sql(db, "SELECT value FROM st_meta WHERE key = 'schema'") == [("5",)]
+    assert _sql(db, "SELECT value FROM st_meta WHERE key = 'schema'") == [(SCHEMA_VERSION,)]
     # compact rewrote the named snapshots as arrays
     assert {unpack_row(bytes(b))[:1] for (b,) in
             _sql(db, "SELECT body FROM st_revisions WHERE kind = 0")} == {b"["}

@@ -22,7 +22,7 @@ from claimfsm.state.errors import RevConflict, StoreError, UnknownRevision, Unkn
 from claimfsm.state.fsck import fsck
 from claimfsm.state.model import SessionState
 from claimfsm.state.sqlite import SQLiteStore
-from claimfsm.state.sqlite.db import ChainBroken, CorruptStore
+from claimfsm.state.sqlite.db import SCHEMA_VERSION, ChainBroken, CorruptStore
 from claimfsm.state.store import StateStore
 
 VARIANTS = [
@@ -31,6 +31,9 @@ VARIANTS = [
     {"durability": "group"},
     {"durability": "normal", "snapshot_every": 3, "cache_size": 2},
 ]
+
+# A schema version this claimfsm does not know.
+NEXT = str(int(SCHEMA_VERSION) + 1)
 
 
 class TestSQLiteStore(StoreContract):
@@ -348,7 +351,8 @@ def test_a_version_1_file_is_read_as_it_is_and_upgraded_on_a_writable_open(db: s
         assert store.head("s").rev == 4 and store.head("f").rev == 1
         assert fsck(store).ok
     with closing(sqlite3.connect(db)) as conn, conn:
-        assert conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone() == ("5",)
+        assert conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone() == (
+            SCHEMA_VERSION,)
         assert conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'").fetchall() == []
         assert [r[1] for r in conn.execute("PRAGMA table_info(st_sessions)")] == ["id", "sid"]
 
@@ -357,8 +361,8 @@ def test_a_file_of_an_unknown_schema_version_is_refused(db: str) -> None:
     with SQLiteStore(db) as store:
         _grow(store, "s", 1)
     with closing(sqlite3.connect(db)) as conn, conn:
-        conn.execute("UPDATE st_meta SET value = '6' WHERE key = 'schema'")
-    with pytest.raises(StoreError, match="schema version 6, expected 5"):
+        conn.execute("UPDATE st_meta SET value = ? WHERE key = 'schema'", (NEXT,))
+    with pytest.raises(StoreError, match=f"schema version {NEXT}, expected {SCHEMA_VERSION}"):
         SQLiteStore(db)
 
 
@@ -433,7 +437,7 @@ def test_lives_beside_evidence_tables(db: str) -> None:
     tables = {name for (name,) in _sql(db, "SELECT name FROM sqlite_master WHERE type='table'")}
     assert {t for t in tables if not t.startswith("ev_")} == {
         "st_meta", "st_sessions", "st_revisions", "st_blobs", "st_catalog",
-        "st_tombstones", "st_timers", "st_keys"}
+        "st_tombstones", "st_timers", "st_keys", "st_shares"}
 
 
 def test_closed_store_and_bad_options(db: str) -> None:

@@ -19,7 +19,7 @@ from claimfsm.state.contract import make_revision, make_state
 from claimfsm.state.fsck import fsck
 from claimfsm.state.model import Revision
 from claimfsm.state.sqlite import SQLiteStore
-from claimfsm.state.sqlite.db import CorruptStore
+from claimfsm.state.sqlite.db import SCHEMA_VERSION, CorruptStore
 from claimfsm.state.sqlite.stamp import pack_ts, ts_text
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -135,7 +135,7 @@ def test_a_version_3_file_reads_as_it_is_and_is_upgraded_by_a_writable_open(
         store.clear_cache()
         assert list(store.history("s")) == [*revisions, more]
         assert [store.revision_hash("s", r) for r in range(10)] == hashes and fsck(store).ok
-    assert _sql(db, "SELECT value FROM st_meta WHERE key = 'schema'") == [("5",)]
+    assert _sql(db, "SELECT value FROM st_meta WHERE key = 'schema'") == [(SCHEMA_VERSION,)]
     # the old rows keep their text; the new ones are packed
     assert _sql(db, "SELECT typeof(ts), count(*) FROM st_revisions WHERE k >> 32 = 1"
                 " GROUP BY 1 ORDER BY 1") == [("blob", 1), ("text", 10)]
