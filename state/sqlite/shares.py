@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 import orjson
 
+from claimfsm._base.errors import ErrorCode
 from claimfsm.state import codec
 from claimfsm.state.codec import STATE_FIELDS
 from claimfsm.state.model import SessionState, trusted
@@ -135,7 +136,7 @@ def verify_shared(sid: str, head: int, shares: tuple[Share, ...], session: int,
         found = rows(share.src, share.lo, share.hi)
         if len(found) != share.hi - share.lo + 1:
             return ChainCheck(sid=sid, revisions=count + len(found), rev=share.lo,
-                              problem="FORK_PARENT_MISSING",
+                              problem=ErrorCode.FORK_PARENT_MISSING.value,
                               detail=f"revisions {share.lo}..{share.hi} it shares with"
                                      f" {share.sid!r} are missing")
         check = walk(share.sid, share.hi, found, share.lo, parent)
