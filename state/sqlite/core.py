@@ -67,11 +67,13 @@ def taken(exc: sqlite3.IntegrityError) -> bool:
     return "UNIQUE constraint failed" in str(exc)
 
 
-def new_session(c: sqlite3.Connection, sid: str) -> int:
-    """Add session ``sid``; its number. ``sid`` is UNIQUE, so the insert itself says
-    whether the session exists (:class:`RevConflict`)."""
+def new_session(c: sqlite3.Connection, sid: str, shares: str | None = None) -> int:
+    """Add session ``sid`` (``shares``: a shared fork's segments,
+    :func:`~claimfsm.state.sqlite.shares.dump_shares`); its number. ``sid`` is UNIQUE, so
+    the insert itself says whether the session exists (:class:`RevConflict`)."""
     try:
-        session = c.execute("INSERT INTO st_sessions (sid) VALUES (?)", (sid,)).lastrowid
+        session = c.execute("INSERT INTO st_sessions (sid, shares) VALUES (?, ?)",
+                            (sid, shares)).lastrowid
     except sqlite3.IntegrityError as exc:
         if not taken(exc):
             raise
@@ -319,6 +321,13 @@ class SQLiteCore:
             session = self._ids.get(sid) or self._session(sid)[0]
         if not 0 <= rev <= _MAX_REV:  # beyond it, keys would run into the next session
             raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
+        shared = self._shared.get(session)
+        if shared:
+            share = segment_of(shared, rev)
+            if share is not None and share.src != session:  # its parent's row: no own read
+                found = self._from_share(sid, rev, session)
+                entries.put((sid, rev), found)
+                return found
         base = session << 32
         if rev and entries.count():
             # Resume from a cached ancestor when one is near (a head that moved on, a
@@ -352,7 +361,10 @@ class SQLiteCore:
         another process erased a parent)."""
         known = None if fresh else self._shared.get(session)
         if known is None:
-            known = self._read(lambda c: load_shares(c, session))
+            try:
+                known = self._read(lambda c: load_shares(c, session))
+            except ValueError as exc:  # CodecError: the column was damaged
+                raise CorruptStore(f"session number {session}: {exc}") from exc
             self._shared[session] = known
         return known
 

@@ -57,8 +57,11 @@ _SCHEMA = (
     # index on ``key``, one more page in every file; files made before keep theirs).
     "CREATE TABLE IF NOT EXISTS st_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
     " WITHOUT ROWID",
-    # id gives creation order and the high half of st_revisions.k.
-    "CREATE TABLE IF NOT EXISTS st_sessions (id INTEGER PRIMARY KEY, sid TEXT NOT NULL UNIQUE)",
+    # id gives creation order and the high half of st_revisions.k. ``shares``: what a fork
+    # shares with its parents (state/sqlite/shares.py), NULL for every other session; in
+    # this row, which a fork writes anyway, so that sharing writes no page of its own.
+    "CREATE TABLE IF NOT EXISTS st_sessions (id INTEGER PRIMARY KEY, sid TEXT NOT NULL UNIQUE,"
+    " shares TEXT)",
     # k = session id << 32 | rev: one b-tree, and a session is one contiguous key range.
     "CREATE TABLE IF NOT EXISTS st_revisions ("
     " k INTEGER PRIMARY KEY, parent_rev INTEGER, kind INTEGER NOT NULL,"
@@ -84,13 +87,6 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS st_timers (id INTEGER PRIMARY KEY, due TEXT,"
     " waiting INTEGER NOT NULL, since TEXT)",
     "CREATE INDEX IF NOT EXISTS st_timers_due ON st_timers (due, id) WHERE due IS NOT NULL",
-    # A fork's revisions that are its parent's rows (state/sqlite/shares.py): one row per
-    # segment; ``src`` is a session number, so a read follows it without a lookup.
-    "CREATE TABLE IF NOT EXISTS st_shares (id INTEGER NOT NULL, lo INTEGER NOT NULL,"
-    " hi INTEGER NOT NULL, src INTEGER NOT NULL, sid TEXT NOT NULL, PRIMARY KEY (id, lo))"
-    " WITHOUT ROWID",
-    # Erasing a session finds the forks that share its rows.
-    "CREATE INDEX IF NOT EXISTS st_shares_src ON st_shares (src)",
     # API keys (state/keys.py): a digest per key, never the key; revoked rows stay.
     "CREATE TABLE IF NOT EXISTS st_keys (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
     " role TEXT NOT NULL, key_id TEXT NOT NULL UNIQUE, salt TEXT NOT NULL,"
@@ -124,11 +120,12 @@ _FROM_V3 = ("UPDATE st_meta SET value = '4' WHERE key = 'schema'",)
 # kinds 1 and 2 alike in a chain, so only the number changes: an older claimfsm refuses
 # the file instead of failing on a row kind it does not know.
 _FROM_V4 = ("UPDATE st_meta SET value = '5' WHERE key = 'schema'",)
-# Version 6 lets a fork share its parent's rows (``st_shares``, state/sqlite/shares.py,
-# made above by ``_SCHEMA``); older forks are copies and read as they are, so again only
-# the number changes: an older claimfsm refuses the file instead of missing a fork's
-# prefix.
-_FROM_V5 = ("UPDATE st_meta SET value = '6' WHERE key = 'schema'",)
+# Version 6 lets a fork share its parent's rows (``st_sessions.shares``,
+# state/sqlite/shares.py); older forks are copies and read as they are, so the upgrade
+# adds the column, empty, and the number: an older claimfsm refuses the file instead of
+# missing a fork's first revisions.
+_FROM_V5 = ("ALTER TABLE st_sessions ADD COLUMN shares TEXT",
+            "UPDATE st_meta SET value = '6' WHERE key = 'schema'")
 _UPGRADES = {"1": (_FROM_V1, "2"), "2": (_FROM_V2, "3"), "3": (_FROM_V3, "4"),
              "4": (_FROM_V4, "5"), "5": (_FROM_V5, "6")}
 
@@ -298,13 +295,12 @@ def init_schema(conn: sqlite3.Connection, budget: float) -> None:
     try:
         row = conn.execute(
             "SELECT value, (SELECT count(*) FROM sqlite_master WHERE name IN ('st_catalog',"
-            " 'st_tombstones', 'st_timers', 'st_timers_queue', 'st_keys', 'st_catalog_parent',"
-            " 'st_shares')),"
+            " 'st_tombstones', 'st_timers', 'st_timers_queue', 'st_keys', 'st_catalog_parent')),"
             f" ({_KEY_ACTORS}) FROM st_meta WHERE key='schema'"
         ).fetchone()
     except sqlite3.OperationalError:
         row = None  # a new file: no st_ tables yet
-    if row == (SCHEMA_VERSION, 7, 1):  # the tables, indexes and columns added since 3
+    if row == (SCHEMA_VERSION, 6, 1):  # the tables, indexes and columns added since 3
         return
     transaction(conn, create, budget)
 

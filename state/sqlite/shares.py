@@ -1,10 +1,11 @@
 """Forks that share their parent's rows (SQLite schema 6).
 
 A fork made with its own revision (:meth:`SQLiteStore.fork
-<claimfsm.state.sqlite.store.SQLiteStore.fork>` with ``then``) copies no row: it writes
-one ``st_shares`` row per *segment* of its prefix, ``(id, lo, hi, src, sid)``: its
-revisions ``lo..hi`` are the rows ``lo..hi`` of session number ``src``, written under
-``sid``. A fork of a plain session has one segment (``0..at`` of its parent); a fork of a
+<claimfsm.state.sqlite.store.SQLiteStore.fork>` with ``then``) copies no row: its
+``st_sessions`` row (written anyway, so sharing costs no page of its own) lists the
+*segments* of its prefix in ``shares``, ``[[lo, hi, src, sid], ...]``: its revisions
+``lo..hi`` are the rows ``lo..hi`` of session number ``src``, written under ``sid``.
+ A fork of a plain session has one segment (``0..at`` of its parent); a fork of a
 fork takes its parent's segments up to ``at`` and then its parent's own rows, so a read
 never follows more than one link. Every segment begins with a snapshot (revision 0, or a
 fork's first own row, which is always written whole), so a segment decodes by itself.
@@ -29,17 +30,15 @@ import orjson
 
 from claimfsm._base.errors import ErrorCode
 from claimfsm.state import codec
-from claimfsm.state.codec import STATE_FIELDS
+from claimfsm.state.codec import STATE_FIELDS, CodecError
 from claimfsm.state.model import SessionState, trusted
 from claimfsm.state.sqlite.rows import Entry, Row
 from claimfsm.state.store import ChainCheck
 
-__all__ = ["SHARE", "Share", "inline_shares", "load_shares", "restamp", "segment_of",
-           "segments_for", "verify_shared"]
+__all__ = ["Share", "dump_shares", "inline_shares", "load_shares", "parse_shares", "restamp",
+           "segment_of", "segments_for", "verify_shared"]
 
-#: Record one segment (params: fork id, lo, hi, src, sid).
-SHARE = "INSERT INTO st_shares (id, lo, hi, src, sid) VALUES (?, ?, ?, ?, ?)"
-_LOAD = "SELECT lo, hi, src, sid FROM st_shares WHERE id = ? ORDER BY lo"
+_LOAD = "SELECT shares FROM st_sessions WHERE id = ?"
 _SID = STATE_FIELDS.index("sid")
 _MAX = 0xFFFFFFFF
 
@@ -54,16 +53,37 @@ class Share(NamedTuple):
     sid: str
 
 
+def dump_shares(shares: list[Share]) -> str:
+    """The ``st_sessions.shares`` text of ``shares``."""
+    return orjson.dumps([list(share) for share in shares]).decode()
+
+
+def parse_shares(text: str | None) -> tuple[Share, ...]:
+    """The segments in ``st_sessions.shares`` (``None``: none). :class:`ValueError` (a
+    ``CodecError`` for the reader) when the text is not a list of segments."""
+    if text is None:
+        return ()
+    try:
+        out = tuple(Share(*item) for item in orjson.loads(text))
+    except (orjson.JSONDecodeError, TypeError) as exc:
+        raise CodecError(f"st_sessions.shares does not decode: {exc}") from exc
+    for share in out:
+        if not (type(share.lo) is int and type(share.hi) is int and type(share.src) is int
+                and type(share.sid) is str and 0 <= share.lo <= share.hi):
+            raise CodecError(f"st_sessions.shares holds a malformed segment {share!r:.80}")
+    return out
+
+
 def load_shares(c: sqlite3.Connection, session: int) -> tuple[Share, ...]:
     """The segments of session number ``session`` (none for a session that is no shared
     fork, and for a file from before schema 6, opened read-only)."""
     try:
-        rows = c.execute(_LOAD, (session,)).fetchall()
+        row = c.execute(_LOAD, (session,)).fetchone()
     except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
+        if "no such column" in str(exc):
             return ()
         raise
-    return tuple(Share(*row) for row in rows)
+    return () if row is None else parse_shares(row[0])
 
 
 def segment_of(shares: tuple[Share, ...], rev: int) -> Share | None:
@@ -104,22 +124,31 @@ def restamp(entry: Entry, sid: str, *, digests: bool = False) -> Entry:
 def inline_shares(c: sqlite3.Connection, session: int) -> None:
     """Before session number ``session`` is erased (inside that transaction): copy the
     rows each live fork shares from it into the fork, verbatim, and point the fork's
-    segment at the fork itself; drop the erased session's own segments."""
-    c.execute("DELETE FROM st_shares WHERE id = ?", (session,))
+    segment at the fork itself; drop the erased session's own segments.
+
+    Forks are found by a scan of the sessions that share anything (an index would be a
+    page more for every fork to write; erasing is rare, forking is not)."""
+    c.execute("UPDATE st_sessions SET shares = NULL WHERE id = ?", (session,))
     base = session << 32
-    for fork, lo, hi in c.execute("SELECT id, lo, hi FROM st_shares WHERE src = ?",
-                                  (session,)).fetchall():
+    for fork, text in c.execute("SELECT id, shares FROM st_sessions WHERE shares IS NOT NULL"
+                                " AND EXISTS (SELECT 1 FROM json_each(shares)"
+                                " WHERE json_extract(value, '$[2]') = ?)",
+                                (session,)).fetchall():
         target = fork << 32
         live = c.execute("SELECT 1 FROM st_revisions WHERE k BETWEEN ? AND ?",
                          (target, target + _MAX)).fetchone()
-        if live is None:  # an erased fork (its row stays): nothing to keep
-            c.execute("DELETE FROM st_shares WHERE id = ?", (fork,))
-            continue
-        c.execute("INSERT INTO st_revisions (k, parent_rev, kind, fsm, skill, ts, body,"
-                  " extra, hash) SELECT k - ?1 + ?2, parent_rev, kind, fsm, skill, ts, body,"
-                  " extra, hash FROM st_revisions WHERE k BETWEEN ?1 + ?3 AND ?1 + ?4",
-                  (base, target, lo, hi))
-        c.execute("UPDATE st_shares SET src = ? WHERE id = ? AND lo = ?", (fork, fork, lo))
+        shares = list(parse_shares(text))
+        for i, share in enumerate(shares):
+            if share.src != session or live is None:
+                continue
+            c.execute("INSERT INTO st_revisions (k, parent_rev, kind, fsm, skill, ts, body,"
+                      " extra, hash) SELECT k - ?1 + ?2, parent_rev, kind, fsm, skill, ts,"
+                      " body, extra, hash FROM st_revisions WHERE k BETWEEN ?1 + ?3"
+                      " AND ?1 + ?4", (base, target, share.lo, share.hi))
+            shares[i] = share._replace(src=fork)
+        # An erased fork (its row stays, rowless) keeps nothing.
+        c.execute("UPDATE st_sessions SET shares = ? WHERE id = ?",
+                  (None if live is None else dump_shares(shares), fork))
 
 
 Rows = Callable[[int, int, int], list[Row]]

@@ -16,7 +16,7 @@ from claimfsm.state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL, SQLiteCor
 from claimfsm.state.sqlite.forks import PARENT
 from claimfsm.state.sqlite.maintenance import read_rows, verify_rows
 from claimfsm.state.sqlite.rows import bound, encode_revision
-from claimfsm.state.sqlite.shares import SHARE, restamp, segments_for, verify_shared
+from claimfsm.state.sqlite.shares import dump_shares, restamp, segments_for, verify_shared
 from claimfsm.state.sqlite.timers import timer_params
 from claimfsm.state.store import ChainCheck, StateStore
 
@@ -40,6 +40,10 @@ class SQLiteSharing(SQLiteCore):
         segments = segments_for(self._shares_of(session), session, sid, at)
         last = segments[-1]
         copy = restamp(self._entry(last.sid, at, last.src), new_sid, digests=True)
+        # Running a fork reads its revision 0 (the machine version it started on): read
+        # now if not cached (the copying fork decoded it in its pass over the rows).
+        first = copy if not at else restamp(
+            self._entry(segments[0].sid, 0, segments[0].src), new_sid)
         revision = then(copy.revision)
         bad = StateStore._bad_move(revision, at, sid=new_sid)
         if bad is not None:
@@ -51,19 +55,18 @@ class SQLiteSharing(SQLiteCore):
         mark = fork_mark(revision) if revision.events else None
         label = verdict_label(revision.state.verdict)
         timer = timer_of(revision.state)
-        shares = [(share.lo, share.hi, share.src, share.sid) for share in segments]
+        shares = dump_shares(segments)
+        sources = [(share.src << 32) + share.hi for share in segments]
         key = revision.rev
 
         def insert(c: sqlite3.Connection) -> int:
-            target = new_session(c, new_sid)
-            for _, hi, src, _ in shares:  # not erased since (an erase takes every row)
-                if c.execute("SELECT 1 FROM st_revisions WHERE k = ?",
-                             ((src << 32) + hi,)).fetchone() is None:
+            target = new_session(c, new_sid, shares)
+            for k in sources:  # not erased since (an erase takes every row)
+                if c.execute("SELECT 1 FROM st_revisions WHERE k = ?", (k,)).fetchone() is None:
                     raise UnknownRevision(f"session {sid!r} has no revision {at}", sid=sid,
                                           rev=at)
             if blobs:
                 c.executemany(INSERT_BLOB, blobs)
-            c.executemany(SHARE, [(target, *share) for share in shares])
             c.execute(INSERT_ROW, ((target << 32) + key, *params))
             if mark is not None:
                 c.execute(PARENT, (target, *mark))
@@ -77,10 +80,8 @@ class SQLiteSharing(SQLiteCore):
         self._ids[new_sid] = target
         self._shared[target] = tuple(segments)
         self._entries.put((new_sid, at), copy)
-        first = self._entries.get((segments[0].sid, 0))
-        if first is not None and at:
-            # Running a fork reads its revision 0 (the machine version it started on).
-            self._entries.put((new_sid, 0), restamp(first, new_sid))
+        if at:
+            self._entries.put((new_sid, 0), first)
         self._remember(new_sid, encoded)
         return revision
 

@@ -89,7 +89,8 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, SQLiteSharing, StateStore):
                 c.execute(*timer_params(session, timer))
             return session
 
-        self._ids[sid] = self._write(insert)
+        session = self._ids[sid] = self._write(insert)
+        self._shared[session] = ()  # a session this store started shares no rows
         self._remember(sid, encoded)
         return first
 

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from claimfsm.state.contract_forks import forked_revision
@@ -93,11 +94,10 @@ def test_shared_forks_read_as_copied_forks_do(tmp_path: Path, snapshot_every: in
         assert list(new.sessions()) == list(old.sessions())
         assert fsck(new).ok and fsck(old).ok
     with sqlite3.connect(shared) as conn:
-        segments = conn.execute("SELECT s.sid, x.lo, x.hi, x.sid FROM st_shares x JOIN"
-                                " st_sessions s ON s.id = x.id ORDER BY x.id, x.lo").fetchall()
+        segments = conn.execute("SELECT sid, shares FROM st_sessions ORDER BY id").fetchall()
         # "fg" shares 0..4 with "p" directly and 5..7 with "f": one link per read.
-        assert segments == [("f", 0, 4, "p"), ("ff", 0, 3, "p"), ("fg", 0, 4, "p"),
-                            ("fg", 5, 7, "f")]
+        assert segments == [("p", None), ("f", '[[0,4,1,"p"]]'), ("ff", '[[0,3,1,"p"]]'),
+                            ("fg", '[[0,4,1,"p"],[5,7,2,"f"]]')]
         own = dict(conn.execute("SELECT s.sid, count(*) FROM st_revisions r JOIN st_sessions s"
                                 " ON r.k >> 32 = s.id GROUP BY s.sid").fetchall())
         assert own == {"p": 10, "f": 4, "ff": 3, "fg": 3}
@@ -140,7 +140,10 @@ def test_erasing_a_parent_keeps_its_forks(tmp_path: Path, order: tuple[str, ...]
         assert report.ok and sorted(s.sid for s in report.deleted) == sorted(order)
     with sqlite3.connect(shared) as conn:  # nothing points at an erased session's rows
         erased = {row[0] for row in conn.execute("SELECT id FROM st_tombstones")}
-        assert not erased & {src for (src,) in conn.execute("SELECT src FROM st_shares")}
+        sources = {share[2] for (text,) in conn.execute(
+            "SELECT shares FROM st_sessions WHERE shares IS NOT NULL")
+            for share in orjson.loads(text)}
+        assert sources and not erased & sources
 
 
 def test_another_process_erasing_a_parent_does_not_break_a_reader(tmp_path: Path) -> None:
@@ -178,8 +181,7 @@ def test_fsck_reports_a_segment_whose_parent_rows_are_gone(tmp_path: Path) -> No
 def test_fsck_reports_a_fork_whose_link_does_not_hold(tmp_path: Path) -> None:
     _, shared = _pair(tmp_path)
     with sqlite3.connect(shared) as conn:  # damage: "f" now claims to fork "p" at 3
-        conn.execute("UPDATE st_shares SET hi = 3 WHERE id = (SELECT id FROM st_sessions"
-                     " WHERE sid = 'f')")
+        conn.execute("""UPDATE st_sessions SET shares = '[[0,3,1,"p"]]' WHERE sid = 'f'""")
     with SQLiteStore(shared, readonly=True) as view:
         problems = {p.sid: p.problem for p in fsck(view).problems}
     assert problems.get("f") in ("REV_GAP", "HASH_MISMATCH")
@@ -187,8 +189,8 @@ def test_fsck_reports_a_fork_whose_link_does_not_hold(tmp_path: Path) -> None:
 
 def _as_schema_5(path: Path) -> None:
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT count(*) FROM st_shares").fetchone() == (0,)
-        conn.execute("DROP TABLE st_shares")
+        assert conn.execute("SELECT count(shares) FROM st_sessions").fetchone() == (0,)
+        conn.execute("ALTER TABLE st_sessions DROP COLUMN shares")
         conn.execute("UPDATE st_meta SET value = '5' WHERE key = 'schema'")
 
 
@@ -213,7 +215,9 @@ def test_a_schema_5_file_reads_as_it_is_and_upgrades(tmp_path: Path) -> None:
     with sqlite3.connect(copied) as conn:
         assert conn.execute("SELECT value FROM st_meta WHERE key = 'schema'").fetchone() == (
             SCHEMA_VERSION,)
-        assert conn.execute("SELECT lo, hi, sid FROM st_shares").fetchall() == [(0, 9, "fg")]
+        # "fg" is a copy (schema 5): the new fork shares its rows, all of them its own.
+        assert conn.execute("SELECT shares FROM st_sessions WHERE sid = 'new'").fetchone() == (
+            '[[0,9,4,"fg"]]',)
 
 
 _CHILD = """

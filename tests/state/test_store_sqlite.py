@@ -354,7 +354,8 @@ def test_a_version_1_file_is_read_as_it_is_and_upgraded_on_a_writable_open(db: s
         assert conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone() == (
             SCHEMA_VERSION,)
         assert conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'").fetchall() == []
-        assert [r[1] for r in conn.execute("PRAGMA table_info(st_sessions)")] == ["id", "sid"]
+        assert [r[1] for r in conn.execute("PRAGMA table_info(st_sessions)")] == [
+            "id", "sid", "shares"]
 
 
 def test_a_file_of_an_unknown_schema_version_is_refused(db: str) -> None:
@@ -437,7 +438,7 @@ def test_lives_beside_evidence_tables(db: str) -> None:
     tables = {name for (name,) in _sql(db, "SELECT name FROM sqlite_master WHERE type='table'")}
     assert {t for t in tables if not t.startswith("ev_")} == {
         "st_meta", "st_sessions", "st_revisions", "st_blobs", "st_catalog",
-        "st_tombstones", "st_timers", "st_keys", "st_shares"}
+        "st_tombstones", "st_timers", "st_keys"}
 
 
 def test_closed_store_and_bad_options(db: str) -> None:
