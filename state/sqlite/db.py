@@ -121,11 +121,10 @@ _FROM_V3 = ("UPDATE st_meta SET value = '4' WHERE key = 'schema'",)
 # the file instead of failing on a row kind it does not know.
 _FROM_V4 = ("UPDATE st_meta SET value = '5' WHERE key = 'schema'",)
 # Version 6 lets a fork share its parent's rows (``st_sessions.shares``,
-# state/sqlite/shares.py); older forks are copies and read as they are, so the upgrade
-# adds the column, empty, and the number: an older claimfsm refuses the file instead of
-# missing a fork's first revisions.
-_FROM_V5 = ("ALTER TABLE st_sessions ADD COLUMN shares TEXT",
-            "UPDATE st_meta SET value = '6' WHERE key = 'schema'")
+# state/sqlite/shares.py, a column ``create`` adds when missing); older forks are copies
+# and read as they are, so the upgrade changes the number: an older claimfsm refuses the
+# file instead of missing a fork's first revisions.
+_FROM_V5 = ("UPDATE st_meta SET value = '6' WHERE key = 'schema'",)
 _UPGRADES = {"1": (_FROM_V1, "2"), "2": (_FROM_V2, "3"), "3": (_FROM_V3, "4"),
              "4": (_FROM_V4, "5"), "5": (_FROM_V5, "6")}
 
@@ -261,6 +260,9 @@ def init_schema(conn: sqlite3.Connection, budget: float) -> None:
         for statement in _SCHEMA:
             c.execute(statement)
         _add_fork_columns(c, "st_sessions" in tables)
+        if c.execute("SELECT count(*) FROM pragma_table_info('st_sessions')"
+                     " WHERE name = 'shares'").fetchone() == (0,):
+            c.execute("ALTER TABLE st_sessions ADD COLUMN shares TEXT")  # schema 6's
         if tables == {"st_sessions"} and c.execute("SELECT 1 FROM st_sessions").fetchone():
             # Sessions from before the catalog: their verdicts are read once, by the
             # first listing that may write (state/sqlite/catalog.py).

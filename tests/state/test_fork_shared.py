@@ -14,6 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +94,7 @@ def test_shared_forks_read_as_copied_forks_do(tmp_path: Path, snapshot_every: in
             assert _reads(new, sid) == _reads(old, sid), sid
         assert list(new.sessions()) == list(old.sessions())
         assert fsck(new).ok and fsck(old).ok
-    with sqlite3.connect(shared) as conn:
+    with closing(sqlite3.connect(shared)) as conn, conn:
         segments = conn.execute("SELECT sid, shares FROM st_sessions ORDER BY id").fetchall()
         # "fg" shares 0..4 with "p" directly and 5..7 with "f": one link per read.
         assert segments == [("p", None), ("f", '[[0,4,1,"p"]]'), ("ff", '[[0,3,1,"p"]]'),
@@ -138,7 +139,8 @@ def test_erasing_a_parent_keeps_its_forks(tmp_path: Path, order: tuple[str, ...]
                 for sid in expected} == hashes
         report = fsck(cold)
         assert report.ok and sorted(s.sid for s in report.deleted) == sorted(order)
-    with sqlite3.connect(shared) as conn:  # nothing points at an erased session's rows
+    # Nothing points at an erased session's rows.
+    with closing(sqlite3.connect(shared)) as conn, conn:
         erased = {row[0] for row in conn.execute("SELECT id FROM st_tombstones")}
         sources = {share[2] for (text,) in conn.execute(
             "SELECT shares FROM st_sessions WHERE shares IS NOT NULL")
@@ -168,7 +170,8 @@ def test_compact_keeps_what_forks_share(tmp_path: Path) -> None:
 
 def test_fsck_reports_a_segment_whose_parent_rows_are_gone(tmp_path: Path) -> None:
     _, shared = _pair(tmp_path)
-    with sqlite3.connect(shared) as conn:  # damage: the parent's revision 4 removed by hand
+    # Damage: the parent's revision 4 removed by hand.
+    with closing(sqlite3.connect(shared)) as conn, conn:
         (pid,) = conn.execute("SELECT id FROM st_sessions WHERE sid = 'p'").fetchone()
         conn.execute("DELETE FROM st_revisions WHERE k = ?", ((pid << 32) + 4,))
     with SQLiteStore(shared, readonly=True) as view:
@@ -180,7 +183,8 @@ def test_fsck_reports_a_segment_whose_parent_rows_are_gone(tmp_path: Path) -> No
 
 def test_fsck_reports_a_fork_whose_link_does_not_hold(tmp_path: Path) -> None:
     _, shared = _pair(tmp_path)
-    with sqlite3.connect(shared) as conn:  # damage: "f" now claims to fork "p" at 3
+    # Damage: "f" now claims to fork "p" at 3.
+    with closing(sqlite3.connect(shared)) as conn, conn:
         conn.execute("""UPDATE st_sessions SET shares = '[[0,3,1,"p"]]' WHERE sid = 'f'""")
     with SQLiteStore(shared, readonly=True) as view:
         problems = {p.sid: p.problem for p in fsck(view).problems}
@@ -188,7 +192,7 @@ def test_fsck_reports_a_fork_whose_link_does_not_hold(tmp_path: Path) -> None:
 
 
 def _as_schema_5(path: Path) -> None:
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         assert conn.execute("SELECT count(shares) FROM st_sessions").fetchone() == (0,)
         conn.execute("ALTER TABLE st_sessions DROP COLUMN shares")
         conn.execute("UPDATE st_meta SET value = '5' WHERE key = 'schema'")
@@ -201,7 +205,7 @@ def test_a_schema_5_file_reads_as_it_is_and_upgrades(tmp_path: Path) -> None:
     _as_schema_5(copied)
     with SQLiteStore(copied, readonly=True) as view:  # read-only: read, not upgraded
         assert {sid: _reads(view, sid) for sid in SIDS} == expected and fsck(view).ok
-    with sqlite3.connect(copied) as conn:
+    with closing(sqlite3.connect(copied)) as conn, conn:
         assert conn.execute("SELECT value FROM st_meta WHERE key = 'schema'").fetchone() == (
             "5",)
     with SQLiteStore(copied) as store:  # the first write upgrades; old forks stay copies
@@ -212,7 +216,7 @@ def test_a_schema_5_file_reads_as_it_is_and_upgrades(tmp_path: Path) -> None:
         assert store.get("new", 9).state == store.get("fg", 9).state.model_copy(
             update={"sid": "new"})
         assert fsck(store).ok
-    with sqlite3.connect(copied) as conn:
+    with closing(sqlite3.connect(copied)) as conn, conn:
         assert conn.execute("SELECT value FROM st_meta WHERE key = 'schema'").fetchone() == (
             SCHEMA_VERSION,)
         # "fg" is a copy (schema 5): the new fork shares its rows, all of them its own.

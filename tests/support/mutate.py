@@ -118,10 +118,9 @@ TARGETS: dict[str, Target] = {
     ),
     "sqlite-commit": Target(
         functions={
-            "state.sqlite.store": ("_taken", "_new_session", "SQLiteStore.create",
-                                   "SQLiteStore.commit"),
-            "state.sqlite.core": ("SQLiteCore._write", "SQLiteCore._write_one",
-                                  "SQLiteCore._session", "SQLiteCore._new_blobs",
+            "state.sqlite.store": ("SQLiteStore.create", "SQLiteStore.commit"),
+            "state.sqlite.core": ("taken", "new_session", "SQLiteCore._write",
+                                  "SQLiteCore._write_one", "SQLiteCore._session", "SQLiteCore._new_blobs",
                                   "SQLiteCore._remember"),
         },
         tests=(
