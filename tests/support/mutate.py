@@ -120,8 +120,8 @@ TARGETS: dict[str, Target] = {
         functions={
             "state.sqlite.store": ("SQLiteStore.create", "SQLiteStore.commit"),
             "state.sqlite.core": ("taken", "new_session", "SQLiteCore._write",
-                                  "SQLiteCore._write_one", "SQLiteCore._session", "SQLiteCore._new_blobs",
-                                  "SQLiteCore._remember"),
+                                  "SQLiteCore._write_one", "SQLiteCore._session",
+                                  "SQLiteCore._new_blobs", "SQLiteCore._remember"),
         },
         tests=(
             "tests/state/test_store_sqlite.py",
