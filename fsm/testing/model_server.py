@@ -158,7 +158,11 @@ class ScriptedModelServer:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def start(self) -> ScriptedModelServer:
-        """Start serving (in a daemon thread)."""
+        """Start serving (in a daemon thread). A server that refused ``json_schema`` earlier
+        in this process may have had this port: the model tool forgets that refusal."""
+        from claimfsm.skills.tools.model_chat import forget_format
+
+        forget_format(self.url)
         self._thread.start()
         return self
 

@@ -27,7 +27,8 @@ from claimfsm.skills.tools.core import Tool, ToolContext, ToolResult
 from claimfsm.skills.tools.model_http import HttpAnswer, HttpFailure, post_json, retry_after
 from claimfsm.skills.tools.model_types import Params, Result, Usage, address, body_of, digest
 
-__all__ = ["MAX_HTTP_ATTEMPTS", "MODEL_TOOL", "Params", "Result", "model_tool", "telemetry"]
+__all__ = ["MAX_HTTP_ATTEMPTS", "MODEL_TOOL", "Params", "Result", "forget_format", "model_tool",
+           "telemetry"]
 
 MODEL_TOOL = "model.chat"
 MAX_HTTP_ATTEMPTS = 3
@@ -36,6 +37,13 @@ _BACKOFF_S = 0.5
 _RETRIED = frozenset({"MODEL_UNREACHABLE"})
 #: Endpoints that refused ``json_schema`` and took ``json_object`` (this process).
 _OBJECT_FORMAT: set[str] = set()
+
+
+def forget_format(url: str) -> None:
+    """Forget that the server at ``url`` (a ``model_url``) refused ``json_schema``: a new
+    server answers there now (a restarted or upgraded one, or a test's server on a port the
+    system handed out again), and it is asked in the OpenAI form first."""
+    _OBJECT_FORMAT.discard(url.rstrip("/") + "/chat/completions")
 
 #: ``post(url, body, *, headers, timeout) -> HttpAnswer``, or an HttpFailure.
 Post = Callable[..., HttpAnswer]

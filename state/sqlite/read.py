@@ -37,7 +37,8 @@ __all__ = ["CHAIN_ROWS", "PAGE_ROWS", "READ_ROWS", "checked_page", "page_rows", 
 # The key of the nearest snapshot at or below the target (?1: the session's first key).
 _SNAPSHOT_AT = ("SELECT k FROM st_revisions WHERE k BETWEEN ?1 AND ?2 AND kind = 0"
                 " ORDER BY k DESC LIMIT 1")
-_UNPACKED = "iif(substr(body, 1, 1) = x'78', NULL, body)"  # packed bodies start with 'x'
+# Packed bodies start with 'x' (a range test of the blob: ``substr`` would copy a byte).
+_UNPACKED = "iif(body >= x'78' AND body < x'79', NULL, body)"
 
 # One statement, so one read transaction (a concurrent compact cannot mix two layouts)
 # and one round of SQLite's fixed costs. The first row is the target's own columns, its
@@ -49,7 +50,8 @@ _UNPACKED = "iif(substr(body, 1, 1) = x'78', NULL, body)"  # packed bodies start
 # when no snapshot is at that key or either body is packed: :data:`CHAIN_ROWS` then. For
 # any other target the rows ``(k, kind, body, NULL)`` follow: the nearest snapshot at or
 # below it and every row up to it. Other columns of the chain rows are not fetched: each
-# column of each row costs about 0.2 µs, each row more.
+# column of each row costs about 0.2 µs, each row more. The search yields ``NULL`` for a
+# based target, so the range is empty without a second seek (~2k instructions a read).
 READ_ROWS = (
     "SELECT extra, hash, CAST(CASE WHEN t.kind > 1 THEN '[' || (SELECT " + _UNPACKED
     + " FROM st_revisions WHERE k = t.k - t.kind + 1 AND k >= ?1 AND kind = 0) || ',' || "
@@ -57,9 +59,9 @@ READ_ROWS = (
     + " || ',' || json_array(parent_rev, fsm, skill, t.kind) || ']'"
     " ELSE json_array(parent_rev, fsm, skill) END AS BLOB), ts FROM st_revisions AS t"
     " WHERE k = ?2 UNION ALL SELECT * FROM (SELECT k, kind, body, NULL FROM st_revisions"
-    " WHERE k BETWEEN (SELECT k FROM st_revisions WHERE k BETWEEN ?1 AND ?2"
-    " AND (kind = 0 OR (k = ?2 AND kind > 1)) ORDER BY k DESC LIMIT 1) AND ?2"
-    " AND (k < ?2 OR kind < 2) ORDER BY k)"
+    " WHERE k BETWEEN (SELECT iif(kind = 0, k, NULL) FROM st_revisions WHERE k BETWEEN ?1"
+    " AND ?2 AND (kind = 0 OR (k = ?2 AND kind > 1)) ORDER BY k DESC LIMIT 1) AND ?2"
+    " ORDER BY k)"
 )
 
 # :data:`READ_ROWS` for every kind of target: the target's columns (its scalars as one
@@ -83,6 +85,11 @@ PAGE_ROWS = (
 _FIELDS = list(STATE_FIELDS)
 _EMPTY: dict[str, Any] = dict.fromkeys(STATE_FIELDS)
 _NUL = b"\\u0000"
+# ``bytes.find``, not ``in``: ``in`` first tries its operand as an integer, and the
+# TypeError it makes and drops costs ~1.7k instructions a test.
+_find = bytes.find
+_COUNT = len(STATE_FIELDS)
+_REF_JSON = codec._REF_JSON  # the tag of a blob of JSON (state/codec.py)
 _loads = orjson.loads
 _unpack = codec.unpack_row
 OP_SET, OP_APPEND, OP_UPDATE = codec.OP_SET, codec.OP_APPEND, codec.OP_UPDATE
@@ -114,6 +121,27 @@ def _apply(value: Any, op: Any) -> Any:
     raise CodecError(f"field op {op!r:.80} does not apply to its parent value")
 
 
+def _resolve(value: Any, fetch: Callable[[str], bytes]) -> Any:
+    """:func:`codec.resolve <claimfsm.state.codec.resolve>`, but a blob of JSON whose
+    text holds no ``\\u0000`` is taken as parsed: no string in it is NUL-led, so no
+    reference or escape is left to resolve, and walking its items (a list of 24 evidence
+    strings: 24 calls) cost more than parsing it."""
+    kind = type(value)
+    if kind is str:
+        if value[:1] != "\x00":
+            return value
+        if value[:2] == _REF_JSON:
+            raw = fetch(value[2:])
+            parsed = _loads(raw)
+            return parsed if _find(raw, _NUL) < 0 else codec.resolve(parsed, fetch)
+        return codec.resolve(value, fetch)
+    if kind is dict:
+        return {k: _resolve(v, fetch) for k, v in value.items()}
+    if kind is list:
+        return [_resolve(v, fetch) for v in value]
+    return value
+
+
 def _plain(enc: dict[str, Any], fetch: Callable[[str], bytes]) -> dict[str, Any]:
     """``enc`` with blob references resolved, field by field (only where one may be)."""
     out: dict[str, Any] = {}
@@ -121,9 +149,9 @@ def _plain(enc: dict[str, Any], fetch: Callable[[str], bytes]) -> dict[str, Any]
         kind = type(value)
         if kind is str:
             if value[:1] == "\x00":
-                value = codec.resolve(value, fetch)
-        elif (kind is dict or kind is list) and value and _NUL in orjson.dumps(value):
-            value = codec.resolve(value, fetch)
+                value = _resolve(value, fetch)
+        elif (kind is dict or kind is list) and value and _find(orjson.dumps(value), _NUL) >= 0:
+            value = _resolve(value, fetch)
         out[name] = value
     return out
 
@@ -166,13 +194,23 @@ def read_revision(
         parsed = _loads(header[:-1] + b"," + extra + b"]")
         if len(parsed) != 4:
             raise CodecError("a row body is not one JSON value")
-        enc.update(zip(_FIELDS, codec.snapshot_values(parsed[0])))  # noqa: B905 (checked)
-        ops, head = parsed[1], parsed[2]
-        _apply_all(enc, [ops])
+        snapshot, ops, head = parsed[0], parsed[1], parsed[2]
+        if type(snapshot) is not list or len(snapshot) != _COUNT:  # schema 2's named form
+            snapshot = codec.snapshot_values(snapshot)
+        enc.update(zip(_FIELDS, snapshot))  # noqa: B905 (the count is checked)
+        if type(ops) is not dict:
+            raise CodecError("row body is not an object")
+        for name, op in ops.items():  # _apply_all's loop, for the one row, without a call
+            if type(op) is list and len(op) == 2 and op[0] == OP_SET and name in enc:
+                enc[name] = op[1]
+            elif name not in enc:
+                raise CodecError(f"delta names unknown field {name!r}")
+            else:
+                enc[name] = _apply(enc[name], op)
         if type(head) is not list or len(head) != 4:
             raise CodecError("the row's header is not [parent_rev, fsm, skill, kind]")
         since = (rev + 1 - head.pop(), frozenset(ops))
-        refs = _NUL in header
+        refs = _find(header, _NUL) >= 0
     else:
         if type(header) is not bytes:
             raise CodecError("the row's header is not a blob")
@@ -192,7 +230,7 @@ def read_revision(
         parsed = _loads(text)
         if len(parsed) != len(bodies):
             raise CodecError("a row body is not one JSON value")
-        refs = _NUL in text and any(_NUL in body for body in bodies[:-2])
+        refs = _find(text, _NUL) >= 0 and any(_find(body, _NUL) >= 0 for body in bodies[:-2])
         enc.update(zip(_FIELDS, codec.snapshot_values(parsed[0])))  # noqa: B905 (checked)
         if len(parsed) > 3:
             _apply_all(enc, parsed[1:-2])
@@ -206,8 +244,8 @@ def read_revision(
     # Without a reference, the encoded values are the plain ones: the parsed dict
     # becomes the state's own.
     plain = _plain(enc, fetch) if refs else enc
-    if _NUL in extra:
-        value = codec.resolve(value, fetch)
+    if _find(extra, _NUL) >= 0:
+        value = _resolve(value, fetch)
     parent_rev, fsm, skill = head
     if type(ts) is not str:
         ts = ts_text(ts)

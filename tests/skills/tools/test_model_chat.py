@@ -19,9 +19,9 @@ from claimfsm.skills.tools.core import BudgetTracker
 from claimfsm.skills.tools.executor import Executor
 from claimfsm.skills.tools.limits import RateLimit, ToolLimits
 from claimfsm.skills.tools.model_cache import ResponseCache
-from claimfsm.skills.tools.model_chat import MAX_HTTP_ATTEMPTS, model_tool
+from claimfsm.skills.tools.model_chat import MAX_HTTP_ATTEMPTS, forget_format, model_tool
 from claimfsm.skills.tools.registry import ToolRegistry
-from claimfsm.testing.model_server import Reply, ScriptedModelServer
+from claimfsm.testing.model_server import Reply, ScriptedModelServer, scripted_post
 
 SCHEMA = {"type": "object", "properties": {"label": {"type": "string", "enum": ["yes", "no"]}},
           "required": ["label"]}
@@ -165,3 +165,37 @@ def test_the_response_cache_answers_a_repeated_request(server, tmp_path: Path):
 def test_bad_params_are_bad_args():
     call = _executor().call("model.chat", {"url": "x", "model": "m", "messages": []})
     assert call.code == "BAD_ARGS" and "messages" in call.message
+
+
+def _refuses_the_schema_form(request: dict[str, Any]) -> Any:
+    # llama-cpp-python's server answers so: the schema only as json_object.
+    if request["response_format"]["type"] == "json_schema":
+        return Reply(status=400, body=b'{"error": "response_format not supported"}')
+    return {"label": "yes"}
+
+
+def _formats(srv: ScriptedModelServer) -> list[str]:
+    return [r["response_format"]["type"] for r in srv.requests]
+
+
+def test_a_server_refusing_the_schema_form_is_asked_as_json_object_until_forgotten():
+    with ScriptedModelServer(_refuses_the_schema_form) as srv:
+        ex = _executor()
+        assert ex.call("model.chat", _args(srv.url)).ok
+        assert _formats(srv) == ["json_schema", "json_object"]
+        assert ex.call("model.chat", _args(srv.url + "/")).ok
+        assert _formats(srv) == ["json_schema", "json_object", "json_object"]
+        forget_format(srv.url + "/")
+        assert ex.call("model.chat", _args(srv.url)).ok
+        assert _formats(srv)[3:] == ["json_schema", "json_object"]
+
+
+def test_a_new_scripted_server_on_a_remembered_address_is_asked_the_openai_way():
+    # A port handed out again under load once made another test see json_object.
+    srv = ScriptedModelServer()
+    refused = Executor(ToolRegistry([model_tool(post=scripted_post(_refuses_the_schema_form))]),
+                       clock=SystemClock())
+    assert refused.call("model.chat", _args(srv.url)).ok  # remembers srv.url's refusal
+    with srv:
+        assert _executor().call("model.chat", _args(srv.url)).ok
+    assert _formats(srv) == ["json_schema"]
