@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
 from claimfsm.state.lineage import check_limit, fork_mark
 from claimfsm.state.model import Revision
-from claimfsm.state.retained import LIVE, Chain
+from claimfsm.state.retained import BATCH, LIVE, Chain
 from claimfsm.state.store import StateStore
 
 if TYPE_CHECKING:
@@ -63,7 +63,9 @@ class MemoryStore(StateStore):
         sid = revision.sid
         bad = self._bad_move(revision, expected_rev)
         with self._lock:
-            chain = self._chain(sid)
+            chain = self._chains.get(sid)
+            if chain is None:
+                raise UnknownSession(f"no session {sid!r}", sid=sid)
             head = chain[-1].rev
             if head != expected_rev:
                 raise RevConflict(f"head is {head}, not {expected_rev}", sid=sid, head=head,
@@ -71,7 +73,7 @@ class MemoryStore(StateStore):
             if bad is not None:
                 raise bad
             chain.append(revision)
-            if len(chain) > LIVE:
+            if len(chain) > LIVE + BATCH:
                 chain.pack_oldest()
             mark = fork_mark(revision) if revision.events else None
             if mark is not None:
@@ -142,7 +144,7 @@ class MemoryStore(StateStore):
             if new_sid in self._chains or new_sid in self._deleted:
                 raise RevConflict(f"session {new_sid!r} already exists", sid=new_sid)
             copies.append(own)
-            if len(copies) > LIVE:
+            if len(copies) > LIVE + BATCH:
                 copies.pack_oldest()
             self._chains[new_sid] = copies
             if mark is not None:

@@ -6,49 +6,67 @@ cyclic collector walks every container it can reach at each full collection: a s
 48-step session cost a third more CPU than one of a 6-step session for that walk alone
 (docs/bench.md, "Longer runs"). So a session keeps its newest :data:`LIVE` revisions as
 the objects it was given (a read near the head, as a retry, rollback or fork makes, costs
-nothing), and packs older ones: each field value a revision introduced is kept once, in a
-per-session pool, as ``marshal`` bytes when it is a container the collector would walk,
-and the revision becomes a tuple of its stamps and the pool indices of its fields (all
-untracked once the collector has seen them). Reading a packed revision builds it again:
-the same values, of the same types (a list stays a list), equal to what was committed.
-Values ``marshal`` cannot write exactly (models, subclasses, datetimes...) are kept as
-given.
+nothing), and packs older ones, :data:`BATCH` at a time: their values in one pickled
+payload (exact built-in types only; a value several of them share is written once), each
+revision a tuple of its stamps, the payload and its place in it (all untracked once the
+collector has seen them). Reading a packed revision builds it again: the same values, of
+the same types (a list stays a list), equal to what was committed. A revision holding any
+other value (a model, a subclass, a datetime...) keeps its values as given (the rest of
+its batch is then packed one revision at a time).
 """
 
 from __future__ import annotations
 
-import marshal
-from itertools import compress
-from operator import is_not
+import io
+import pickle
 from typing import Any
 
 from claimfsm.state.model import Revision, SessionState, builder
 
-__all__ = ["LIVE", "Chain"]
+__all__ = ["BATCH", "LIVE", "Chain"]
 
 LIVE = 8
-"""Revisions a session keeps as given (the head and the ones before it): packing costs
-about a microsecond a revision, which the collector gives back only once many are kept."""
+"""Revisions a session keeps as given while it is being stepped (the head and the ones
+before it): a retry, rollback or fork near the head reads them for nothing."""
+
+BATCH = 16
+"""Revisions packed at once, in one payload, once a session keeps
+:data:`LIVE` + ``BATCH`` as given: one call instead of sixteen, and a string the
+revisions share (a log's entries) is written once a batch instead of once a revision."""
 
 _FIELDS: tuple[str, ...] = tuple(SessionState.model_fields)
-_POSITIONS = range(len(_FIELDS))
-_SID = _FIELDS.index("sid")
-# A field's place in the pack: the revision that introduced its value, and its position
-# in that revision's payload (changed fields, then the envelope and the events).
-_SHIFT = 5
-_MASK = (1 << _SHIFT) - 1
 _state = builder(SessionState)
 _revision = builder(Revision)
 
 
+def _ordered(values: dict[str, Any]) -> Any:
+    """A state's values in field order (a state built by hand may hold them in another)."""
+    return values.values() if tuple(values) == _FIELDS else map(values.__getitem__, _FIELDS)
+
+
+class _Exact(pickle.Pickler):
+    """A pickler of the exact built-in types only (``None``, bools, ``int``, ``float``,
+    ``str``, ``bytes``, ``bytearray``, ``dict``, ``list``, ``tuple``, ``set``,
+    ``frozenset``; classes and functions by reference), each read back as the type it
+    was: any other object (a subclass, a model, a datetime, an enum...) reaches
+    :meth:`reducer_override`, which refuses it. ``marshal`` is about as fast but writes a
+    ``bytearray`` (any buffer) as ``bytes``."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        raise pickle.PicklingError(type(obj).__name__)
+
+
 def _payload(values: tuple[Any, ...]) -> Any:
-    """``values`` as a packed revision keeps them: ``marshal`` bytes (one call, so a list
-    the state and the envelope share is written once), or the tuple itself when one of
-    them is not exactly writable (a model, a subclass, a datetime...)."""
+    """``values`` as packed revisions keep them: pickled bytes (one call, so an object
+    several of them hold, a field a revision shares with its parent or a list the state
+    and the envelope share, is written once and read back shared), or the tuple itself
+    when one of them is not exactly writable (:class:`_Exact`)."""
+    out = io.BytesIO()
     try:
-        return marshal.dumps(values)
-    except ValueError:
+        _Exact(out, pickle.HIGHEST_PROTOCOL).dump(values)
+    except (pickle.PicklingError, RecursionError):
         return values
+    return out.getvalue()
 
 
 class Chain(list[Revision]):
@@ -56,45 +74,40 @@ class Chain(list[Revision]):
     (``chain[-1]`` is the head), the packed ones come before them. Not thread-safe (the
     store locks). A list, so that a short session costs what a list of its revisions
     did: the store appends with ``list.append`` and calls :meth:`pack_oldest` once more
-    than :data:`LIVE` are kept."""
+    than :data:`LIVE` + :data:`BATCH` are kept."""
 
-    __slots__ = ("_idx", "_last", "_records", "_sid")
+    __slots__ = ("_records", "_sid")
 
     def __init__(self, first: Revision) -> None:
         super().__init__((first,))
         self._sid = first.sid
+        # Per packed revision: (fsm, skill, ts, payload, slot). The payload is its
+        # batch's (the batch's records share it); ``slot`` its values' index in it.
         self._records: list[tuple[Any, ...]] = []
-        # The newest packed revision's state values and their places: a field the next
-        # one shares by identity (``model_copy``) is not packed again.
-        self._last: dict[str, Any] | None = None
-        self._idx: tuple[int, ...] = ()
 
     def total(self) -> int:
         """How many revisions the session has, packed and as given."""
         return len(self._records) + len(self)
 
     def pack_oldest(self) -> None:
-        """Pack the oldest revision kept as given."""
-        self._pack(self.pop(0))
+        """Pack all but the newest :data:`LIVE` revisions kept as given."""
+        self._pack(len(self) - LIVE)
 
-    def _pack(self, revision: Revision) -> None:
-        values = revision.state.__dict__
-        last = self._last
-        base = len(self._records) << _SHIFT
-        if last is None:
-            changed: list[Any] = list(values.values())
-            idx = tuple(range(base, base + len(_FIELDS)))
-        else:
-            out = list(self._idx)
-            changed = []
-            for i in compress(_POSITIONS, map(is_not, values.values(), last.values())):
-                out[i] = base | len(changed)
-                changed.append(values[_FIELDS[i]])
-            idx = tuple(out)
-        self._last, self._idx = values, idx
-        changed += (revision.envelope, revision.events)
-        self._records.append(
-            (revision.fsm, revision.skill, revision.ts, _payload(tuple(changed)), idx))
+    def _pack(self, n: int) -> None:
+        if n <= 0:
+            return
+        given = self[:n]
+        del self[:n]
+        # Each revision's state values whole, its envelope and events: the fields it
+        # shares with its parent cost the pickle a memo reference each, no diff in Python.
+        batch = tuple((*_ordered(r.state.__dict__), r.envelope, r.events) for r in given)
+        payload = _payload(batch)
+        if type(payload) is bytes:
+            self._records += [(r.fsm, r.skill, r.ts, payload, slot)
+                              for slot, r in enumerate(given)]
+        else:  # a value the pickler refuses: the others are still packed, one by one
+            self._records += [(r.fsm, r.skill, r.ts, _payload((values,)), 0)
+                              for r, values in zip(given, batch, strict=True)]
 
     def get(self, rev: int) -> Revision:
         """Revision ``rev`` (``0 <= rev < len(self)``): as given when it is one of the
@@ -115,30 +128,27 @@ class Chain(list[Revision]):
         built = [self._build(rev, loaded) for rev in range(start, min(end, packed))]
         return built + self[max(start - packed, 0): max(end - packed, 0)]
 
-    def _values(self, rev: int) -> tuple[Any, ...]:
-        payload = self._records[rev][3]
-        values: tuple[Any, ...] = marshal.loads(payload) if type(payload) is bytes else payload
-        return values
+    def _values(self, rev: int, loaded: dict[int, tuple[Any, ...]]) -> tuple[Any, ...]:
+        """Revision ``rev``'s packed values, its whole batch loaded into ``loaded``."""
+        payload, slot = self._records[rev][3:]
+        batch: tuple[tuple[Any, ...], ...] = (
+            pickle.loads(payload) if type(payload) is bytes else payload)
+        first = rev - slot
+        for i, values in enumerate(batch):
+            loaded[first + i] = values
+        return batch[slot]
 
     def _build(self, rev: int, loaded: dict[int, tuple[Any, ...]] | None = None) -> Revision:
-        fsm, skill, ts, _, idx = self._records[rev]
-        if loaded is None:
-            loaded = {}
-        own = loaded.get(rev)
+        fsm, skill, ts = self._records[rev][:3]
+        own = loaded.get(rev) if loaded is not None else None
         if own is None:
-            own = loaded[rev] = self._values(rev)
-        values: list[Any] = []
-        for place in idx:
-            at = place >> _SHIFT
-            found = loaded.get(at)
-            if found is None:
-                found = loaded[at] = self._values(at)
-            values.append(found[place & _MASK])
-        values[_SID] = self._sid
-        state = _state(dict(zip(_FIELDS, values, strict=True)))
+            own = self._values(rev, {} if loaded is None else loaded)
+        values = dict(zip(_FIELDS, own, strict=False))
+        values["sid"] = self._sid
         return _revision({
             "sid": self._sid, "rev": rev, "parent_rev": rev - 1 if rev else None, "fsm": fsm,
-            "skill": skill, "envelope": own[-2], "state": state, "ts": ts, "events": own[-1],
+            "skill": skill, "envelope": own[-2], "state": _state(values), "ts": ts,
+            "events": own[-1],
         })
 
     def forked(self, at: int, new_sid: str) -> Chain:
@@ -158,7 +168,4 @@ class Chain(list[Revision]):
         copy = Chain(given[0])
         copy[:] = given
         copy._records = self._records[:]
-        # The copies share the source's field objects, so its newest packed values still
-        # tell which fields the next packed revision shares.
-        copy._last, copy._idx = self._last, self._idx
         return copy

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import ConfigDict
 
+from claimfsm._base.models import builder
 from claimfsm.engine.bindings import Binding
 from claimfsm.engine.driver import Driver
 from claimfsm.engine.errors import MachineDefinitionError
@@ -32,7 +33,7 @@ from claimfsm.engine.machine import MachineDef, RetryPolicy, StateSpec, WaitSpec
 from claimfsm.engine.version import Migration, OnVersion, Versioning, machine_version
 from claimfsm.skills.base import BaseIO, Skill, StRef
 from claimfsm.skills.context import SkillContext
-from claimfsm.skills.envelope import Envelope, Rollback, trusted
+from claimfsm.skills.envelope import Envelope, Rollback
 from claimfsm.state.model import SessionState
 from claimfsm.state.model import trusted as trusted_state
 from claimfsm.state.store import StateStore
@@ -65,11 +66,16 @@ class MemoryInput(BaseIO):
         # dict with string keys, so ``d`` is already what validation would accept.
         data.pop("sp", None)
         data["sp"] = {"rev": self.st.rev + 1, "fsm": to}
-        return trusted(Envelope, {"s": "ok", "d": data, "e": None, "rb": "none"})
+        return _envelope({"s": "ok", "d": data, "e": None, "rb": "none"})
 
     def error(self, code: str, msg: str, *, rb: Rollback = "none") -> Envelope:
         """An expected failure (``rb``: what to roll back)."""
         return Envelope.error(code, msg, rb=rb)
+
+
+_envelope = builder(Envelope)
+_input = builder(MemoryInput)
+_st = builder(StRef)
 
 
 class MemoryOutput(BaseIO):
@@ -130,9 +136,8 @@ def _memory_model(inp: dict[str, Any]) -> MemoryInput:
     # ``st`` (a fresh dict per step): the model is built as is. The state's dicts are
     # copied, as validation would, so a skill that mutates its input cannot reach into a
     # stored revision.
-    return trusted(MemoryInput, {"claim": inp["claim"], "config": dict(inp["config"]),
-                                 "memory": dict(inp["memory"]),
-                                 "st": trusted(StRef, inp["st"])})
+    return _input({"claim": inp["claim"], "config": dict(inp["config"]),
+                   "memory": dict(inp["memory"]), "st": _st(inp["st"])})
 
 
 def _memory_patch(state: SessionState, d: dict[str, Any], to: str) -> dict[str, Any]:

@@ -46,7 +46,14 @@ from claimfsm.skills.context import Clock, SeqIds, SkillContext, SystemClock, To
 from claimfsm.skills.envelope import Envelope
 from claimfsm.state.errors import RevConflict
 from claimfsm.state.holds import HOLD_KEY, hold_of
-from claimfsm.state.model import RetryState, Revision, SessionState, new_state, trusted
+from claimfsm.state.model import (
+    RetryState,
+    Revision,
+    SessionState,
+    builder,
+    new_state,
+    trusted,
+)
 from claimfsm.state.rollback import entry_state, rewind_revision, tools_restored
 from claimfsm.state.store import StateStore
 
@@ -83,6 +90,7 @@ class Driver(PeopleMixin):
                 raise UnknownSkill(f"state {spec.name} binds unknown skill {spec.skill!r}")
         self.bindings = bindings
         self._finals = machine.finals
+        self._waits = machine.waits
         self._specs = {spec.name: spec for spec in machine.states}
         # (skill name, binding) of each state that runs a skill, filled as states are
         # first stepped (the default bindings import a skill's module on first use).
@@ -346,12 +354,15 @@ class Driver(PeopleMixin):
                 "INTERNAL", f"{name} apply: {type(exc).__name__}: {exc}"
             )
             return result, None
-        if after != fsm or (state.runtime and HOLD_KEY in state.runtime):
+        config = new_state.config  # pause points: what _hold reads
+        if (state.runtime and HOLD_KEY in state.runtime) or (after != fsm and (
+                after in self._waits or config.get("pause_before")
+                or config.get("pause_after"))):
             new_state, events = self._hold(new_state, fsm, after, ts, now, events)
         if actor is not None:
             events = [*events, actor_event(actor)]
         # Every field is the engine's own, each checked above: built without validation.
-        rev = trusted(Revision, {
+        rev = _revision({
             "sid": sid, "rev": head.rev + 1, "parent_rev": head.rev, "fsm": after,
             "skill": name, "envelope": env.to_dict(), "state": new_state, "ts": ts,
             "events": events,
@@ -423,7 +434,7 @@ class Driver(PeopleMixin):
             else:
                 fields = {**binding.apply(state, env.data, to).__dict__, **update}
             # ``model_copy(update=...)`` without its copies: the values are the driver's.
-            return trusted(SessionState, fields), to, events
+            return _state(fields), to, events
         assert env.e is not None
         code, msg = env.e.code, env.e.msg
         if env.rb == "state":
@@ -452,6 +463,12 @@ class Driver(PeopleMixin):
                                           "retry": retry if retryable else None,
                                           "entry_rev": head.rev + 1, "runtime": runtime})
         return failed, failure, events
+
+
+# Every field the engine builds a step's state and revision from is its own, each checked:
+# built without validation (``trusted``, its look-ups done once).
+_state = builder(SessionState)
+_revision = builder(Revision)
 
 
 def _started(version: str, actor: str | None = None) -> dict[str, Any]:

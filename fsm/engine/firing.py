@@ -87,7 +87,38 @@ class _Event(Event):
         machine = self.machine
         if machine.has_queue:
             return bool(Event.trigger(self, model, *args, **kwargs))
+        if not (args or kwargs or machine.prepare_event or machine.finalize_event
+                or machine.on_exception or machine.before_state_change
+                or machine.after_state_change):
+            moved = self._plain_move(model)
+            if moved:
+                return True
         return self._trigger(EventData(None, self, machine, model, args=args, kwargs=kwargs))
+
+    def _plain_move(self, model: object) -> bool:
+        """``_trigger``, ``execute`` and ``_change_state`` below, in one call, for the move
+        every step makes: the model in a known state, one transition out of it with a
+        destination, no callback or condition on it or on either state. ``False``: not
+        such a move (nothing done; the caller takes the general path)."""
+        machine = self.machine
+        attr = machine.model_attribute
+        name = getattr(model, attr)
+        states = machine.states
+        state = states.get(name) if type(name) is str else None
+        if state is None or state.on_exit:
+            return False
+        found = self.transitions.get(state.name)
+        if found is None or len(found) != 1:
+            return False
+        trans = found[0]
+        if (trans.prepare or trans.conditions or trans.before or trans.after
+                or not trans.dest):
+            return False
+        dest = states[trans.dest]
+        if dest.on_enter or (dest.final and machine.on_final):
+            return False
+        setattr(model, attr, dest.value)
+        return True
 
     def _trigger(self, event_data: EventData) -> bool:
         machine = self.machine

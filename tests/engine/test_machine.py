@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -132,3 +133,37 @@ def test_a_machine_with_callbacks_takes_transitions_own_path() -> None:
     finally:
         tm.prepare_event = []
     assert seen == ["prepare"]
+
+
+@pytest.mark.parametrize("where", ["on_exit", "on_enter", "before", "after", "conditions",
+                                   "before_state_change", "on_final"])
+def test_a_move_with_any_callback_still_calls_it(where: str) -> None:
+    """The one-call move is taken only without callbacks: with a callback on the source,
+    the destination, the transition or the machine, ``transitions`` calls it."""
+    m = Machine(_def((StateSpec("A", "s"), StateSpec("Z", final=True)), (("A", "Z"),)))
+    from transitions.core import Condition
+
+    tm = m._tm
+    seen: list[str] = []
+
+    def note(*_: object) -> bool:
+        seen.append(where)
+        return True
+
+    trans = tm.events["to__Z"].transitions["A"][0]
+    owner: Any = {"on_exit": tm.states["A"], "on_enter": tm.states["Z"], "before": trans,
+                  "after": trans, "before_state_change": tm, "on_final": tm}.get(where)
+    if where == "conditions":
+        trans.conditions = [Condition(note)]
+    else:
+        setattr(owner, where, [note])
+    if where == "on_final":  # transitions calls it on entering a state marked final
+        tm.states["Z"].final = True
+    try:
+        assert m.fire("A", "Z") == "Z"
+    finally:
+        trans.conditions, trans.before, trans.after = [], [], []
+        tm.states["A"].on_exit, tm.states["Z"].on_enter = [], []
+        tm.before_state_change, tm.on_final = [], []
+        tm.states["Z"].final = False
+    assert seen == [where]

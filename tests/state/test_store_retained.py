@@ -1,6 +1,7 @@
-"""The memory store's older revisions, packed out of the cyclic collector's reach, read
-back exactly as committed: equal, of the same types at every depth, in the same key
-order, whatever a revision holds; forks and pages across the packed/live boundary."""
+"""The memory store's older revisions, packed out of the cyclic collector's reach in
+batches, read back exactly as committed: equal, of the same types at every depth, in the
+same key order, whatever a revision holds (values ``marshal`` writes, values it refuses,
+batches mixing both); forks and pages across the packed/live boundary."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ import pytest
 from claimfsm.state.contract import make_revision, make_state
 from claimfsm.state.memory import MemoryStore
 from claimfsm.state.model import RetryState, Revision
-from claimfsm.state.retained import LIVE
+from claimfsm.state.retained import BATCH, LIVE
 
-N = 3 * LIVE + 5
+N = LIVE + 3 * BATCH + 5
 
 
 class Colour(enum.Enum):
@@ -66,16 +67,31 @@ def _odd_value(rev: int) -> Any:
     ]
 
 
-def _session(store: MemoryStore, sid: str, n: int = N) -> list[Revision]:
+def _plain_value(rev: int) -> Any:
+    """Values ``marshal`` writes exactly: what most sessions hold."""
+    return [{"log": [f"note {i}" for i in range(rev)], "n": rev, "f": -0.0,
+             "nan": float("nan")}, (rev, "tuple", (1, [2, {"x": None}])),
+            {1: "int key", (2, 3): "tuple key", None: {"set": {1, 2}, "fs": frozenset({3})}},
+            b"\x00bytes", bytearray(b"ba"), 2**80, 1.5e300, True]
+
+
+# Which revisions hold values marshal refuses: all, none, or one in eleven (so some
+# batches are written whole and others revision by revision).
+KINDS = {"odd": lambda rev: True, "plain": lambda rev: False, "mixed": lambda rev: rev % 11 == 0}
+
+
+def _session(store: MemoryStore, sid: str, n: int = N, kind: str = "odd") -> list[Revision]:
     """``n`` revisions of ``sid``, each changing some fields and sharing the others with
     its parent (as the driver's ``model_copy`` does)."""
+    odd = KINDS[kind]
     first = make_revision(sid, 0, make_state(sid, config={"k": [1, 2]}))
     store.create(first)
     made = [first]
     for rev in range(1, n):
         parent = made[-1]
         update: dict[str, Any] = {"fsm": f"S{rev % 3}", "entry_rev": rev,
-                                  "memory": {"rev": rev, "odd": _odd_value(rev)}}
+                                  "memory": {"rev": rev, "odd": _odd_value(rev) if odd(rev)
+                                             else _plain_value(rev)}}
         if rev % 4 == 0:
             update["retry"] = RetryState(state="VERIFY", attempts=rev)
         if rev % 5 == 0:
@@ -89,9 +105,10 @@ def _session(store: MemoryStore, sid: str, n: int = N) -> list[Revision]:
     return made
 
 
-def test_every_revision_reads_back_exactly_as_committed() -> None:
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_revision_reads_back_exactly_as_committed(kind: str) -> None:
     store = MemoryStore()
-    made = _session(store, "s")
+    made = _session(store, "s", kind=kind)
     for rev, want in enumerate(made):
         _same_revision(store.get("s", rev), want)
     for got, want in zip(store.history("s"), made, strict=True):
@@ -99,9 +116,10 @@ def test_every_revision_reads_back_exactly_as_committed() -> None:
     assert store.head("s") is made[-1]  # the head (and the newest few) as given
 
 
-def test_pages_across_the_packed_and_live_revisions() -> None:
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_pages_across_the_packed_and_live_revisions(kind: str) -> None:
     store = MemoryStore()
-    made = _session(store, "s")
+    made = _session(store, "s", kind=kind)
     for start in range(0, N, 5):
         for limit in (1, 3, LIVE, N):
             page = store.history_page("s", start, limit)
@@ -110,10 +128,11 @@ def test_pages_across_the_packed_and_live_revisions() -> None:
                 _same_revision(got, made[got.rev])
 
 
-@pytest.mark.parametrize("at", [0, 1, LIVE, N - LIVE - 1, N - LIVE, N - 2, N - 1])
-def test_a_fork_at_a_packed_or_live_revision_reads_back_and_grows(at: int) -> None:
+@pytest.mark.parametrize("kind", ["mixed", "plain"])
+@pytest.mark.parametrize("at", [0, 1, LIVE, BATCH, N - LIVE - 1, N - LIVE, N - 2, N - 1])
+def test_a_fork_at_a_packed_or_live_revision_reads_back_and_grows(at: int, kind: str) -> None:
     store = MemoryStore()
-    made = _session(store, "s")
+    made = _session(store, "s", kind=kind)
     head = store.fork("s", at, "f")
     assert head.sid == head.state.sid == "f" and head.rev == at
     for rev in range(at + 1):
@@ -121,7 +140,7 @@ def test_a_fork_at_a_packed_or_live_revision_reads_back_and_grows(at: int) -> No
             "sid": "f", "state": made[rev].state.model_copy(update={"sid": "f"})})
         _same_revision(store.get("f", rev), want)
     grown = [head]
-    for rev in range(at + 1, at + 2 * LIVE + 3):
+    for rev in range(at + 1, at + LIVE + 2 * BATCH + 3):
         state = grown[-1].state.model_copy(update={"memory": {"fork": [rev, (rev,)]}})
         grown.append(store.commit(make_revision("f", rev, state), expected_rev=rev - 1))
     for got in grown:
@@ -130,9 +149,10 @@ def test_a_fork_at_a_packed_or_live_revision_reads_back_and_grows(at: int) -> No
         _same_revision(store.get("s", rev), want)
 
 
-def test_a_read_packed_revision_is_a_copy_of_its_own() -> None:
+@pytest.mark.parametrize("kind", ["odd", "plain"])
+def test_a_read_packed_revision_is_a_copy_of_its_own(kind: str) -> None:
     store = MemoryStore()
-    made = _session(store, "s")
+    made = _session(store, "s", kind=kind)
     got = store.get("s", 2)
     got.state.memory["odd"][0]["log"].append("changed")
     got.envelope["d"]["odd"].clear()  # type: ignore[index]
