@@ -180,6 +180,8 @@ class ErrorCode(StrEnum):
     HEAD_MISMATCH = "HEAD_MISMATCH", _ANSWER, 500, "the head is not the session's last revision"
     MISSING_BLOB = "MISSING_BLOB", _ANSWER, 500, "a blob a revision references is missing"
     BLOB_CORRUPT = "BLOB_CORRUPT", _ANSWER, 500, "a blob does not decode or match its hash"
+    FORK_PARENT_MISSING = ("FORK_PARENT_MISSING", _ANSWER, 500,
+                           "revisions a fork shares with its parent are missing")
     # -- ingest: a line or file reported and skipped -----------------------------------------
     BAD_LINE = "BAD_LINE", _SKIPPED, 422, "a line that cannot be ingested"
     BAD_JSON = "BAD_JSON", _SKIPPED, 422, "a line that is not JSON"

@@ -16,7 +16,7 @@ from claimfsm._base.errors import BadInput, ErrorCode
 from claimfsm._base.sqlite_read import ReadOnlyLink, read_mode
 from claimfsm.state import codec
 from claimfsm.state.codec import CodecError
-from claimfsm.state.errors import StoreError, UnknownRevision, UnknownSession
+from claimfsm.state.errors import RevConflict, StoreError, UnknownRevision, UnknownSession
 from claimfsm.state.sqlite.batch import begin, end, savepoint
 from claimfsm.state.sqlite.db import (
     DURABILITY_MODES,
@@ -36,9 +36,10 @@ from claimfsm.state.sqlite.lru import Lru
 from claimfsm.state.sqlite.probe import before_writing, check_file, store_error
 from claimfsm.state.sqlite.read import AGAIN, CHAIN_ROWS, READ_ROWS, read_revision
 from claimfsm.state.sqlite.rows import Encoded, Entry, Row, inflate
+from claimfsm.state.sqlite.shares import Share, load_shares, restamp, segment_of
 from claimfsm.state.sqlite.writers import WriterQueue
 
-__all__ = ["INSERT_BLOB", "INSERT_ROW", "SQLiteCore"]
+__all__ = ["INSERT_BLOB", "INSERT_ROW", "SQLiteCore", "new_session", "taken"]
 
 T = TypeVar("T")
 INSERT_ROW = (
@@ -58,6 +59,31 @@ _MAX_REV = 0xFFFFFFFF
 _HEAD_OF = f"SELECT {HEAD}"
 _SESSION = (f"SELECT id, {HEAD.replace('?1', '(id << 32)')} FROM st_sessions"
             " WHERE sid = ?")
+
+
+def taken(exc: sqlite3.IntegrityError) -> bool:
+    """Whether ``exc`` is a key already taken (the compare-and-set lost), not another
+    constraint."""
+    return "UNIQUE constraint failed" in str(exc)
+
+
+def new_session(c: sqlite3.Connection, sid: str, shares: str | None = None) -> int:
+    """Add session ``sid`` (``shares``: a shared fork's segments,
+    :func:`~claimfsm.state.sqlite.shares.dump_shares`); its number. ``sid`` is UNIQUE, so
+    the insert itself says whether the session exists (:class:`RevConflict`)."""
+    try:
+        session = c.execute("INSERT INTO st_sessions (sid, shares) VALUES (?, ?)",
+                            (sid, shares)).lastrowid
+    except sqlite3.IntegrityError as exc:
+        if not taken(exc):
+            raise
+        raise RevConflict(f"session {sid!r} already exists", sid=sid) from None
+    assert session is not None
+    return session
+
+
+def _ignore(row: Row, entry: Entry) -> None:
+    """Entries are cached by :meth:`SQLiteCore._decode` itself, sid checked first."""
 
 
 class SQLiteCore:
@@ -117,6 +143,9 @@ class SQLiteCore:
         self._entries: Lru[tuple[str, int], Entry] = Lru(cache_size)
         self._blobs: Lru[str, bytes] = Lru(max(64, cache_size // 4))
         self._known: Lru[str, bool] = Lru(65536)
+        # Session number -> the segments it shares with its parents (state/sqlite/shares.py):
+        # written with the session, changed only by an erase of a parent.
+        self._shared: dict[int, tuple[Share, ...]] = {}
         self._closed = False
         self._batching = False  # inside batch(): writes are savepoints of its transaction
         # A fork's commit in ``full`` is not synced by itself (:meth:`_write`'s
@@ -277,9 +306,13 @@ class SQLiteCore:
         """Entries for ``rows`` (all of them from revision ``first``, or with
         ``every=False`` only the last)."""
         decoder = ChainDecoder(sid) if start is None else ChainDecoder.resume(sid, start)
-        return decode_rows(sid, decoder, rows, self._fetch,
-                           lambda row, entry: self._entries.put((sid, row[0]), entry),
-                           every=every, first=first)
+        out = decode_rows(sid, decoder, rows, self._fetch, _ignore, every=every, first=first)
+        put = self._entries.put
+        for i, entry in enumerate(out):
+            if entry.revision.state.sid != sid:  # a shared prefix copied in by an erase
+                out[i] = entry = restamp(entry, sid)
+            put((sid, entry.revision.rev), entry)
+        return out
 
     def _entry(self, sid: str, rev: int, session: int | None = None) -> Entry:
         entries = self._entries
@@ -292,6 +325,13 @@ class SQLiteCore:
             session = self._ids.get(sid) or self._session(sid)[0]
         if not 0 <= rev <= _MAX_REV:  # beyond it, keys would run into the next session
             raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
+        shared = self._shared.get(session)
+        if shared:
+            share = segment_of(shared, rev)
+            if share is not None and share.src != session:  # its parent's row: no own read
+                found = self._from_share(sid, rev, session)
+                entries.put((sid, rev), found)
+                return found
         base = session << 32
         if rev and entries.count():
             # Resume from a cached ancestor when one is near (a head that moved on, a
@@ -300,7 +340,10 @@ class SQLiteCore:
                 if peek((sid, back)) is not None:
                     start = entries.get((sid, back))
                     if start is not None:
-                        return self._resume(sid, rev, base, start)
+                        try:
+                            return self._resume(sid, rev, base, start)
+                        except UnknownRevision:
+                            break  # not in this session's rows: maybe its parent's
         target = base + rev
         try:
             entry = read_revision(sid, rev, target, self._all(READ_ROWS, (base, target)),
@@ -311,9 +354,35 @@ class SQLiteCore:
         except (ValueError, TypeError, KeyError) as exc:  # CodecError, or rows of wrong types
             raise CorruptStore(f"session {sid!r} does not decode: {exc}", sid=sid) from exc
         if not isinstance(entry, Entry):
-            raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
+            entry = self._from_share(sid, rev, session)
+        elif entry.revision.state.sid != sid:  # a shared prefix copied in by an erase
+            entry = restamp(entry, sid)
         entries.put((sid, rev), entry)
         return entry
+
+    def _shares_of(self, session: int, fresh: bool = False) -> tuple[Share, ...]:
+        """The segments session number ``session`` shares (``fresh``: read again, after
+        another process erased a parent)."""
+        known = None if fresh else self._shared.get(session)
+        if known is None:
+            try:
+                known = self._read(lambda c: load_shares(c, session))
+            except ValueError as exc:  # CodecError: the column was damaged
+                raise CorruptStore(f"session number {session}: {exc}") from exc
+            self._shared[session] = known
+        return known
+
+    def _from_share(self, sid: str, rev: int, session: int) -> Entry:
+        """Revision ``rev`` of a fork that shares it with a parent, under the fork's sid."""
+        for fresh in (False, True):
+            share = segment_of(self._shares_of(session, fresh), rev)
+            if share is None:
+                break
+            try:
+                return restamp(self._entry(share.sid, rev, share.src), sid)
+            except UnknownRevision:
+                continue  # its parent erased since: the rows are the fork's own now
+        raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
 
     def _resume(self, sid: str, rev: int, base: int, start: Entry) -> Entry:
         bounds = (base + start.revision.rev + 1, base + rev)
@@ -369,6 +438,7 @@ class SQLiteCore:
     def _forget(self) -> None:
         self._entries.clear()
         self._ids.clear()
+        self._shared.clear()
         self._known.clear()
 
     def clear_cache(self) -> None:

@@ -37,7 +37,7 @@ __all__ = [
 
 Durability = Literal["full", "normal", "group"]
 DURABILITY_MODES: tuple[str, ...] = ("full", "normal", "group")
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 #: ``k`` of a session's head row (param 1: the session number << 32). A session's rows
 #: are one key range, so this is one seek down the table's b-tree: the head is never
 #: stored, and a commit writes one row and nothing else.
@@ -57,8 +57,11 @@ _SCHEMA = (
     # index on ``key``, one more page in every file; files made before keep theirs).
     "CREATE TABLE IF NOT EXISTS st_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
     " WITHOUT ROWID",
-    # id gives creation order and the high half of st_revisions.k.
-    "CREATE TABLE IF NOT EXISTS st_sessions (id INTEGER PRIMARY KEY, sid TEXT NOT NULL UNIQUE)",
+    # id gives creation order and the high half of st_revisions.k. ``shares``: what a fork
+    # shares with its parents (state/sqlite/shares.py), NULL for every other session; in
+    # this row, which a fork writes anyway, so that sharing writes no page of its own.
+    "CREATE TABLE IF NOT EXISTS st_sessions (id INTEGER PRIMARY KEY, sid TEXT NOT NULL UNIQUE,"
+    " shares TEXT)",
     # k = session id << 32 | rev: one b-tree, and a session is one contiguous key range.
     "CREATE TABLE IF NOT EXISTS st_revisions ("
     " k INTEGER PRIMARY KEY, parent_rev INTEGER, kind INTEGER NOT NULL,"
@@ -122,8 +125,13 @@ _FROM_V4 = ("UPDATE st_meta SET value = '5' WHERE key = 'schema'",)
 # so only the number changes: an older claimfsm refuses the file instead of failing on
 # an envelope it cannot resolve.
 _FROM_V5 = ("UPDATE st_meta SET value = '6' WHERE key = 'schema'",)
+# Version 7 lets a fork share its parent's rows (``st_sessions.shares``,
+# state/sqlite/shares.py, a column ``create`` adds when missing); older forks are copies
+# and read as they are, so the upgrade changes the number: an older claimfsm refuses the
+# file instead of missing a fork's first revisions.
+_FROM_V6 = ("UPDATE st_meta SET value = '7' WHERE key = 'schema'",)
 _UPGRADES = {"1": (_FROM_V1, "2"), "2": (_FROM_V2, "3"), "3": (_FROM_V3, "4"),
-             "4": (_FROM_V4, "5"), "5": (_FROM_V5, "6")}
+             "4": (_FROM_V4, "5"), "5": (_FROM_V5, "6"), "6": (_FROM_V6, "7")}
 
 
 class StoreBusy(StoreError):
@@ -257,6 +265,9 @@ def init_schema(conn: sqlite3.Connection, budget: float) -> None:
         for statement in _SCHEMA:
             c.execute(statement)
         _add_fork_columns(c, "st_sessions" in tables)
+        if c.execute("SELECT count(*) FROM pragma_table_info('st_sessions')"
+                     " WHERE name = 'shares'").fetchone() == (0,):
+            c.execute("ALTER TABLE st_sessions ADD COLUMN shares TEXT")  # schema 7's
         if tables == {"st_sessions"} and c.execute("SELECT 1 FROM st_sessions").fetchone():
             # Sessions from before the catalog: their verdicts are read once, by the
             # first listing that may write (state/sqlite/catalog.py).

@@ -5,8 +5,10 @@ transaction, which also writes its tombstone into ``st_tombstones`` and, when as
 drops the blobs no remaining row references. Its ``st_sessions`` row stays, rowless:
 the session number is never given to another session, so a process that still holds
 the number (another worker's cache) can never read or write someone else's rows, and
-the id stays taken. Forks are copies with rows of their own (blobs are shared by hash,
-and a blob another row references is kept), so nothing has to be copied first.
+the id stays taken. A fork that shares the deleted session's rows (state/sqlite/shares.py)
+gets a verbatim copy of them first, in the same transaction; forks from before schema 7
+are copies with rows of their own. Blobs are shared by hash, and a blob another row
+references is kept.
 
 Deleted rows leave their bytes in free pages and in the write-ahead log until
 ``compact``, which rebuilds the file (``VACUUM``) and empties the log when a deletion
@@ -21,6 +23,7 @@ from collections.abc import Collection, Mapping, Sequence
 from claimfsm.state.sqlite.core import SQLiteCore
 from claimfsm.state.sqlite.db import HEAD, retrying
 from claimfsm.state.sqlite.maintenance import prune_blobs
+from claimfsm.state.sqlite.shares import inline_shares
 from claimfsm.state.sqlite.stamp import session_ts
 from claimfsm.state.tombstone import EndedSession, EraseReport, Tombstone
 
@@ -57,6 +60,7 @@ def _erase(c: sqlite3.Connection, heads: Sequence[tuple[str, int | None]], actor
             continue
         fsm, digest = c.execute(_HEAD_ROW, (k,)).fetchone()
         base = session << 32
+        inline_shares(c, session)  # its forks keep the rows they share with it
         c.execute("DELETE FROM st_revisions WHERE k BETWEEN ? AND ?", (base, base + _MAX))
         c.execute("DELETE FROM st_catalog WHERE id = ?", (session,))
         c.execute(_STONE, (session, sid, at, actor, head, fsm, digest))
@@ -101,6 +105,7 @@ class SQLiteErase(SQLiteCore):
             for stone in report.tombstones:
                 self._ids.pop(stone.sid, None)
             self.clear_cache()
+            self._shared.clear()
             if report.blobs_dropped:
                 self._known.clear()
         return report

@@ -73,9 +73,11 @@ def _blob_problem(
 
 
 def verify_rows(
-    conn: sqlite3.Connection, sid: str, head: int, rows: list[Row], checked: set[str]
+    conn: sqlite3.Connection, sid: str, head: int, rows: list[Row], checked: set[str],
+    first: int = 0, parent: bytes = codec.GENESIS,
 ) -> ChainCheck:
-    """Walk a session's rows and report the first broken link (see ``docs/storage.md``)."""
+    """Walk a session's rows and report the first broken link (see ``docs/storage.md``);
+    ``first``, ``parent``: as :func:`walk_chain`'s."""
 
     def fetch(digest: str) -> bytes:
         row = conn.execute("SELECT z, data FROM st_blobs WHERE h=?",
@@ -84,7 +86,8 @@ def verify_rows(
             raise CodecError(f"blob {digest[:12]} is missing")
         return codec.unpack_blob(row[0], row[1])
 
-    return walk_chain(sid, head, rows, lambda refs: _blob_problem(conn, refs, checked), fetch)
+    return walk_chain(sid, head, rows, lambda refs: _blob_problem(conn, refs, checked), fetch,
+                      first, parent)
 
 
 def _envelope_problem(decoder: ChainDecoder, extra: bytes,
@@ -111,11 +114,15 @@ def _envelope_problem(decoder: ChainDecoder, extra: bytes,
 
 def walk_chain(sid: str, head: int, rows: list[Row],
                blob_problem: Callable[[list[tuple[str, str]]], tuple[str, str] | None],
-               fetch: Callable[[str], bytes] | None = None) -> ChainCheck:
+               fetch: Callable[[str], bytes] | None = None, first: int = 0,
+               parent: bytes = codec.GENESIS) -> ChainCheck:
     """The chain check of every backend over its rows; ``blob_problem(refs)`` says what
     is wrong with the blobs a row references (``None``: nothing); ``fetch`` (a blob's
-    bytes) resolves envelope references to the state, which only SQLite writes."""
+    bytes) resolves envelope references to the state, which only SQLite writes. ``first``
+    and ``parent``: where the rows start and the hash they chain onto (a segment of a fork
+    that shares its parent's rows, state/sqlite/shares.py)."""
     decoder = ChainDecoder(sid)
+    decoder.advance(parent)
 
     def broken(rev: int | None, problem: str, detail: str) -> ChainCheck:
         return ChainCheck(sid=sid, revisions=len(rows), rev=rev, problem=problem, detail=detail)
@@ -125,7 +132,7 @@ def walk_chain(sid: str, head: int, rows: list[Row],
     # A long sid is stored as a blob reference (a fork re-stamps it verbatim): either form.
     stamped = (sid, codec.externalize(sid, {}))
     snapshots: dict[int, bytes] = {}  # the bodies a based row may name
-    for expected, row in enumerate(rows):
+    for expected, row in enumerate(rows, first):
         rev, parent_rev, kind, _fsm, _skill, _ts, body, extra, stored = row
         if rev != expected:
             return broken(expected, "REV_GAP", f"revision {expected} is missing (next is {rev})")
@@ -156,8 +163,8 @@ def walk_chain(sid: str, head: int, rows: list[Row],
             return broken(rev, "UNDECODABLE", f"row kind {kind}: its ops do not turn the"
                           f" snapshot at revision {rev + 1 - kind} into this revision")
         decoder.advance(digest)
-    if head != len(rows) - 1:
-        last = len(rows) - 1
+    if head != first + len(rows) - 1:
+        last = first + len(rows) - 1
         return broken(head, "HEAD_MISMATCH", f"head is {head} but the last revision is {last}")
     return ChainCheck(sid=sid, revisions=len(rows))
 

@@ -17,7 +17,7 @@ from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
 from claimfsm.state.holds import timer_change, timer_of
 from claimfsm.state.lineage import check_limit, fork_mark
 from claimfsm.state.model import Revision, verdict_label
-from claimfsm.state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL
+from claimfsm.state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL, new_session, taken
 from claimfsm.state.sqlite.db import HEAD, ChainBroken, CorruptStore
 from claimfsm.state.sqlite.erase import LIVE, SQLiteErase
 from claimfsm.state.sqlite.forks import PARENT, own_revision, restamp_rows
@@ -31,6 +31,7 @@ from claimfsm.state.sqlite.maintenance import (
 )
 from claimfsm.state.sqlite.read import page_rows
 from claimfsm.state.sqlite.rows import SNAPSHOT, bind_ts, bound, encode_revision, inflate
+from claimfsm.state.sqlite.sharing import SQLiteSharing
 from claimfsm.state.sqlite.timers import timer_params
 from claimfsm.state.store import ChainCheck, CompactReport, StateStore
 
@@ -47,26 +48,7 @@ _INSERT_NEXT = INSERT_ROW.replace(
     " WHERE EXISTS (SELECT 1 FROM st_revisions WHERE k = ?1 - 1)")
 
 
-def _taken(exc: sqlite3.IntegrityError) -> bool:
-    """Whether ``exc`` is a key already taken (the compare-and-set lost), not another
-    constraint."""
-    return "UNIQUE constraint failed" in str(exc)
-
-
-def _new_session(c: sqlite3.Connection, sid: str) -> int:
-    """Add session ``sid``; its number. ``sid`` is UNIQUE, so the insert itself says
-    whether the session exists (:class:`RevConflict`)."""
-    try:
-        session = c.execute("INSERT INTO st_sessions (sid) VALUES (?)", (sid,)).lastrowid
-    except sqlite3.IntegrityError as exc:
-        if not _taken(exc):
-            raise
-        raise RevConflict(f"session {sid!r} already exists", sid=sid) from None
-    assert session is not None
-    return session
-
-
-class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
+class SQLiteStore(SQLiteKeys, SQLiteErase, SQLiteSharing, StateStore):
     """Revision store in one SQLite file; safe across threads and processes.
 
     ``durability``: ``"full"`` (fsync per commit), ``"normal"`` (WAL, fsync at
@@ -98,7 +80,7 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
         timer = timer_of(first.state)
 
         def insert(c: sqlite3.Connection) -> int:
-            session = _new_session(c, sid)
+            session = new_session(c, sid)
             if blobs:
                 c.executemany(INSERT_BLOB, blobs)
             c.execute(INSERT_ROW, ((session << 32), *params))
@@ -108,7 +90,8 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
                 c.execute(*timer_params(session, timer))
             return session
 
-        self._ids[sid] = self._write(insert)
+        session = self._ids[sid] = self._write(insert)
+        self._shared[session] = ()  # a session this store started shares no rows
         self._remember(sid, encoded)
         return first
 
@@ -159,7 +142,7 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
                 if c.execute(_INSERT_NEXT, params).rowcount == 0:
                     raise UnknownSession(f"no session {sid!r} (it was deleted)", sid=sid)
             except sqlite3.IntegrityError as exc:
-                if not _taken(exc):
+                if not taken(exc):
                     raise
                 raise conflict(c) from None
             if relabel:
@@ -191,6 +174,8 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
         cached = [self._entries.get((sid, rev)) for rev in range(head + 1)]
         if all(entry is not None for entry in cached):
             return [entry.revision for entry in cached if entry is not None]
+        if self._shares_of(session):  # a fork that shares its parent's rows
+            return [self._entry(sid, rev, session).revision for rev in range(head + 1)]
         rows = self._read(lambda c: read_rows(c, session, 0, head))
         return [entry.revision for entry in self._decode(sid, rows)]
 
@@ -208,6 +193,9 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
             return entry.revision if entry is not None else None
 
         def fetch(first: int, last: int) -> list[Revision]:
+            if self._shares_of(session):  # a fork that shares its parent's rows
+                return [self._entry(sid, rev, session).revision
+                        for rev in range(first, last + 1)]
             try:
                 rows = self._read(lambda c: page_rows(c, session, first, last))
                 entries = self._decode(sid, rows, first=first)
@@ -277,7 +265,13 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
         power cut before then loses the whole fork, never part of it (WAL recovery keeps
         a transaction whole or drops it), and nothing a ``start`` or ``step`` reported
         committed. A process crash loses nothing: the frames are written before this
-        returns."""
+        returns.
+
+        With ``then``, nothing is copied: the fork records the revisions it shares with
+        its parent (state/sqlite/shares.py) and writes its own revision as a snapshot
+        chained onto the parent's revision ``at``."""
+        if then is not None:
+            return self._fork_shared(sid, at, new_sid, then)
         session = self._ids.get(sid)
         source = self._entries.get((sid, at))
         if session is None or source is None:
@@ -317,7 +311,7 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
             params.append((own.revision.rev, *own.params))  # the copy's rows, then its own
 
         def insert(c: sqlite3.Connection) -> int:
-            target = _new_session(c, new_sid)
+            target = new_session(c, new_sid)
             if blobs:
                 c.executemany(INSERT_BLOB, blobs)
             c.executemany(INSERT_ROW, [((target << 32) + p[0], *p[1:]) for p in params])
@@ -363,6 +357,8 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
     def verify_chain(self, sid: str) -> ChainCheck:
         """Recompute the session's hash chain from the stored rows and check its blobs."""
         session, head = self._session(sid)
+        if self._shares_of(session, fresh=True):
+            return self._verify_shared(sid, session, head)
         return self._read(lambda c: verify_rows(c, sid, head, read_rows(c, session), set()))
 
     def revision_hash(self, sid: str, rev: int) -> str:
@@ -391,7 +387,11 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, StateStore):
                              blobs_dropped=dropped, skipped=skipped)
 
     def _compactor(self, sid: str, session: int) -> Callable[[sqlite3.Connection], int | None]:
+        shared = bool(self._shares_of(session, fresh=True))
+
         def run(c: sqlite3.Connection) -> int | None:
-            return compact_rows(c, session, sid, self.snapshot_every)
+            # A fork that shares rows keeps its own as written (its first is a snapshot a
+            # rewrite under the interval would make a delta of a row it does not hold).
+            return 0 if shared else compact_rows(c, session, sid, self.snapshot_every)
 
         return run

@@ -1,6 +1,7 @@
-"""A fork and its own revision as one commit (``StateStore.fork(..., then=...)``): the
-rows are byte for byte those of a fork followed by a commit of the same revision, on
-SQLite and PostgreSQL, and a failure at the transaction's last statements (injected by a
+"""A fork and its own revision as one commit (``StateStore.fork(..., then=...)``): on
+PostgreSQL the rows are byte for byte those of a fork followed by a commit of the same
+revision; on SQLite the fork shares its parent's rows and reads exactly as that copy
+does (state/sqlite/shares.py); on both a failure at the transaction's last statements (injected by a
 trigger) leaves no trace of the fork: no session, no row, no index entry, fsck clean."""
 
 from __future__ import annotations
@@ -55,16 +56,44 @@ def _sqlite_rows(path: Path) -> list[Any]:
         conn.close()
 
 
+@pytest.mark.parametrize("rich", [False, True])
 @pytest.mark.parametrize("snapshot_every", [8, 4, 1])
-def test_sqlite_rows_are_those_of_a_fork_then_a_commit(tmp_path: Path,
-                                                       snapshot_every: int) -> None:
-    heads = []
+def test_sqlite_a_shared_fork_reads_as_the_copy_and_its_commit(tmp_path: Path,
+                                                               snapshot_every: int,
+                                                               rich: bool) -> None:
+    heads, files = [], []
     for one in (False, True):
-        with SQLiteStore(tmp_path / f"{one}.db", snapshot_every=snapshot_every) as store:
-            _source(store)
+        path = tmp_path / f"{one}.db"
+        with SQLiteStore(path, snapshot_every=snapshot_every) as store:
+            _source(store, rich=rich)
             heads.append(_fork(store, one))
+        files.append(path)
     assert heads[0] == heads[1]
-    assert _sqlite_rows(tmp_path / "False.db") == _sqlite_rows(tmp_path / "True.db")
+    copied, shared = (_sqlite_rows(path) for path in files)
+    # The same sessions (but for the segment), listing and blobs; the shared fork wrote
+    # one row (a snapshot), where the copy wrote revisions 0..3 again.
+    assert copied[2:4] == shared[2:4]
+    assert copied[1] == [(1, "src", None), (2, "f1", None)]
+    assert shared[1] == [(1, "src", None), (2, "f1", '[[0,3,1,"src"]]')]
+    fork_rows = [row for row in shared[0] if row[0] >> 32 == 2]
+    assert [(row[0] & 0xFFFFFFFF, row[2]) for row in fork_rows] == [(4, 0)]
+    views = [SQLiteStore(path, readonly=True) for path in files]
+    try:
+        old, new = views
+        assert [r.model_dump_json() for r in old.history("f1")] == [
+            r.model_dump_json() for r in new.history("f1")]
+        for rev in range(5):
+            assert old.get("f1", rev) == new.get("f1", rev)
+        assert old.head("f1") == new.head("f1") and old.forks("src") == new.forks("src")
+        assert fsck(old).ok and fsck(new).ok
+        # The shared revisions keep their parent's hashes: the fork's own revision is
+        # chained onto the parent's revision 3 (the copy re-chained 0..3 under "f1").
+        assert [new.revision_hash("f1", r) for r in range(4)] == [
+            new.revision_hash("src", r) for r in range(4)]
+        assert old.revision_hash("f1", 3) != old.revision_hash("src", 3)
+    finally:
+        for view in views:
+            view.close()
 
 
 def test_postgres_rows_are_those_of_a_fork_then_a_commit(pg_server: PgServer) -> None:

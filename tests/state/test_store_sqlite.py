@@ -32,6 +32,9 @@ VARIANTS = [
     {"durability": "normal", "snapshot_every": 3, "cache_size": 2},
 ]
 
+# A schema version this claimfsm does not know.
+NEXT = str(int(SCHEMA_VERSION) + 1)
+
 
 class TestSQLiteStore(StoreContract):
     @pytest.fixture(params=VARIANTS, ids=["normal", "full", "group", "k3-tiny-cache"])
@@ -351,7 +354,8 @@ def test_a_version_1_file_is_read_as_it_is_and_upgraded_on_a_writable_open(db: s
         schema = conn.execute("SELECT value FROM st_meta WHERE key='schema'").fetchone()
         assert schema == (SCHEMA_VERSION,)
         assert conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'").fetchall() == []
-        assert [r[1] for r in conn.execute("PRAGMA table_info(st_sessions)")] == ["id", "sid"]
+        assert [r[1] for r in conn.execute("PRAGMA table_info(st_sessions)")] == [
+            "id", "sid", "shares"]
 
 
 UNKNOWN = str(int(SCHEMA_VERSION) + 1)

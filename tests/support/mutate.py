@@ -118,11 +118,10 @@ TARGETS: dict[str, Target] = {
     ),
     "sqlite-commit": Target(
         functions={
-            "state.sqlite.store": ("_taken", "_new_session", "SQLiteStore.create",
-                                   "SQLiteStore.commit"),
-            "state.sqlite.core": ("SQLiteCore._write", "SQLiteCore._write_one",
-                                  "SQLiteCore._session", "SQLiteCore._new_blobs",
-                                  "SQLiteCore._remember"),
+            "state.sqlite.store": ("SQLiteStore.create", "SQLiteStore.commit"),
+            "state.sqlite.core": ("taken", "new_session", "SQLiteCore._write",
+                                  "SQLiteCore._write_one", "SQLiteCore._session",
+                                  "SQLiteCore._new_blobs", "SQLiteCore._remember"),
         },
         tests=(
             "tests/state/test_store_sqlite.py",
