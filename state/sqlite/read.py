@@ -12,7 +12,7 @@ the field bytes for the cache entry to serialise if a commit ever needs them.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -201,18 +201,10 @@ def read_revision(
         if type(snapshot) is not list or len(snapshot) != _COUNT:  # schema 2's named form
             snapshot = codec.snapshot_values(snapshot)
         enc.update(zip(_FIELDS, snapshot))  # noqa: B905 (the count is checked)
-        if type(ops) is not dict:
-            raise CodecError("row body is not an object")
-        for name, op in ops.items():  # _apply_all's loop, for the one row, without a call
-            if type(op) is list and len(op) == 2 and op[0] == OP_SET and name in enc:
-                enc[name] = op[1]
-            elif name not in enc:
-                raise CodecError(f"delta names unknown field {name!r}")
-            else:
-                enc[name] = _apply(enc[name], op)
+        _apply_all(enc, (ops,))
         if type(head) is not list or len(head) != 4:
             raise CodecError("the row's header is not [parent_rev, fsm, skill, kind]")
-        since = (rev + 1 - head.pop(), frozenset(ops))
+        since = (rev + 1 - head.pop(), frozenset(ops))  # ops: a dict, _apply_all checked
         refs = _find(header, _NUL) >= 0
     else:
         if type(header) is not bytes:
@@ -262,7 +254,7 @@ def read_revision(
     return Entry(revision, digest, None, None, values, (), since)
 
 
-def _apply_all(enc: dict[str, Any], deltas: list[Any]) -> None:
+def _apply_all(enc: dict[str, Any], deltas: Sequence[Any]) -> None:
     """The parsed ``deltas`` (oldest first) applied to the encoded fields ``enc``."""
     for ops in deltas:
         if type(ops) is not dict:
