@@ -39,7 +39,7 @@ from claimfsm.engine.limits import (
 from claimfsm.engine.machine import DEFAULT_MACHINE, Machine, MachineDef
 from claimfsm.engine.migrate import check_version
 from claimfsm.engine.observer import StepObserver
-from claimfsm.engine.people import actor_event, check_actor, check_pauses, hold_for
+from claimfsm.engine.people import actor_event, check_actor, check_pauses, hold_for, may_hold
 from claimfsm.engine.step import StepResult, ToolSession, ToolsFactory, iso
 from claimfsm.engine.version import UNKNOWN, Versioning, machine_version
 from claimfsm.skills.context import Clock, SeqIds, SkillContext, SystemClock, ToolCall
@@ -90,7 +90,6 @@ class Driver(PeopleMixin):
                 raise UnknownSkill(f"state {spec.name} binds unknown skill {spec.skill!r}")
         self.bindings = bindings
         self._finals = machine.finals
-        self._waits = machine.waits
         self._specs = {spec.name: spec for spec in machine.states}
         # (skill name, binding) of each state that runs a skill, filled as states are
         # first stepped (the default bindings import a skill's module on first use).
@@ -354,10 +353,8 @@ class Driver(PeopleMixin):
                 "INTERNAL", f"{name} apply: {type(exc).__name__}: {exc}"
             )
             return result, None
-        config = new_state.config  # pause points: what _hold reads
-        if (state.runtime and HOLD_KEY in state.runtime) or (after != fsm and (
-                after in self._waits or config.get("pause_before")
-                or config.get("pause_after"))):
+        if (state.runtime and HOLD_KEY in state.runtime) or (
+                after != fsm and may_hold(self.definition, new_state.config, after)):
             new_state, events = self._hold(new_state, fsm, after, ts, now, events)
         if actor is not None:
             events = [*events, actor_event(actor)]

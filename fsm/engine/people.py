@@ -38,6 +38,7 @@ __all__ = [
     "edit_revision",
     "hold_for",
     "input_revision",
+    "may_hold",
     "pauses",
     "resume_revision",
     "timeout_revision",
@@ -53,6 +54,14 @@ class NotEditable(ClaimFsmError):
     """An edit of an undeclared field, or of a session that neither waits nor is paused."""
 
     code = ErrorCode.NOT_EDITABLE
+
+
+def may_hold(definition: MachineDef, config: Mapping[str, Any], after: str) -> bool:
+    """Whether a move into ``after`` can start a hold (:func:`hold_for`'s cases, without
+    building one): ``after`` is a wait state, or the session has pause points. The step
+    asks this first, so the usual move neither reads nor writes a hold."""
+    return (after in definition.waits or bool(config.get("pause_before"))
+            or bool(config.get("pause_after")))
 
 
 def pauses(config: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
