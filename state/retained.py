@@ -47,9 +47,9 @@ def _ordered(values: dict[str, Any]) -> Any:
 class _Exact(pickle.Pickler):
     """A pickler of the exact built-in types only (``None``, bools, ``int``, ``float``,
     ``str``, ``bytes``, ``bytearray``, ``dict``, ``list``, ``tuple``, ``set``,
-    ``frozenset``; classes and functions by reference), each read back as the type it
-    was: any other object (a subclass, a model, a datetime, an enum...) reaches
-    :meth:`reducer_override`, which refuses it. ``marshal`` is about as fast but writes a
+    ``frozenset``), each read back as the type it was: any other object (a subclass, a
+    model, a datetime, an enum, a class, a function...) reaches :meth:`reducer_override`,
+    which refuses it. ``marshal`` is about as fast but writes a
     ``bytearray`` (any buffer) as ``bytes``."""
 
     def reducer_override(self, obj: Any) -> Any:

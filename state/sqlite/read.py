@@ -89,7 +89,6 @@ _NUL = b"\\u0000"
 # TypeError it makes and drops costs ~1.7k instructions a test.
 _find = bytes.find
 _COUNT = len(STATE_FIELDS)
-_REF_JSON = codec._REF_JSON  # the tag of a blob of JSON (state/codec.py)
 _loads = orjson.loads
 _unpack = codec.unpack_row
 OP_SET, OP_APPEND, OP_UPDATE = codec.OP_SET, codec.OP_APPEND, codec.OP_UPDATE
@@ -121,27 +120,6 @@ def _apply(value: Any, op: Any) -> Any:
     raise CodecError(f"field op {op!r:.80} does not apply to its parent value")
 
 
-def _resolve(value: Any, fetch: Callable[[str], bytes]) -> Any:
-    """:func:`codec.resolve <claimfsm.state.codec.resolve>`, but a blob of JSON whose
-    text holds no ``\\u0000`` is taken as parsed: no string in it is NUL-led, so no
-    reference or escape is left to resolve, and walking its items (a list of 24 evidence
-    strings: 24 calls) cost more than parsing it."""
-    kind = type(value)
-    if kind is str:
-        if value[:1] != "\x00":
-            return value
-        if value[:2] == _REF_JSON:
-            raw = fetch(value[2:])
-            parsed = _loads(raw)
-            return parsed if _find(raw, _NUL) < 0 else codec.resolve(parsed, fetch)
-        return codec.resolve(value, fetch)
-    if kind is dict:
-        return {k: _resolve(v, fetch) for k, v in value.items()}
-    if kind is list:
-        return [_resolve(v, fetch) for v in value]
-    return value
-
-
 def _plain(enc: dict[str, Any], fetch: Callable[[str], bytes]) -> dict[str, Any]:
     """``enc`` with blob references resolved, field by field (only where one may be)."""
     out: dict[str, Any] = {}
@@ -149,9 +127,9 @@ def _plain(enc: dict[str, Any], fetch: Callable[[str], bytes]) -> dict[str, Any]
         kind = type(value)
         if kind is str:
             if value[:1] == "\x00":
-                value = _resolve(value, fetch)
+                value = codec.resolve(value, fetch)
         elif (kind is dict or kind is list) and value and _find(orjson.dumps(value), _NUL) >= 0:
-            value = _resolve(value, fetch)
+            value = codec.resolve(value, fetch)
         out[name] = value
     return out
 
@@ -243,7 +221,7 @@ def read_revision(
     if referenced:
         value = envref.resolve(value, fetch, state.__dict__.__getitem__)
     elif _find(extra, _NUL) >= 0:
-        value = _resolve(value, fetch)
+        value = codec.resolve(value, fetch)
     parent_rev, fsm, skill = head
     if type(ts) is not str:
         ts = ts_text(ts)
