@@ -1,7 +1,8 @@
 """claimfsm's engine core: the machine, the driver, bindings, limits and the runtime.
 
 The machine definition and its ``transitions`` façade (``machine``, ``firing``), the
-driver that fires every move and is the only writer of state (``driver``, ``step``),
+driver that fires every move and is the only writer of state (``driver``, ``step``;
+its start, rollback and fork in ``lifecycle``, the next state a step commits in ``fold``),
 skill bindings (``bindings``), per-session limits (``limits``), the engine's errors, the
 custom-machine API (``api``), the verification profile (``profile``) and how a session's
 stored config reads (``settings``), the built-in engine that wires a store, the evidence
