@@ -1,15 +1,18 @@
 """claimfsm's engine core: the machine, the driver, bindings, limits and the runtime.
 
-The machine definition and its ``transitions`` façade (``machine``, ``firing``), the
-driver that fires every move and is the only writer of state (``driver``, ``step``),
-skill bindings (``bindings``), per-session limits (``limits``), the engine's errors, the
-custom-machine API (``api``), the verification profile (``profile``) and how a session's
-stored config reads (``settings``), the built-in engine that wires a store, the evidence
-index and a driver (``runtime``) with its one configuration value (``config``) and the
-JSON views (``views``). The core may import ``claimfsm._base``, ``claimfsm.skills`` and
-``claimfsm.state``; its tools (``claimfsm.replay``, ``testing``, ``eval``, ``bench``,
-``batch``, ``ui`` and, on top of them all, ``cli``) import the core, never the other way.
-``tests/test_layers.py`` enforces these arrows.
+The machine definition and its ``transitions`` façade (``machine``, ``firing``; its
+definition checks in ``soundness``), the driver that fires every move and is the only
+writer of state (``driver``, ``step``; its start, rollback and fork in ``lifecycle``, the
+next state a step commits in ``fold``), skill bindings (``bindings``; the
+claim-verification machine's in ``claim_io``), per-session limits (``limits``), the
+engine's errors, the custom-machine API (``api``), the verification profile (``profile``)
+and how a session's stored config reads (``settings``), the built-in engine that wires a
+store, the evidence index and a driver (``runtime``; the tools it gives the driver in
+``toolset``) with its one configuration value (``config``) and the JSON views (``views``).
+The core may import ``claimfsm._base``, ``claimfsm.skills`` and ``claimfsm.state``; its
+tools (``claimfsm.replay``, ``testing``, ``eval``, ``bench``, ``batch``, ``ui`` and, on top
+of them all, ``cli``) import the core, never the other way. ``tests/test_layers.py``
+enforces these arrows.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from claimfsm.skills.tools.http.config import SourceConfig
 from claimfsm.skills.tools.limits import RateLimit
 from claimfsm.skills.tools.policies import ToolPolicy
 
-__all__ = ["Durability", "EngineConfig"]
+__all__ = ["Durability", "EngineConfig", "from_keywords"]
 
 Durability = Literal["full", "normal", "group"]
 """SQLite durability (see ``claimfsm.state.open.open_store``)."""
@@ -103,3 +103,22 @@ class EngineConfig(BaseModel):
         if unknown:
             raise TypeError(f"EngineConfig: unknown option {unknown[0]!r}")
         return cls.model_construct(**values)
+
+
+def from_keywords(config: EngineConfig | None, options: Mapping[str, Any]) -> EngineConfig:
+    """The config the old keyword form of ``Engine.open`` names (deprecated; validated
+    like any config): ``Engine.open(db, clock=..., profile=...)``."""
+    import warnings
+
+    if config is not None:
+        raise TypeError("Engine.open: pass the options in config=EngineConfig(...), "
+                        "not as keywords beside it")
+    unknown = sorted(set(options) - set(EngineConfig.model_fields))
+    if unknown:
+        raise TypeError(f"Engine.open() got an unexpected keyword argument {unknown[0]!r}")
+    # stacklevel 3: the warning names the line that called Engine.open.
+    warnings.warn("Engine.open(db, **options) is deprecated: pass "
+                  "config=EngineConfig(**options)", DeprecationWarning, stacklevel=3)
+    # The old form took profile=None for the default; the config has no None for it.
+    given = {k: v for k, v in options.items() if not (k == "profile" and v is None)}
+    return EngineConfig(**given)

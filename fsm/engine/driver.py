@@ -13,59 +13,35 @@ import functools
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
-from claimfsm.engine.errors import (
-    ClaimFsmError,
-    ErrorCode,
-    IllegalTransition,
-    MachineMismatch,
-    SessionFailed,
-    SessionFinished,
-    UnknownSkill,
-    check_claim,
-)
+from claimfsm.engine.errors import IllegalTransition, MachineMismatch, SessionFinished, UnknownSkill
+from claimfsm.engine.fold import FoldMixin, StaleRev
 from claimfsm.engine.inputs import PeopleMixin
-from claimfsm.engine.limits import (
-    LIMIT_CODES,
-    deadline_envelope,
-    initial_runtime,
-    limit_envelope,
-    next_runtime,
-    seconds_left,
-)
+from claimfsm.engine.lifecycle import LifecycleMixin
+from claimfsm.engine.limits import deadline_envelope, limit_envelope, seconds_left
 from claimfsm.engine.machine import DEFAULT_MACHINE, Machine, MachineDef
 from claimfsm.engine.migrate import check_version
 from claimfsm.engine.observer import StepObserver
-from claimfsm.engine.people import actor_event, check_actor, check_pauses, hold_for, may_hold
+from claimfsm.engine.people import actor_event, check_actor, may_hold
 from claimfsm.engine.step import StepResult, ToolSession, ToolsFactory, iso
-from claimfsm.engine.version import UNKNOWN, Versioning, machine_version
+from claimfsm.engine.version import Versioning, machine_version
 from claimfsm.skills.context import Clock, SeqIds, SkillContext, SystemClock, ToolCall
 from claimfsm.skills.envelope import Envelope
 from claimfsm.state.errors import RevConflict
 from claimfsm.state.holds import HOLD_KEY, hold_of
-from claimfsm.state.model import (
-    RetryState,
-    Revision,
-    SessionState,
-    builder,
-    new_state,
-    trusted,
-)
-from claimfsm.state.rollback import entry_state, rewind_revision, tools_restored
+from claimfsm.state.model import Revision, builder
 from claimfsm.state.store import StateStore
-
-if TYPE_CHECKING:
-    from claimfsm.engine.profile import Profile
 
 __all__ = ["Driver", "StepResult", "ToolSession", "ToolsFactory", "iso"]
 
 
-class Driver(PeopleMixin):
-    """Runs sessions of one machine over one store (and takes people's input, edits and
-    resumes: :class:`~claimfsm.engine.inputs.PeopleMixin`)."""
+class Driver(LifecycleMixin, FoldMixin, PeopleMixin):
+    """Runs sessions of one machine over one store: starts, rewinds and forks them
+    (:class:`~claimfsm.engine.lifecycle.LifecycleMixin`), steps them (here, with the next
+    state from :class:`~claimfsm.engine.fold.FoldMixin`) and takes people's input, edits
+    and resumes (:class:`~claimfsm.engine.inputs.PeopleMixin`)."""
 
     def __init__(
         self,
@@ -111,54 +87,6 @@ class Driver(PeopleMixin):
         #: Traces, metrics and logs of each step (:mod:`claimfsm.observe`), or None.
         self.observer = observer
 
-    # -- sessions -------------------------------------------------------------------------
-
-    def start(
-        self, claim: str, *, sid: str | None = None, config: Mapping[str, Any] | None = None,
-        before_create: Callable[[Revision], None] | None = None, version: str | None = None,
-        actor: str | None = None,
-    ) -> Revision:
-        """Create a session at revision 0 in the initial state, on this machine's version
-        (``version``: another one, as a replay of an older record starts it; ``unknown``:
-        none, as sessions were stored before versions existed). ``actor`` (who started
-        it: an API key's name) goes into the ``SessionStarted`` event; ``None`` adds nothing.
-
-        ``before_create`` sees revision 0 before it is stored: if it raises, nothing is
-        (``--record`` writes the record's header there, so a record file that cannot be
-        written leaves no session behind).
-
-        Raises :class:`~claimfsm.engine.errors.InputTooLarge` (nothing stored) for a claim over
-        :data:`claimfsm.skills.limits.MAX_CLAIM_CHARS` characters and
-        :class:`~claimfsm.engine.errors.BadInput`
-        for one that is not valid Unicode text (lone surrogates).
-        """
-        check_claim(claim)
-        if actor is not None:
-            check_actor(actor)
-        sid = sid or self.new_sid()
-        initial = self.definition.initial
-        now = self.clock.now()
-        config = dict(config or {})
-        check_pauses(self.definition, config)
-        runtime = initial_runtime(config, now)
-        events: list[dict[str, Any]] = [_started(version or self.version, actor)]
-        hold = hold_for(self.definition, config, None, initial, iso(now), now)
-        if hold is not None:  # paused before (or waiting in) the first state
-            runtime[HOLD_KEY] = hold
-            events.append({"type": "Waiting", "hold": hold})
-        # The claim and config come from outside: validated here, once.
-        state = new_state(sid, claim, initial, config, runtime)
-        first = trusted(Revision, {
-            "sid": sid, "rev": 0, "parent_rev": None, "fsm": initial, "skill": None,
-            "envelope": None, "state": state, "ts": iso(now),
-            "events": events,
-        })
-        if before_create is not None:
-            before_create(first)
-        created = self.store.create(first)
-        self._remember(sid, 0, None if version in (None, UNKNOWN, self.version) else version)
-        return created
-
     def run(self, sid: str, *, max_steps: int = 1000, actor: str | None = None) -> Revision:
         """Step until a final state, an uncommitted failure, or ``max_steps``; each
         step records ``actor`` as :meth:`step` does.
@@ -194,47 +122,6 @@ class Driver(PeopleMixin):
             else:
                 return head_of(sid)
         return head_of(sid)
-
-    def rollback(self, sid: str, to: int, *, reopen: bool = False,
-                 actor: str | None = None) -> Revision:
-        """Rewind: commit a new head equal to revision ``to`` (history is kept).
-
-        The spent budget, rate buckets and deadline stay as they are at the head. A session
-        in the machine's failure state is rewound only with ``reopen=True``, which the
-        ``Rewind`` event records, as it records ``actor`` when given.
-        """
-        if actor is not None:
-            check_actor(actor)
-        head = self.store.head(sid)
-        failed = head.fsm == self.definition.failure
-        if failed and not reopen:
-            raise SessionFailed(f"session {sid} is {head.fsm}; rolling it back needs reopen "
-                                "(claimfsm rollback --reopen)", sid=sid)
-        rev = rewind_revision(self.store, sid, to, ts=iso(self.clock.now()),
-                              reopen=failed and reopen, actor=actor)
-        return self.store.commit(rev, expected_rev=head.rev)
-
-    def fork(self, sid: str, at: int, new_sid: str | None = None, *,
-             profile: Profile | None = None, actor: str | None = None) -> Revision:
-        """A new session whose history is ``sid``'s up to revision ``at``, then one
-        revision of its own (``at + 1``, stamped now) recording its parent and, with
-        ``profile`` (a what-if fork), the profile it runs on with
-        (:mod:`claimfsm.engine.lineage`); its ``Forked`` event records ``actor`` when
-        given. Returns that revision, the fork's head. The copy and that revision are one
-        commit of the store (``StateStore.fork``'s ``then``): a crash leaves no fork or
-        the whole of it. A ``full`` SQLite store does not fsync that commit by itself: the
-        store's next commit (the fork's first step) or its ``close`` makes it durable, and
-        a power cut before then loses all of the fork, never part (docs/storage.md,
-        "Durability modes")."""
-        from claimfsm.engine.lineage import fork_revision  # loads when forking
-
-        if actor is not None:
-            check_actor(actor)
-
-        def own(copy: Revision) -> Revision:
-            return fork_revision(copy, sid, iso(self.clock.now()), profile, actor=actor)
-
-        return self.store.fork(sid, at, new_sid or self.new_sid(), then=own)
 
     # -- one step -------------------------------------------------------------------------
 
@@ -345,7 +232,7 @@ class Driver(PeopleMixin):
         except IllegalTransition as exc:
             result.envelope = Envelope.error(exc.code, exc.msg)
             return result, None
-        except _StaleRev as exc:
+        except StaleRev as exc:
             result.envelope = Envelope.error("REV_CONFLICT", str(exc))
             return result, None
         except Exception as exc:  # an apply bug: report, touch nothing
@@ -390,95 +277,7 @@ class Driver(PeopleMixin):
             self.on_step(result)
         return result
 
-    def _retry_wait(self, head: Revision, now: datetime | None = None) -> float:
-        retry = head.state.retry
-        if retry is None or retry.next_at is None or retry.state != head.fsm:
-            return 0.0
-        now = now or self.clock.now()
-        return max(0.0, (datetime.fromisoformat(retry.next_at) - now).total_seconds())
 
-    def _next_state(
-        self,
-        head: Revision,
-        env: Envelope,
-        binding: Binding,
-        tools: ToolSession | None,
-        events: list[dict[str, Any]],
-        now: datetime,
-    ) -> tuple[SessionState, str, list[dict[str, Any]]]:
-        state, fsm = head.state, head.fsm
-        spec = self._specs[fsm]
-        # Spent calls are never given back. Without tools nothing was spent: the runtime
-        # is shared with the parent (the store sees an unchanged field by identity).
-        runtime = state.runtime if tools is None else next_runtime(state.runtime, tools)
-        if env.s == "ok":
-            move = env.move()
-            if move is None:
-                raise IllegalTransition(f"{spec.skill}: ok envelope without d.sp", sid=head.sid)
-            rev, to = move
-            if rev != head.rev + 1:
-                raise _StaleRev(f"sp.rev is {rev}, expected head+1 = {head.rev + 1}")
-            self.machine.fire(fsm, to)
-            update: dict[str, Any] = {"fsm": to, "retry": None, "error": None,
-                                      "runtime": runtime}
-            if tools is not None:
-                update["policy"] = dict(tools.policy_state)
-            if to != fsm:
-                update["entry_rev"] = head.rev + 1
-            patch = binding.patch
-            if patch is not None:  # the binding's fields and the driver's: one new state
-                fields = {**state.__dict__, **patch(state, env.data, to), **update}
-            else:
-                fields = {**binding.apply(state, env.data, to).__dict__, **update}
-            # ``model_copy(update=...)`` without its copies: the values are the driver's.
-            return _state(fields), to, events
-        assert env.e is not None
-        code, msg = env.e.code, env.e.msg
-        if env.rb == "state":
-            state = entry_state(self.store, head.sid, head)
-            events = [*events, {"type": "Rollback", "rb": "state", "to": state.entry_rev}]
-        elif env.rb == "tools":
-            state = tools_restored(self.store, head.sid, head)
-            events = [*events, {"type": "Rollback", "rb": "tools", "to": state.entry_rev}]
-        policy = spec.retry
-        attempts = (state.retry.attempts if state.retry and state.retry.state == fsm else 0) + 1
-        retryable = (env.s == "retry" or code in policy.codes) and code not in LIMIT_CODES
-        if retryable and attempts < policy.max_attempts:
-            nxt = now + timedelta(seconds=policy.delay(attempts))
-            retry = RetryState(state=fsm, attempts=attempts, next_at=iso(nxt), code=code)
-            events = [*events, {"type": "RetryScheduled", "attempt": attempts, "code": code}]
-            update = {"retry": retry, "fsm": fsm, "runtime": runtime}
-            return state.model_copy(update=update), fsm, events
-        failure = self.definition.failure
-        if failure is None:
-            raise IllegalTransition(f"{code} in {fsm} and the machine has no failure state")
-        self.machine.move(fsm, failure)
-        if retryable:
-            code, msg = "RETRY_EXHAUSTED", f"{attempts} attempts in {fsm}; last: {code}: {msg}"
-        retry = RetryState(state=fsm, attempts=attempts, next_at=None, code=env.e.code)
-        failed = state.model_copy(update={"fsm": failure, "error": {"code": code, "msg": msg},
-                                          "retry": retry if retryable else None,
-                                          "entry_rev": head.rev + 1, "runtime": runtime})
-        return failed, failure, events
-
-
-# Every field the engine builds a step's state and revision from is its own, each checked:
-# built without validation (``trusted``, its look-ups done once).
-_state = builder(SessionState)
+# Every field the engine builds a step's revision from is its own, each checked: built
+# without validation (``trusted``, its look-ups done once).
 _revision = builder(Revision)
-
-
-def _started(version: str, actor: str | None = None) -> dict[str, Any]:
-    # Sessions without a version (or an actor) keep revision 0 as it always was.
-    event: dict[str, Any] = {"type": "SessionStarted"}
-    if version != UNKNOWN:
-        event["version"] = version
-    if actor is not None:
-        event["actor"] = actor
-    return event
-
-
-class _StaleRev(ClaimFsmError):
-    """The envelope's ``sp.rev`` is not head+1."""
-
-    code = ErrorCode.REV_CONFLICT

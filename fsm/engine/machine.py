@@ -2,14 +2,13 @@
 
 A :class:`MachineDef` lists states (each non-final one binds a skill and may carry a retry
 policy) and allowed moves. :meth:`MachineDef.validate` applies python-statemachine's
-definition checks; :class:`Machine` wraps a ``transitions`` machine with no auto
-transitions, so an illegal move raises :class:`IllegalTransition`.
+definition checks (:mod:`claimfsm.engine.soundness`); :class:`Machine` wraps a
+``transitions`` machine with no auto transitions, so an illegal move raises
+:class:`IllegalTransition`.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -20,6 +19,7 @@ from claimfsm._base.record import FACTORY, Record
 from claimfsm.engine.errors import IllegalTransition, MachineDefinitionError, UnknownState
 from claimfsm.engine.firing import build_engine, cached_engine, trigger_name
 from claimfsm.engine.review import ReviewInput, apply_review, route_review
+from claimfsm.engine.soundness import definition_problems, wait_problems
 
 __all__ = [
     "DEFAULT_MACHINE",
@@ -79,25 +79,7 @@ class WaitSpec(Record, frozen=True):
 
     def problems(self, name: str, targets: tuple[str, ...]) -> list[str]:
         """What is wrong with this wait in state ``name`` whose moves are ``targets``."""
-        out: list[str] = []
-        if not isinstance(self.input_model, type) or not hasattr(self.input_model,
-                                                                 "model_validate"):
-            out.append(f"wait state {name}: the input model is not a pydantic model")
-        if not self.moves:
-            out.append(f"wait state {name}: input chooses no move (moves=...)")
-        for move in self.moves:
-            if move not in targets:
-                out.append(f"wait state {name}: input move {name}->{move} is not a transition")
-        if len(self.moves) > 1 and self.route is None:
-            out.append(f"wait state {name}: {len(self.moves)} moves and no route")
-        if (self.timeout_s is None) != (self.on_timeout is None):
-            out.append(f"wait state {name}: timeout and on_timeout go together")
-        if self.timeout_s is not None and not self.timeout_s > 0:
-            out.append(f"wait state {name}: timeout must be positive")
-        if self.on_timeout is not None and self.on_timeout not in targets:
-            out.append(f"wait state {name}: on_timeout move {name}->{self.on_timeout} "
-                       "is not a transition")
-        return out
+        return wait_problems(self, name, targets)
 
 
 @dataclass(init=False, repr=False, eq=False)  # methods written once: claimfsm._base.record
@@ -166,45 +148,7 @@ class MachineDef(Record, frozen=True):
 
     def problems(self) -> list[str]:
         """Every definition problem found (empty when the machine is sound)."""
-        out: list[str] = []
-        names = self.names
-        known = set(names)
-        if len(known) != len(names):
-            dup = sorted({n for n in names if names.count(n) > 1})
-            out.append(f"duplicate states: {', '.join(dup)}")
-        if self.initial not in known:
-            out.append(f"initial state {self.initial!r} is not a declared state")
-        if self.failure is not None and self.failure not in self.finals:
-            out.append(f"failure state {self.failure!r} is not a final state")
-        if not self.finals:
-            out.append("no final state")
-        for src, dst in self.transitions:
-            for end in (src, dst):
-                if end not in known:
-                    out.append(f"transition {src}->{dst} names unknown state {end!r}")
-        if len(set(self.transitions)) != len(self.transitions):
-            out.append("duplicate transitions")
-        for spec in self.states:
-            if spec.final and self.targets(spec.name):
-                out.append(f"final state {spec.name} has outgoing transitions")
-            if spec.wait is not None:
-                if spec.skill or spec.final:
-                    out.append(f"wait state {spec.name} binds a skill or is final")
-                out.extend(spec.wait.problems(spec.name, self.targets(spec.name)))
-            elif not spec.final and not spec.skill:
-                out.append(f"non-final state {spec.name} binds no skill")
-            if spec.final and spec.skill:
-                out.append(f"final state {spec.name} binds a skill")
-        if out:
-            return out
-        reach = _reachable(self.initial, self.transitions)
-        for n in names:
-            if n not in reach:
-                out.append(f"state {n} is unreachable from {self.initial}")
-        for spec in self.states:
-            if not spec.final and not (_reachable(spec.name, self.transitions) & self.finals):
-                out.append(f"state {spec.name} cannot reach a final state (trap)")
-        return out
+        return definition_problems(self)
 
     def validate(self) -> MachineDef:
         """Raise :class:`MachineDefinitionError` listing every problem; return self."""
@@ -214,20 +158,6 @@ class MachineDef(Record, frozen=True):
                 f"machine {self.name!r} is invalid: " + "; ".join(found), problems=found
             )
         return self
-
-
-def _reachable(start: str, edges: Iterable[tuple[str, str]]) -> set[str]:
-    adj: dict[str, list[str]] = {}
-    for s, d in edges:
-        adj.setdefault(s, []).append(d)
-    seen = {start}
-    todo = deque([start])
-    while todo:
-        for nxt in adj.get(todo.popleft(), ()):
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return seen
 
 
 class Machine:

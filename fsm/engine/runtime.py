@@ -13,29 +13,25 @@ the box. ``config.sources`` sends the sources it names to HTTP backends (docs/re
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claimfsm._base.record import FACTORY, Record
-from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding, make_bindings
-from claimfsm.engine.config import EngineConfig
+from claimfsm.engine.config import EngineConfig, from_keywords
 from claimfsm.engine.driver import Driver, ToolSession, ToolsFactory
 from claimfsm.engine.lazy_tools import (
     DEFAULT_FALLBACKS,
-    LazyTools,
-    build_executor,
     default_policies,
     executor_factory,
     retrieval_mode,
 )
-from claimfsm.engine.limits import SessionLimits
 from claimfsm.engine.machine import DEFAULT_MACHINE
 from claimfsm.engine.profile import Profile, ProfileError
+from claimfsm.engine.toolset import bound_bindings, default_runtime, registered_tools
 from claimfsm.engine.version import Versioning, machine_version
 from claimfsm.skills.context import Clock
-from claimfsm.skills.tools.core import ToolDefinitionError
 from claimfsm.skills.tools.gather import ANSWERS_RESOURCE
 from claimfsm.skills.tools.index import EvidenceIndex
 from claimfsm.state.answers import Answers, open_answers
@@ -45,10 +41,6 @@ from claimfsm.state.store import StateStore
 
 if TYPE_CHECKING:  # annotations only: the modules that embed import it themselves
     from claimfsm.skills.embed import Embedder
-
-    # The tool runtime loads when a step first calls a tool (claimfsm.engine.lazy_tools).
-    from claimfsm.skills.tools.policies import ToolPolicy
-    from claimfsm.skills.tools.registry import ToolRegistry
 
 # DEFAULT_FALLBACKS, default_policies and executor_factory live in
 # claimfsm.engine.lazy_tools (how a step gets its executor) and are exported here too.
@@ -66,52 +58,6 @@ assert _SPEC is not None and _SPEC.submodule_search_locations is not None
 FIXTURES = Path(next(iter(_SPEC.submodule_search_locations)))
 DEMO_DOCS = FIXTURES / "corpus" / "demo_docs.jsonl"
 DEMO_KB = FIXTURES / "corpus" / "demo_kb.jsonl"
-
-def _lazy_tools(index: EvidenceIndex, cfg: EngineConfig,
-                resources: Mapping[str, Any] | None) -> LazyTools:
-    """The default tool runtime (the built-in tools, the default policies and
-    fallbacks), loaded by the first step that uses a tool: nothing of it is the
-    caller's, so there is nothing to check when the engine opens (the built-in tools'
-    examples are checked by the test suite)."""
-    built: list[tuple[ToolRegistry, tuple[ToolPolicy, ...]]] = []
-
-    def build(state: SessionState, clock: Clock, kwargs: dict[str, Any]) -> ToolSession:
-        if not built:
-            from claimfsm.skills.tools.registry import ToolRegistry
-
-            builtin = (*_tools_of(index, cfg), _model_tool())
-            built.append((ToolRegistry(builtin, checked=builtin), default_policies()))
-        registry, policies = built[0]
-        return build_executor(registry, state, clock, kwargs, policies, DEFAULT_FALLBACKS,
-                         resources, retrieval_mode(state))
-
-    return LazyTools(SessionLimits.build(cfg.rate_limits, cfg.concurrency), build)
-
-
-def _model_tool() -> Any:
-    from claimfsm.skills.tools.model_chat import model_tool
-
-    return model_tool()
-
-
-def _bindings(bind: Mapping[str, Sequence[str]]) -> Mapping[str, Binding]:
-    """The default bindings with ``bind``'s tools (keyed by state) given to their skills."""
-    if not bind:
-        return DEFAULT_BINDINGS
-    by_skill: dict[str, list[str]] = {}
-    for state, names in bind.items():
-        try:
-            skill = DEFAULT_MACHINE.state(state).skill
-        except KeyError:
-            skill = None
-        if skill is None:
-            known = ", ".join(s.name for s in DEFAULT_MACHINE.states if s.skill)
-            raise ToolDefinitionError(
-                ", ".join(names) or "-", f"cannot bind to state {state!r} (states: {known})"
-            )
-        by_skill.setdefault(skill, []).extend(names)
-    return make_bindings(by_skill)
-
 
 def _open_index(where: str) -> EvidenceIndex:
     # The PostgreSQL index (and its SQL) loads only for a postgresql:// location.
@@ -131,23 +77,6 @@ def seed_demo(index: EvidenceIndex) -> int:
     return report.added
 
 
-def _from_keywords(config: EngineConfig | None, options: Mapping[str, Any]) -> EngineConfig:
-    """The config the old keyword form names (deprecated; validated like any config)."""
-    import warnings
-
-    if config is not None:
-        raise TypeError("Engine.open: pass the options in config=EngineConfig(...), "
-                        "not as keywords beside it")
-    unknown = sorted(set(options) - set(EngineConfig.model_fields))
-    if unknown:
-        raise TypeError(f"Engine.open() got an unexpected keyword argument {unknown[0]!r}")
-    warnings.warn("Engine.open(db, **options) is deprecated: pass "
-                  "config=EngineConfig(**options)", DeprecationWarning, stacklevel=3)
-    # The old form took profile=None for the default; the config has no None for it.
-    given = {k: v for k, v in options.items() if not (k == "profile" and v is None)}
-    return EngineConfig(**given)
-
-
 def _load_embedder(embedder: Embedder | None) -> Embedder:
     if embedder is not None:
         return embedder
@@ -159,17 +88,6 @@ def _load_embedder(embedder: Embedder | None) -> Embedder:
                            "(pip install 'claimfsm[semantic]'); use --retrieval lexical",
                            code="SEMANTIC_UNAVAILABLE", field="retrieval")
     return found
-
-
-def _tools_of(index: EvidenceIndex, cfg: EngineConfig) -> tuple[Any, ...]:
-    """The built-in tools, with the configured sources routed to their HTTP backends."""
-    if not cfg.sources:
-        from claimfsm.skills.tools.builtin import builtin_tools
-
-        return builtin_tools(index)
-    from claimfsm.skills.tools.http.route import backends_of, routed_tools  # only when used
-
-    return routed_tools(index, backends_of(cfg.sources))
 
 
 def check_profile(profile: Profile) -> list[str]:
@@ -273,13 +191,13 @@ class Engine(Record):
         with a :class:`DeprecationWarning`.
         """
         if options:
-            config = _from_keywords(config, options)
+            config = from_keywords(config, options)
         cfg = EngineConfig.default() if config is None else config
         profile = cfg.profile
         warnings = tuple(check_profile(profile))
         embedder = _load_embedder(cfg.embedder) if profile.retrieval == "hybrid" else cfg.embedder
         bind = cfg.bind or {}
-        bindings = _bindings(bind)
+        bindings = bound_bindings(bind)
         answers: Answers | None = None
         answers_at: tuple[str | None, bool] = (None, False)  # beside the sessions
         # Nothing of the tool runtime given: it loads when a step first calls a tool.
@@ -288,7 +206,7 @@ class Engine(Record):
         if not lazy:
             from claimfsm.skills.tools.registry import ToolRegistry
 
-            registry = ToolRegistry(cfg.extra_tools)  # validate user tools before opening files
+            user = ToolRegistry(cfg.extra_tools)  # validate user tools before opening files
         if db is None:
             from claimfsm.state.memory import MemoryStore
 
@@ -310,20 +228,8 @@ class Engine(Record):
             if cfg.tools is None:
                 answers = open_answers(answers_at[0], url=answers_at[1])
                 resources = {**(resources or {}), ANSWERS_RESOURCE: answers}
-            tools: ToolsFactory
-            if lazy:
-                tools = _lazy_tools(index, cfg, resources)
-            else:
-                builtin = (*_tools_of(index, cfg), _model_tool())  # examples checked by tests
-                registry = ToolRegistry((*builtin, *registry), checked=builtin)
-                for state, names in bind.items():
-                    for name in names:
-                        if name not in registry:
-                            raise ToolDefinitionError(name,
-                                                      f"bound to {state} but not registered")
-                tools = cfg.tools or executor_factory(
-                    registry, policies=cfg.policies, rate_limits=cfg.rate_limits,
-                    concurrency=cfg.concurrency, resources=resources)
+            tools: ToolsFactory = (default_runtime(index, cfg, resources) if lazy
+                                   else registered_tools(index, cfg, user, resources))
             profiled = ProfiledTools(tools, index, embedder)
             if profile.retrieval == "hybrid":
                 profiled.ensure_dense()

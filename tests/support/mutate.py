@@ -96,9 +96,10 @@ DRIVER_TESTS = (
 TARGETS: dict[str, Target] = {
     "driver": Target(
         functions={
-            "engine.driver": ("Driver.__init__", "Driver.start", "Driver.run", "Driver.fork",
-                              "Driver.step", "Driver._step", "Driver._bind", "Driver._report",
-                              "Driver._retry_wait", "Driver._next_state"),
+            "engine.driver": ("Driver.__init__", "Driver.run", "Driver.step", "Driver._step",
+                              "Driver._bind", "Driver._report"),
+            "engine.lifecycle": ("LifecycleMixin.start", "LifecycleMixin.fork"),
+            "engine.fold": ("FoldMixin._retry_wait", "FoldMixin._next_state"),
             "engine.step": ("iso", "StepResult.committed"),
         },
         tests=DRIVER_TESTS,
@@ -106,7 +107,7 @@ TARGETS: dict[str, Target] = {
     "rollback": Target(
         functions={
             "state.rollback": ("entry_state", "tools_restored", "rewind_revision"),
-            "engine.driver": ("Driver.rollback",),
+            "engine.lifecycle": ("LifecycleMixin.rollback",),
         },
         tests=(
             "tests/state/test_rollback.py",
