@@ -17,10 +17,10 @@ from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
 from claimfsm.state.holds import timer_change, timer_of
 from claimfsm.state.lineage import check_limit, fork_mark
 from claimfsm.state.model import Revision, verdict_label
-from claimfsm.state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL, new_session, taken
 from claimfsm.state.sqlite.db import HEAD, ChainBroken, CorruptStore
 from claimfsm.state.sqlite.erase import LIVE, SQLiteErase
 from claimfsm.state.sqlite.forks import PARENT, own_revision, restamp_rows
+from claimfsm.state.sqlite.inserts import INSERT_BLOB, INSERT_ROW, LABEL, new_session, taken
 from claimfsm.state.sqlite.keys import SQLiteKeys
 from claimfsm.state.sqlite.maintenance import (
     SELECT_ROWS,
