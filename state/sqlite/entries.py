@@ -9,17 +9,23 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from claimfsm.state import codec
 from claimfsm.state.codec import CodecError
 from claimfsm.state.errors import UnknownRevision, UnknownSession
+from claimfsm.state.model import Revision
 from claimfsm.state.sqlite.core import SQLiteCore
 from claimfsm.state.sqlite.db import HEAD, CorruptStore
 from claimfsm.state.sqlite.decode import ChainDecoder, decode_rows
-from claimfsm.state.sqlite.read import AGAIN, CHAIN_ROWS, READ_ROWS, read_revision
+from claimfsm.state.sqlite.maintenance import read_rows
+from claimfsm.state.sqlite.read import AGAIN, CHAIN_ROWS, READ_ROWS, page_rows, read_revision
 from claimfsm.state.sqlite.rows import Encoded, Entry, Row, inflate
 from claimfsm.state.sqlite.shares import Share, load_shares, restamp, segment_of
+
+if TYPE_CHECKING:
+    from claimfsm.state.catalog import HistoryPage
 
 __all__ = ["SQLiteEntries"]
 
@@ -188,3 +194,40 @@ class SQLiteEntries(SQLiteCore):
         if encoded.blobs:
             for digest in encoded.blobs:
                 self._known.put(digest, True)
+
+    def history(self, sid: str) -> Sequence[Revision]:
+        """Every revision up to the current head, oldest first."""
+        session, head = self._session(sid)
+        cached = [self._entries.get((sid, rev)) for rev in range(head + 1)]
+        if all(entry is not None for entry in cached):
+            return [entry.revision for entry in cached if entry is not None]
+        if self._shares_of(session):  # a fork that shares its parent's rows
+            return [self._entry(sid, rev, session).revision for rev in range(head + 1)]
+        rows = self._read(lambda c: read_rows(c, session, 0, head))
+        return [entry.revision for entry in self._decode(sid, rows)]
+
+    def history_page(self, sid: str, start: int = 0, limit: int = 100) -> HistoryPage:
+        """Revisions ``start .. start + limit - 1``: the rows from the nearest snapshot
+        at or below ``start`` through the page's last, found by key (never the rows
+        before them)."""
+        from claimfsm.state.catalog import check_page, read_page  # loads when paging
+
+        check_page(start, limit)
+        session, head = self._session(sid)
+
+        def cached(rev: int) -> Revision | None:
+            entry = self._entries.get((sid, rev))
+            return entry.revision if entry is not None else None
+
+        def fetch(first: int, last: int) -> list[Revision]:
+            if self._shares_of(session):  # a fork that shares its parent's rows
+                return [self._entry(sid, rev, session).revision
+                        for rev in range(first, last + 1)]
+            try:
+                rows = self._read(lambda c: page_rows(c, session, first, last))
+                entries = self._decode(sid, rows, first=first)
+            except ValueError as exc:  # CodecError: no snapshot below the page, or a gap
+                raise CorruptStore(f"session {sid!r} does not decode: {exc}", sid=sid) from exc
+            return [e.revision for e in entries]
+
+        return read_page(start, limit, head, cached, fetch)
