@@ -1,6 +1,7 @@
 """Revisions by number through the caches: a session's number and head, the decoded
 entry of one revision (from the cache, a cached ancestor, the file, or a parent the fork
-shares it with), blobs by hash, and what a commit adds to the caches. The half of
+shares it with), blobs by hash, what a commit adds to the caches, and a session's
+revisions in order (``history``, its pages). The half of
 :class:`~claimfsm.state.sqlite.store.SQLiteStore` every read and commit goes through,
 on top of the connection plumbing of :class:`~claimfsm.state.sqlite.core.SQLiteCore`.
 """
