@@ -29,8 +29,9 @@ import orjson
 from claimfsm._base.sqlite_read import ReadOnlyLink
 from claimfsm.state.contract import make_revision, make_state
 from claimfsm.state.sqlite import SQLiteStore
-from claimfsm.state.sqlite.db import connect, init_schema
+from claimfsm.state.sqlite.db import connect
 from claimfsm.state.sqlite.probe import probe
+from claimfsm.state.sqlite.schema import init_schema
 
 __all__ = ["build", "measure", "run"]
 

@@ -1,10 +1,10 @@
-"""The plumbing under :class:`claimfsm.state.sqlite.store.SQLiteStore`: options, connections, the
-read and write paths, the decoded-revision and blob caches.
+"""The plumbing under :class:`claimfsm.state.sqlite.store.SQLiteStore`: options,
+connections, the read and write paths, batches, and the caches' lifetime (made, cleared,
+closed). Reads by revision through the caches are :mod:`claimfsm.state.sqlite.entries`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import threading
@@ -14,76 +14,28 @@ from typing import Any, TypeVar
 
 from claimfsm._base.errors import BadInput, ErrorCode
 from claimfsm._base.sqlite_read import ReadOnlyLink, read_mode
-from claimfsm.state import codec
-from claimfsm.state.codec import CodecError
-from claimfsm.state.errors import RevConflict, StoreError, UnknownRevision, UnknownSession
+from claimfsm.state.errors import StoreError
 from claimfsm.state.sqlite.batch import begin, end, savepoint
 from claimfsm.state.sqlite.db import (
     DURABILITY_MODES,
-    HEAD,
-    CorruptStore,
     Durability,
-    GroupCommitter,
     connect,
-    init_schema,
     is_busy,
     retrying,
     sync_wal,
     transaction,
 )
-from claimfsm.state.sqlite.decode import ChainDecoder, decode_rows
+from claimfsm.state.sqlite.group import GroupCommitter
 from claimfsm.state.sqlite.lru import Lru
 from claimfsm.state.sqlite.probe import before_writing, check_file, store_error
-from claimfsm.state.sqlite.read import AGAIN, CHAIN_ROWS, READ_ROWS, read_revision
-from claimfsm.state.sqlite.rows import Encoded, Entry, Row, inflate
-from claimfsm.state.sqlite.shares import Share, load_shares, restamp, segment_of
+from claimfsm.state.sqlite.rows import Entry
+from claimfsm.state.sqlite.schema import init_schema
+from claimfsm.state.sqlite.shares import Share
 from claimfsm.state.sqlite.writers import WriterQueue
 
-__all__ = ["INSERT_BLOB", "INSERT_ROW", "SQLiteCore", "new_session", "taken"]
+__all__ = ["SQLiteCore"]
 
 T = TypeVar("T")
-INSERT_ROW = (
-    "INSERT INTO st_revisions (k, parent_rev, kind, fsm, skill, ts, body, extra, hash)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-INSERT_BLOB = "INSERT OR IGNORE INTO st_blobs (h, z, data) VALUES (?, ?, ?)"
-#: Set a session's verdict label in the catalog (params: session id, label); see
-#: state/sqlite/catalog.py.
-LABEL = ("INSERT INTO st_catalog (id, verdict) VALUES (?, ?)"
-         " ON CONFLICT (id) DO UPDATE SET verdict = excluded.verdict")
-_CHAIN_RANGE = (
-    "SELECT k & 4294967295, parent_rev, kind, fsm, skill, ts, body, extra, hash"
-    " FROM st_revisions WHERE k BETWEEN ?1 AND ?2 ORDER BY k"
-)
-_MAX_REV = 0xFFFFFFFF
-_HEAD_OF = f"SELECT {HEAD}"
-_SESSION = (f"SELECT id, {HEAD.replace('?1', '(id << 32)')} FROM st_sessions"
-            " WHERE sid = ?")
-
-
-def taken(exc: sqlite3.IntegrityError) -> bool:
-    """Whether ``exc`` is a key already taken (the compare-and-set lost), not another
-    constraint."""
-    return "UNIQUE constraint failed" in str(exc)
-
-
-def new_session(c: sqlite3.Connection, sid: str, shares: str | None = None) -> int:
-    """Add session ``sid`` (``shares``: a shared fork's segments,
-    :func:`~claimfsm.state.sqlite.shares.dump_shares`); its number. ``sid`` is UNIQUE, so
-    the insert itself says whether the session exists (:class:`RevConflict`)."""
-    try:
-        session = c.execute("INSERT INTO st_sessions (sid, shares) VALUES (?, ?)",
-                            (sid, shares)).lastrowid
-    except sqlite3.IntegrityError as exc:
-        if not taken(exc):
-            raise
-        raise RevConflict(f"session {sid!r} already exists", sid=sid) from None
-    assert session is not None
-    return session
-
-
-def _ignore(row: Row, entry: Entry) -> None:
-    """Entries are cached by :meth:`SQLiteCore._decode` itself, sid checked first."""
 
 
 class SQLiteCore:
@@ -115,8 +67,8 @@ class SQLiteCore:
         self._window = group_window
         self._link: ReadOnlyLink | None = None
         self._conn: sqlite3.Connection | None = None
-        # The writer's cursor for :meth:`_all` (under ``_lock``): a cursor made per read
-        # costs ~1.3k instructions of a cold read's ~150k.
+        # The writer's cursor for the cold read's ``_all`` (state/sqlite/entries.py; under
+        # ``_lock``): a cursor made per read costs ~1.3k instructions of a cold read's ~150k.
         self._cursor: sqlite3.Cursor | None = None
         self._group: GroupCommitter | None = None
         self._catalog: Any = None  # the CatalogReader of the first listing
@@ -215,18 +167,6 @@ class SQLiteCore:
             except sqlite3.Error as exc:
                 raise store_error(exc, self.path) from exc
 
-    def _all(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
-        """The rows of one reading statement (:meth:`_read`'s, with fewer layers on a
-        store that holds its write connection)."""
-        with self._lock:
-            cursor = self._cursor
-            if cursor is not None and self._link is None and not self._closed:
-                try:
-                    return cursor.execute(sql, params).fetchall()
-                except sqlite3.Error:
-                    pass  # run again below, where busy is retried and errors are mapped
-        return self._read(lambda c: c.execute(sql, params).fetchall())
-
     def _write(self, fn: Callable[[sqlite3.Connection], T], *, synced: bool = True) -> T:
         """Run ``fn`` in a write transaction. ``synced=False``: in ``full``, this commit
         does not fsync the WAL (:func:`~claimfsm.state.sqlite.db.transaction`); it is
@@ -267,142 +207,6 @@ class SQLiteCore:
                 return retrying(lambda: fn(conn), self._budget)
             except sqlite3.Error as exc:
                 raise store_error(exc, self.path) from exc
-
-    def _session(self, sid: str) -> tuple[int, int]:
-        """``(session number, head)``; raises :class:`UnknownSession`."""
-        known = self._ids.get(sid)
-        if known is not None:  # session numbers never change: seek the head by key
-            found = self._read(lambda c: c.execute(_HEAD_OF, (known << 32,)).fetchone())
-            if found[0] is not None:
-                return known, found[0] & _MAX_REV
-        row = self._read(lambda c: c.execute(_SESSION, (sid,)).fetchone())
-        if row is None or row[1] is None:
-            raise UnknownSession(f"no session {sid!r}", sid=sid)
-        self._ids[sid] = row[0]
-        return row[0], row[1] & _MAX_REV
-
-    def _fetch(self, digest: str) -> bytes:
-        raw = self._blobs.get(digest)
-        if raw is not None:
-            return raw
-        row = self._read(
-            lambda c: c.execute(
-                "SELECT z, data FROM st_blobs WHERE h=?", (bytes.fromhex(digest),)
-            ).fetchone()
-        )
-        if row is None:
-            raise CodecError(f"blob {digest[:12]} is missing")
-        raw = codec.unpack_blob(row[0], row[1])
-        if hashlib.sha256(raw).hexdigest() != digest:
-            raise CodecError(f"blob {digest[:12]} does not match its hash")
-        self._blobs.put(digest, raw)
-        self._known.put(digest, True)
-        return raw
-
-    def _decode(
-        self, sid: str, rows: list[Row], start: Entry | None = None, *, every: bool = True,
-        first: int = 0,
-    ) -> list[Entry]:
-        """Entries for ``rows`` (all of them from revision ``first``, or with
-        ``every=False`` only the last)."""
-        decoder = ChainDecoder(sid) if start is None else ChainDecoder.resume(sid, start)
-        out = decode_rows(sid, decoder, rows, self._fetch, _ignore, every=every, first=first)
-        put = self._entries.put
-        for i, entry in enumerate(out):
-            if entry.revision.state.sid != sid:  # a shared prefix copied in by an erase
-                out[i] = entry = restamp(entry, sid)
-            put((sid, entry.revision.rev), entry)
-        return out
-
-    def _entry(self, sid: str, rev: int, session: int | None = None) -> Entry:
-        entries = self._entries
-        peek = entries.peek
-        if peek((sid, rev)) is not None:
-            cached = entries.get((sid, rev))
-            if cached is not None:
-                return cached
-        if session is None:
-            session = self._ids.get(sid) or self._session(sid)[0]
-        if not 0 <= rev <= _MAX_REV:  # beyond it, keys would run into the next session
-            raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
-        shared = self._shared.get(session)
-        if shared:
-            share = segment_of(shared, rev)
-            if share is not None and share.src != session:  # its parent's row: no own read
-                found = self._from_share(sid, rev, session)
-                entries.put((sid, rev), found)
-                return found
-        base = session << 32
-        if rev and entries.count():
-            # Resume from a cached ancestor when one is near (a head that moved on, a
-            # walk forward) instead of starting again at the snapshot.
-            for back in range(rev - 1, max(-1, rev - self.snapshot_every - 1), -1):
-                if peek((sid, back)) is not None:
-                    start = entries.get((sid, back))
-                    if start is not None:
-                        try:
-                            return self._resume(sid, rev, base, start)
-                        except UnknownRevision:
-                            break  # not in this session's rows: maybe its parent's
-        target = base + rev
-        try:
-            entry = read_revision(sid, rev, target, self._all(READ_ROWS, (base, target)),
-                                  self._fetch)
-            if entry is AGAIN:
-                entry = read_revision(sid, rev, target, self._all(CHAIN_ROWS, (base, target)),
-                                      self._fetch)
-        except (ValueError, TypeError, KeyError) as exc:  # CodecError, or rows of wrong types
-            raise CorruptStore(f"session {sid!r} does not decode: {exc}", sid=sid) from exc
-        if not isinstance(entry, Entry):
-            entry = self._from_share(sid, rev, session)
-        elif entry.revision.state.sid != sid:  # a shared prefix copied in by an erase
-            entry = restamp(entry, sid)
-        entries.put((sid, rev), entry)
-        return entry
-
-    def _shares_of(self, session: int, fresh: bool = False) -> tuple[Share, ...]:
-        """The segments session number ``session`` shares (``fresh``: read again, after
-        another process erased a parent)."""
-        known = None if fresh else self._shared.get(session)
-        if known is None:
-            try:
-                known = self._read(lambda c: load_shares(c, session))
-            except ValueError as exc:  # CodecError: the column was damaged
-                raise CorruptStore(f"session number {session}: {exc}") from exc
-            self._shared[session] = known
-        return known
-
-    def _from_share(self, sid: str, rev: int, session: int) -> Entry:
-        """Revision ``rev`` of a fork that shares it with a parent, under the fork's sid."""
-        for fresh in (False, True):
-            share = segment_of(self._shares_of(session, fresh), rev)
-            if share is None:
-                break
-            try:
-                return restamp(self._entry(share.sid, rev, share.src), sid)
-            except UnknownRevision:
-                continue  # its parent erased since: the rows are the fork's own now
-        raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
-
-    def _resume(self, sid: str, rev: int, base: int, start: Entry) -> Entry:
-        bounds = (base + start.revision.rev + 1, base + rev)
-        rows = inflate(self._read(lambda c: c.execute(_CHAIN_RANGE, bounds).fetchall()))
-        if not rows or rows[-1][0] != rev:
-            raise UnknownRevision(f"session {sid!r} has no revision {rev}", sid=sid, rev=rev)
-        return self._decode(sid, rows, start, every=False)[-1]
-
-    def _new_blobs(self, encoded: Encoded) -> list[tuple[bytes, int, bytes]]:
-        return [
-            (bytes.fromhex(h), *codec.pack_blob(raw))
-            for h, raw in encoded.blobs.items()
-            if h not in self._known
-        ]
-
-    def _remember(self, sid: str, encoded: Encoded) -> None:
-        self._entries.put((sid, encoded.row[0]), encoded.entry)
-        if encoded.blobs:
-            for digest in encoded.blobs:
-                self._known.put(digest, True)
 
     @contextmanager
     def batch(self) -> Iterator[object]:

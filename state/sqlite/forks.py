@@ -7,7 +7,7 @@ partial index on ``parent`` makes a session's forks one seek. Ordinary steps wri
 nothing here.
 
 A file from before the index gets the columns on its first writable open
-(:func:`claimfsm.state.sqlite.db.init_schema`) and ``forks = fill`` in ``st_meta`` when it
+(:func:`claimfsm.state.sqlite.schema.init_schema`) and ``forks = fill`` in ``st_meta`` when it
 holds sessions; the first lookup that may write reads every head once to fill them. A
 file read-only and still without them is scanned (:func:`~claimfsm.state.lineage.scan_forks`).
 

@@ -15,7 +15,8 @@ import orjson
 from claimfsm.state import codec, envref
 from claimfsm.state.codec import STATE_FIELDS, CodecError
 from claimfsm.state.sqlite.decode import ChainDecoder
-from claimfsm.state.sqlite.rows import BASED, DELTA, SNAPSHOT, Row, inflate, small_op
+from claimfsm.state.sqlite.fields import small_op
+from claimfsm.state.sqlite.rows import BASED, DELTA, SNAPSHOT, Row, inflate
 from claimfsm.state.store import ChainCheck
 
 __all__ = [

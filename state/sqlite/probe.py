@@ -40,7 +40,7 @@ Kind = Literal["missing", "empty", "claimfsm", "foreign"]
 
 KNOWN_SCHEMAS = tuple(str(v) for v in range(1, int(SCHEMA_VERSION) + 1))
 """The ``st_meta`` schema versions this claimfsm reads (older ones are upgraded on the
-first writable open; see state/sqlite/db.py)."""
+first writable open; see state/sqlite/schema.py)."""
 
 _MAGIC = b"SQLite format 3\x00"
 

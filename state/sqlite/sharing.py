@@ -12,8 +12,9 @@ from claimfsm.state.errors import UnknownRevision
 from claimfsm.state.holds import timer_of
 from claimfsm.state.lineage import fork_mark
 from claimfsm.state.model import Revision, verdict_label
-from claimfsm.state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL, SQLiteCore, new_session
+from claimfsm.state.sqlite.entries import SQLiteEntries
 from claimfsm.state.sqlite.forks import PARENT
+from claimfsm.state.sqlite.inserts import INSERT_BLOB, INSERT_ROW, LABEL, new_session
 from claimfsm.state.sqlite.maintenance import read_rows, verify_rows
 from claimfsm.state.sqlite.rows import bound, encode_revision
 from claimfsm.state.sqlite.shares import dump_shares, restamp, segments_for, verify_shared
@@ -23,7 +24,7 @@ from claimfsm.state.store import ChainCheck, StateStore
 __all__ = ["SQLiteSharing"]
 
 
-class SQLiteSharing(SQLiteCore):
+class SQLiteSharing(SQLiteEntries):
     """Shared forks (see :meth:`SQLiteStore.fork
     <claimfsm.state.sqlite.store.SQLiteStore.fork>`)."""
 

@@ -10,34 +10,23 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
 
-from claimfsm.state import codec
 from claimfsm.state.errors import RevConflict, UnknownRevision, UnknownSession
 from claimfsm.state.holds import timer_change, timer_of
-from claimfsm.state.lineage import check_limit, fork_mark
+from claimfsm.state.lineage import fork_mark
 from claimfsm.state.model import Revision, verdict_label
-from claimfsm.state.sqlite.core import INSERT_BLOB, INSERT_ROW, LABEL, new_session, taken
-from claimfsm.state.sqlite.db import HEAD, ChainBroken, CorruptStore
+from claimfsm.state.sqlite.copying import SQLiteCopying
+from claimfsm.state.sqlite.db import HEAD
 from claimfsm.state.sqlite.erase import LIVE, SQLiteErase
-from claimfsm.state.sqlite.forks import PARENT, own_revision, restamp_rows
+from claimfsm.state.sqlite.forks import PARENT
+from claimfsm.state.sqlite.inserts import INSERT_BLOB, INSERT_ROW, LABEL, new_session, taken
 from claimfsm.state.sqlite.keys import SQLiteKeys
-from claimfsm.state.sqlite.maintenance import (
-    SELECT_ROWS,
-    compact_rows,
-    prune_blobs,
-    read_rows,
-    verify_rows,
-)
-from claimfsm.state.sqlite.read import page_rows
-from claimfsm.state.sqlite.rows import SNAPSHOT, bind_ts, bound, encode_revision, inflate
+from claimfsm.state.sqlite.listings import SQLiteListings
+from claimfsm.state.sqlite.maintenance import compact_rows, prune_blobs, read_rows, verify_rows
+from claimfsm.state.sqlite.rows import bound, encode_revision
 from claimfsm.state.sqlite.sharing import SQLiteSharing
 from claimfsm.state.sqlite.timers import timer_params
 from claimfsm.state.store import ChainCheck, CompactReport, StateStore
-
-if TYPE_CHECKING:
-    from claimfsm.state.catalog import HistoryPage, SummaryPage, SummaryQuery
-    from claimfsm.state.queue import WaitingPage, WaitingQuery
 
 __all__ = ["SQLiteStore"]
 
@@ -48,7 +37,8 @@ _INSERT_NEXT = INSERT_ROW.replace(
     " WHERE EXISTS (SELECT 1 FROM st_revisions WHERE k = ?1 - 1)")
 
 
-class SQLiteStore(SQLiteKeys, SQLiteErase, SQLiteSharing, StateStore):
+class SQLiteStore(SQLiteKeys, SQLiteErase, SQLiteSharing, SQLiteCopying, SQLiteListings,
+                  StateStore):
     """Revision store in one SQLite file; safe across threads and processes.
 
     ``durability``: ``"full"`` (fsync per commit), ``"normal"`` (WAL, fsync at
@@ -168,90 +158,11 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, SQLiteSharing, StateStore):
         """One revision; revisions never change, so the cache is always valid."""
         return self._entry(sid, rev).revision
 
-    def history(self, sid: str) -> Sequence[Revision]:
-        """Every revision up to the current head, oldest first."""
-        session, head = self._session(sid)
-        cached = [self._entries.get((sid, rev)) for rev in range(head + 1)]
-        if all(entry is not None for entry in cached):
-            return [entry.revision for entry in cached if entry is not None]
-        if self._shares_of(session):  # a fork that shares its parent's rows
-            return [self._entry(sid, rev, session).revision for rev in range(head + 1)]
-        rows = self._read(lambda c: read_rows(c, session, 0, head))
-        return [entry.revision for entry in self._decode(sid, rows)]
-
-    def history_page(self, sid: str, start: int = 0, limit: int = 100) -> HistoryPage:
-        """Revisions ``start .. start + limit - 1``: the rows from the nearest snapshot
-        at or below ``start`` through the page's last, found by key (never the rows
-        before them)."""
-        from claimfsm.state.catalog import check_page, read_page  # loads when paging
-
-        check_page(start, limit)
-        session, head = self._session(sid)
-
-        def cached(rev: int) -> Revision | None:
-            entry = self._entries.get((sid, rev))
-            return entry.revision if entry is not None else None
-
-        def fetch(first: int, last: int) -> list[Revision]:
-            if self._shares_of(session):  # a fork that shares its parent's rows
-                return [self._entry(sid, rev, session).revision
-                        for rev in range(first, last + 1)]
-            try:
-                rows = self._read(lambda c: page_rows(c, session, first, last))
-                entries = self._decode(sid, rows, first=first)
-            except ValueError as exc:  # CodecError: no snapshot below the page, or a gap
-                raise CorruptStore(f"session {sid!r} does not decode: {exc}", sid=sid) from exc
-            return [e.revision for e in entries]
-
-        return read_page(start, limit, head, cached, fetch)
-
     def sessions(self) -> Sequence[str]:
         """Session ids in creation order."""
         rows = self._read(lambda c: c.execute(
             f"SELECT sid FROM st_sessions s WHERE {LIVE} ORDER BY id").fetchall())
         return [sid for (sid,) in rows]
-
-    def summaries(self, query: SummaryQuery) -> SummaryPage:
-        """A page of session summaries from the catalog (one indexed query)."""
-        if self._catalog is None:
-            from claimfsm.state.sqlite.catalog import CatalogReader  # loads when listing
-
-            self._catalog = CatalogReader(
-                read=self._read, write=self._write, head=self.head,
-                first=lambda sid: self.get(sid, 0), sessions=self.sessions,
-                readonly=self._conn is None)  # until a write opened the file for writing
-        page: SummaryPage = self._catalog.page(query)
-        return page
-
-    def forks(self, sid: str, limit: int = 100) -> list[dict[str, Any]]:
-        """The forks of ``sid`` from the index on ``st_catalog.parent``
-        (state/sqlite/forks.py)."""
-        from claimfsm.state.sqlite.forks import forks_page  # loads when asked
-
-        return forks_page(self._read, None if self._conn is None else self._write,
-                          self.sessions, self.heads, sid, check_limit(limit))
-
-    def due(self, now: str, limit: int = 1000) -> list[str]:
-        """Sessions due at ``now``, from the index on due time (state/sqlite/timers.py)."""
-        from claimfsm.state.sqlite.timers import due_page  # loads when ticking
-
-        return due_page(self._read, self._write, self.head, self.sessions,
-                        self._conn is None, now, limit)
-
-    def waiting(self, query: WaitingQuery) -> WaitingPage:
-        """A page of the review queue from ``st_timers`` (state/sqlite/queue.py)."""
-        from claimfsm.state.catalog import SummaryQuery
-        from claimfsm.state.queue import scan_waiting
-        from claimfsm.state.sqlite.queue import has_timers, waiting_page  # loads when queued
-        from claimfsm.state.sqlite.timers import ready
-
-        if self._catalog is None or not self._catalog.ready:
-            self.summaries(SummaryQuery(limit=1))  # fills an old file's catalog once
-        if (not self._read(has_timers) or not self._catalog or not self._catalog.ready
-                or not ready(self._read, self._write, self.head, self.readonly)):
-            return scan_waiting(self.sessions(), self.head, query)  # read-only, from before
-        return waiting_page(self._read, None if self._conn is None else self._write,
-                            lambda sid: self.get(sid, 0), query)
 
     def fork(self, sid: str, at: int, new_sid: str, *,
              then: Callable[[Revision], Revision] | None = None) -> Revision:
@@ -272,66 +183,7 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, SQLiteSharing, StateStore):
         chained onto the parent's revision ``at``."""
         if then is not None:
             return self._fork_shared(sid, at, new_sid, then)
-        session = self._ids.get(sid)
-        source = self._entries.get((sid, at))
-        if session is None or source is None:
-            # Unless revision ``at`` is cached (revisions are never deleted, so it still
-            # exists), the head says whether it does.
-            session, head = self._session(sid)
-            if not 0 <= at <= head:
-                raise UnknownRevision(f"session {sid!r} has no revision {at}", sid=sid, rev=at)
-        base = session << 32
-        stored = self._read(lambda c: c.execute(SELECT_ROWS, (base, base + at)).fetchall())
-        if len(stored) != at + 1:  # erased since its head was read
-            raise UnknownRevision(f"session {sid!r} has no revision {at}", sid=sid, rev=at)
-        try:
-            # One pass checks the rows, re-chains them and decodes the copy's revisions 0
-            # and ``at`` (from the source's entry when cached): nothing is read back.
-            copies = restamp_rows(inflate(stored), sid, new_sid, fetch=self._fetch,
-                                  head=None if source is None else source.revision)
-        except (ValueError, TypeError, KeyError) as exc:  # CodecError, or rows of wrong types
-            raise ChainBroken(str(exc), sid=sid) from exc
-        # Deltas and ``extra`` are copied as stored (packed or not: hashes are over the
-        # canonical bytes); only snapshots, which carry the sid, are packed anew.
-        # So is ``ts`` (packed or text, :mod:`claimfsm.state.sqlite.stamp`).
-        params = [(r[0], *r[1:5], bind_ts(raw[5]),
-                   bytearray(codec.pack_row(r[6], snapshot=True))
-                   if r[2] == SNAPSHOT else bytearray(raw[6]), bytearray(raw[7]),
-                   bytearray(r[8])) for r, raw in zip(copies.rows, stored, strict=True)]
-        copied = copies.last
-        assert copied is not None  # restamp_rows builds it when given ``fetch``
-        revision = copied.revision
-        own = None if then is None else own_revision(then(revision), copied,
-                                                     self.snapshot_every)
-        last = revision if own is None else own.revision
-        label = verdict_label(last.state.verdict)
-        timer = timer_of(last.state)
-        blobs = self._new_blobs(own.encoded) if own is not None and own.encoded.blobs else None
-        if own is not None:
-            params.append((own.revision.rev, *own.params))  # the copy's rows, then its own
-
-        def insert(c: sqlite3.Connection) -> int:
-            target = new_session(c, new_sid)
-            if blobs:
-                c.executemany(INSERT_BLOB, blobs)
-            c.executemany(INSERT_ROW, [((target << 32) + p[0], *p[1:]) for p in params])
-            if own is not None and own.mark is not None:
-                c.execute(PARENT, (target, *own.mark))
-            if label is not None:
-                c.execute(LABEL, (target, label))
-            if timer is not None:
-                c.execute(*timer_params(target, timer))
-            return target
-
-        self._ids[new_sid] = self._write(insert, synced=False)
-        if copies.first is not None:
-            # Running a fork reads its revision 0 (the machine version it started on).
-            self._entries.put((new_sid, 0), copies.first)
-        self._entries.put((new_sid, at), copied)
-        if own is None:
-            return revision
-        self._remember(new_sid, own.encoded)
-        return own.revision
+        return self._fork_copied(sid, at, new_sid, then)
 
     # -- integrity and maintenance ----------------------------------------------------
 

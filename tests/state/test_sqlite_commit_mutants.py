@@ -2,8 +2,8 @@
 a lost compare-and-set between two stores of one file, the verdict catalog kept in the
 same transaction, a busy database waited out, SQLite's other errors mapped to the store's,
 and every committed revision read back cold. Each test kills mutants of
-state/sqlite/store.py and core.py that the store's contract tests let live
-(`make mutate`, docs/testing.md)."""
+state/sqlite/store.py, inserts.py, core.py and entries.py that the store's contract tests
+let live (`make mutate`, docs/testing.md)."""
 
 from __future__ import annotations
 

@@ -120,9 +120,10 @@ TARGETS: dict[str, Target] = {
     "sqlite-commit": Target(
         functions={
             "state.sqlite.store": ("SQLiteStore.create", "SQLiteStore.commit"),
-            "state.sqlite.core": ("taken", "new_session", "SQLiteCore._write",
-                                  "SQLiteCore._write_one", "SQLiteCore._session",
-                                  "SQLiteCore._new_blobs", "SQLiteCore._remember"),
+            "state.sqlite.inserts": ("taken", "new_session"),
+            "state.sqlite.core": ("SQLiteCore._write", "SQLiteCore._write_one"),
+            "state.sqlite.entries": ("SQLiteEntries._session", "SQLiteEntries._new_blobs",
+                                     "SQLiteEntries._remember"),
         },
         tests=(
             "tests/state/test_store_sqlite.py",
