@@ -37,92 +37,17 @@ from typing import Any, Literal, TypeVar
 
 from claimfsm._base.codes import ErrorCode
 from claimfsm._base.sqlite import SQLiteFileError, os_failure
+from claimfsm._base.sqlite_watch import Signature, Watch, signature
 
 __all__ = ["Mode", "ReadOnlyLink", "Signature", "connect_writer", "read_mode", "signature"]
 
 T = TypeVar("T")
 Mode = Literal["shared", "main", "copy", "plain"]
-Signature = tuple[tuple[int, int, int] | None, ...]
-"""``(st_ino, st_size, st_mtime_ns)`` of the file, its ``-wal`` and its ``-shm`` (``None``
-for one that is not there): what a reader compares to notice a writer."""
 
 # How often one read is run again because a writer changed the files under it before the
 # link gives up (each retry opens the files afresh).
 _ATTEMPTS = 20
 _WAL_MODE = 2  # byte 18 of the header: 1 rollback journal, 2 WAL
-
-
-def _stat(path: str) -> tuple[int, int, int] | None:
-    # ``access`` first: a missing -wal or -shm (the usual case) costs no exception.
-    if not os.access(path, os.F_OK):
-        return None
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
-
-
-class _Watch:
-    """The files of a ``main``-mode read as they were seen before it opened, compared
-    after every read through descriptors held open: an ``fstat`` of the main file (and
-    of the empty WAL, if one was there) and an ``access`` for a WAL appearing. On this
-    VM a ``stat`` by path costs ~3.5 µs against ~1.2 for an ``fstat``, and the check runs
-    after every read. A file deleted or renamed away shows no links (``st_nlink`` 0); a
-    file renamed away and kept under another name is read on where it is, as SQLite's
-    own connections do."""
-
-    __slots__ = ("_main", "_size", "_time", "_wal", "_wal_path", "_wal_seen")
-
-    def __init__(self, path: str, seen: Signature) -> None:
-        self._wal_path = f"{path}-wal"
-        self._main = self._wal = -1
-        main, wal = seen[0], seen[1]
-        self._size, self._time = (main[1], main[2]) if main is not None else (-1, -1)
-        self._wal_seen = wal
-        try:
-            self._main = _descriptor(path, main)
-            if wal is not None:
-                self._wal = _descriptor(self._wal_path, wal)
-        except OSError:
-            self.close()  # gone or changed meanwhile: :meth:`moved` says so
-
-    def moved(self) -> bool:
-        """Whether the files changed since they were seen (the read is run again)."""
-        if self._main < 0:
-            return True
-        st = os.fstat(self._main)
-        if st.st_mtime_ns != self._time or st.st_size != self._size or not st.st_nlink:
-            return True
-        if self._wal_seen is None:
-            return os.access(self._wal_path, os.F_OK)
-        if self._wal < 0:
-            return True
-        st = os.fstat(self._wal)
-        return (not st.st_nlink or st.st_size != self._wal_seen[1]
-                or st.st_mtime_ns != self._wal_seen[2])
-
-    def close(self) -> None:
-        """Close the descriptors (idempotent)."""
-        for fd in (self._main, self._wal):
-            if fd >= 0:
-                os.close(fd)
-        self._main = self._wal = -1
-
-
-def _descriptor(path: str, seen: tuple[int, int, int] | None) -> int:
-    """A read-only descriptor of ``path``, or ``OSError`` when it is not the file
-    ``seen`` (another inode, or none was seen)."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    if seen is None or os.fstat(fd).st_ino != seen[0]:
-        os.close(fd)
-        raise FileNotFoundError(path)
-    return fd
-
-
-def signature(path: str) -> Signature:
-    """The :data:`Signature` of ``path`` now."""
-    return _stat(path), _stat(f"{path}-wal"), _stat(f"{path}-shm")
 
 
 def read_mode(path: str, seen: Signature | None = None, *, private: bool = False) -> Mode:
@@ -218,7 +143,7 @@ class ReadOnlyLink:
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._seen: Signature = (None, None, None)
-        self._watch: _Watch | None = None
+        self._watch: Watch | None = None
         self.mode: Mode = "main"
         self.on_release: Callable[[], None] | None = None
         self._copy: str | None = None
@@ -323,7 +248,7 @@ class ReadOnlyLink:
             conn.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
             self._conn, self._seen = conn, seen
             if self.mode == "main":
-                self._watch = _Watch(self.path, seen)
+                self._watch = Watch(self.path, seen)
             return
         raise SQLiteFileError(f"--db: {self.path} kept changing while it was opened",
                               code=ErrorCode.STORE_BUSY, field="db")

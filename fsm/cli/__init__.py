@@ -1,5 +1,5 @@
 """The ``claimfsm`` command line: one module per group of commands (sessions in
-``main``, record/replay/export, eval, train, bench/fsck/compact, docs), options shared in
+``main``, record/replay/export, eval, train, bench, fsck/compact, docs), options shared in
 ``common``.
 
 The top of the layering: it may import every other part of fsm (core, replay, testing,

@@ -24,16 +24,16 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
-from claimfsm.engine.driver import Driver, StepResult, ToolsFactory
+from claimfsm.engine.driver import Driver, ToolsFactory
 from claimfsm.engine.errors import ClaimFsmError
 from claimfsm.engine.machine import DEFAULT_MACHINE, MachineDef
 from claimfsm.engine.migrate import MIGRATE, cross
 from claimfsm.engine.runtime import seed_demo
 from claimfsm.engine.version import UNKNOWN, Versioning, machine_version
-from claimfsm.replay.diff import first_diff
+from claimfsm.replay.compare import Chain, compare_step, divergence_at
 from claimfsm.replay.people import replay_person
 from claimfsm.replay.record import (
     End,
@@ -46,10 +46,8 @@ from claimfsm.replay.record import (
     Summary,
 )
 from claimfsm.replay.report import MODES, Divergence, Mode, Outcome, ReplayReport
-from claimfsm.replay.seal import HashChain
 from claimfsm.replay.store import ReplayStore
 from claimfsm.replay.tools import CallSource, RecordedTools, ReplayClock, runtime_from_info
-from claimfsm.skills.envelope import dumps
 from claimfsm.skills.tools.index import EvidenceIndex
 from claimfsm.state.errors import StoreError
 from claimfsm.state.memory import MemoryStore
@@ -169,25 +167,6 @@ def _check_fits(record: Replayable, machine: MachineDef) -> None:
                           source=record.source)
 
 
-class _Chain:
-    """The chain hashes of the replayed revisions against the record's ``h`` (format 2,
-    strict and tools mode; live tools make other events, so another chain)."""
-
-    def __init__(self, on: bool) -> None:
-        self.on = on
-        self.hashes = HashChain()
-
-    def check(self, n: int, head: Revision, rev: Revision, h: str | None,
-              skill: str | None) -> Divergence | None:
-        if not self.on or h is None:
-            return None
-        actual = self.hashes.add(rev)
-        if actual == h:
-            return None
-        self.on = False  # one chain broken: the later hashes all differ
-        return _div(n, head, skill, "HASH_MISMATCH", "h", h, actual)
-
-
 def _run(
     record: Replayable, mode: Mode, store: StateStore, machine: MachineDef,
     bindings: Mapping[str, Binding],
@@ -209,7 +188,7 @@ def _run(
                          version=header.version or UNKNOWN, actor=header.actor)
     sid = first.sid
     finals = machine.finals
-    chain = _Chain(mode != "live" and header.h is not None)
+    chain = Chain(mode != "live" and header.h is not None)
     divergence = chain.check(1, first, first, header.h, None)
     steps = 0
     n = 1
@@ -220,7 +199,8 @@ def _run(
             rev, problem = replay_person(driver, head, entry, clock.current)
             if problem is not None or rev is None:
                 problem = problem or ("act", entry.act, None)
-                divergence = divergence or _div(n, head, None, "COMMIT_MISMATCH", *problem)
+                divergence = divergence or divergence_at(n, head, None, "COMMIT_MISMATCH",
+                                                         *problem)
                 break
             if divergence is None:
                 divergence = chain.check(n, head, rev, entry.h, None)
@@ -229,15 +209,15 @@ def _run(
             try:
                 rev = driver.rollback(sid, entry.to, reopen=entry.reopen, actor=entry.actor)
             except (StoreError, ClaimFsmError) as exc:
-                divergence = divergence or _div(n, head, None, "COMMIT_MISMATCH", "to",
-                                                entry.to, exc.code)
+                divergence = divergence or divergence_at(n, head, None, "COMMIT_MISMATCH",
+                                                         "to", entry.to, exc.code)
                 break
             if divergence is None:
                 divergence = chain.check(n, head, rev, entry.h, None)
             continue
         if head.fsm in finals:
-            divergence = divergence or _div(n, head, entry.skill, "SESSION_ENDED", "before",
-                                            entry.before, head.fsm)
+            divergence = divergence or divergence_at(n, head, entry.skill, "SESSION_ENDED",
+                                                     "before", entry.before, head.fsm)
             break
         if recorded is not None:
             recorded.load(entry)
@@ -247,7 +227,7 @@ def _run(
             result = driver.step(sid, actor=entry.actor)
         steps += 1
         if divergence is None:
-            divergence = _compare(n, head, entry, result, recorded, strict=mode == "strict")
+            divergence = compare_step(n, head, entry, result, recorded, strict=mode == "strict")
             if divergence is None and result.revision is not None:
                 divergence = chain.check(n, head, result.revision, entry.h, entry.skill)
             if divergence is not None and recorded is not None:
@@ -264,62 +244,12 @@ def _run(
                                ("end.rev", expected.rev, actual.rev),
                                ("end.verdict", expected.verdict, actual.verdict)):
             if exp != act:
-                divergence = _div(n, head, None, "END_MISMATCH", path, exp, act)
+                divergence = divergence_at(n, head, None, "END_MISMATCH", path, exp, act)
                 break
     return ReplayReport(source=record.source, mode=mode, sid=sid, steps=steps,
                         ok=divergence is None, divergence=divergence, expected=expected,
                         actual=actual, verdict_changed=expected.verdict != actual.verdict,
                         format=header.format, verified=record.verified)
-
-
-def _div(n: int, head: Revision, skill: str | None, kind: str, path: str, expected: Any,
-         actual: Any) -> Divergence:
-    return Divergence(step=n - 1, line=n, state=head.fsm, skill=skill, kind=kind, path=path,
-                      expected=expected, actual=actual)
-
-
-def _compare(n: int, head: Revision, entry: Step, result: StepResult,
-             recorded: RecordedTools | None, *, strict: bool) -> Divergence | None:
-    # What the line says the step was: its state and skill are the replay's own.
-    for field, said, did in (("before", entry.before, head.fsm),
-                             ("skill", entry.skill, result.skill)):
-        if said != did:
-            return _div(n, head, entry.skill, "STEP_MISMATCH", field, said, did)
-    # The input first: a binding that builds it differently is the cause of whatever
-    # follows, so it is the divergence to report.
-    if dumps(entry.input) != dumps(result.input):
-        found = first_diff(entry.input, result.input, "input")
-        path, exp, act = found if found is not None else ("input", entry.input, result.input)
-        return _div(n, head, entry.skill, "INPUT_MISMATCH", path, exp, act)
-    if recorded is not None and recorded.unrecorded:
-        miss = recorded.unrecorded[0]
-        exp = None if miss.expected is None else {"tool": miss.expected.tool,
-                                                  "args": miss.expected.args}
-        return _div(n, head, entry.skill, "UNRECORDED_TOOL_CALL", f"calls[{miss.index}]",
-                    exp, miss.call)
-    actual_bytes = result.envelope.to_json()
-    if dumps(entry.envelope) != actual_bytes:
-        found = first_diff(entry.envelope, result.envelope.to_dict())
-        path, exp, act = found if found is not None else ("(root)", entry.envelope,
-                                                          result.envelope.to_dict())
-        return _div(n, head, entry.skill, "ENVELOPE_MISMATCH", path, exp, act)
-    if strict and recorded is not None and recorded.queue:
-        left = recorded.queue[0]
-        return _div(n, head, entry.skill, "MISSING_TOOL_CALL", f"calls[{recorded.made}]",
-                    {"tool": left.tool, "args": left.args}, None)
-    if result.committed != entry.committed or result.after != entry.after:
-        return _div(n, head, entry.skill, "COMMIT_MISMATCH", "after",
-                    f"{entry.after} (committed={entry.committed})",
-                    f"{result.after} (committed={result.committed})")
-    rev = result.revision
-    if rev is not None:
-        for name, line_value, value in (("policy", entry.policy, rev.state.policy),
-                                        ("runtime", entry.runtime, rev.state.runtime)):
-            if line_value is not None and dumps(line_value) != dumps(value):
-                found = first_diff(line_value, value, name)
-                path, exp, act = found if found is not None else (name, line_value, value)
-                return _div(n, head, entry.skill, "STATE_MISMATCH", path, exp, act)
-    return None
 
 
 def _finish(driver: Driver, sid: str, clock: ReplayClock, recorded: RecordedTools | None,

@@ -1,6 +1,7 @@
 """Writing records: the recorder (the driver's ``on_step`` hook) and the export of a
 stored session, which rebuilds the same lines from its revisions, each line with its
-revision's chain hash and sealed (:mod:`claimfsm.replay.seal`).
+revision's chain hash and sealed (:mod:`claimfsm.replay.seal`); the line each kind of
+revision makes is :mod:`claimfsm.replay.entries`'s.
 """
 
 from __future__ import annotations
@@ -15,25 +16,21 @@ from claimfsm.engine.bindings import DEFAULT_BINDINGS, Binding
 from claimfsm.engine.driver import StepResult
 from claimfsm.engine.errors import ClaimFsmError, ErrorCode
 from claimfsm.engine.machine import DEFAULT_MACHINE
-from claimfsm.engine.migrate import MIGRATE
 from claimfsm.engine.people import ACTOR
-from claimfsm.engine.version import CROSSINGS, started_version
+from claimfsm.engine.version import started_version
+from claimfsm.replay.entries import actor_of, end_of, entry_of, rewind_of, tool_events
 from claimfsm.replay.people import person_of
 from claimfsm.replay.record import (
     FORMAT_VERSION,
-    End,
     Entry,
     Header,
     Record,
-    RecordError,
-    Rewind,
     Step,
     encode_line,
     engine_version,
     read_record,
 )
 from claimfsm.replay.seal import HashChain
-from claimfsm.skills.context import ToolCall
 from claimfsm.state.model import Revision
 from claimfsm.state.store import StateStore
 
@@ -51,12 +48,6 @@ __all__ = [
     "tool_events",
     "tools_info",
 ]
-
-# Events the driver adds to a step's revision after the tool runtime's own: a replay
-# makes them again (the actor's from the line's ``actor``), so a record holds only the
-# others.
-_DRIVER_EVENTS = frozenset({"ToolCalls", "LimitExceeded", "Rollback", "RetryScheduled",
-                            "Migrated", "VersionContinued", "Waiting", ACTOR})
 
 
 class RecordWriteError(ClaimFsmError):
@@ -96,18 +87,7 @@ def header_for(first: Revision, tools: dict[str, Any] | None, machine: str,
     return Header(format=FORMAT_VERSION, engine=engine_version(), machine=machine,
                   sid=first.sid, claim=first.state.claim, config=dict(first.state.config),
                   ts=first.ts, tools=tools, h=h, version=started_version(first.events),
-                  actor=_actor(first.events, "SessionStarted"))
-
-
-def _actor(events: list[dict[str, Any]], kind: str) -> str | None:
-    # Who started, stepped or rewound the session, when an API key's name was recorded.
-    actor = next((e.get("actor") for e in events if e.get("type") == kind), None)
-    return actor if isinstance(actor, str) else None
-
-
-def tool_events(rev: Revision) -> list[dict[str, Any]]:
-    """The tool runtime's events of revision ``rev`` (the driver's own left out)."""
-    return [e for e in rev.events if e.get("type") not in _DRIVER_EVENTS]
+                  actor=actor_of(first.events, "SessionStarted"))
 
 
 def step_from_result(result: StepResult, head: int, h: str | None = None) -> Step:
@@ -121,12 +101,7 @@ def step_from_result(result: StepResult, head: int, h: str | None = None) -> Ste
                 envelope=result.envelope.to_dict(),
                 policy=None if rev is None else dict(rev.state.policy),
                 runtime=None if rev is None else dict(rev.state.runtime), h=h,
-                actor=None if rev is None else _actor(rev.events, ACTOR))
-
-
-def _end_for(rev: Revision, h: str | None) -> End:
-    verdict = rev.state.verdict.get("label") if rev.state.verdict else None
-    return End(rev=rev.rev, fsm=rev.fsm, verdict=verdict, h=h)
+                actor=None if rev is None else actor_of(rev.events, ACTOR))
 
 
 class Recorder:
@@ -195,7 +170,7 @@ class Recorder:
         if self.ended:
             raise RecordWriteError(f"{self.path}: the record has its end line; a rewind "
                                    "after it starts a new record")
-        line = _rewind_of(revision, self.chain.add(revision))
+        line = rewind_of(revision, self.chain.add(revision))
         self.head = revision.rev
         self._write(encode_line(line))
 
@@ -211,14 +186,14 @@ class Recorder:
         self.head = revision.rev
         out = encode_line(line)
         if revision.fsm in self.finals:
-            out += encode_line(_end_for(revision, self.chain.last))
+            out += encode_line(end_of(revision, self.chain.last))
             self.ended = True
         self._write(out)
 
     def end(self, revision: Revision) -> None:
         """Write the end line for ``revision``, the final head (the recorder writes it by
         itself after a step reaching one of ``finals``)."""
-        self._write(encode_line(_end_for(revision, self.chain.last)))
+        self._write(encode_line(end_of(revision, self.chain.last)))
         self.ended = True
 
     def __call__(self, result: StepResult) -> None:
@@ -230,7 +205,7 @@ class Recorder:
         if rev is not None:
             self.head = rev.rev
             if ends:
-                out += encode_line(_end_for(rev, h))
+                out += encode_line(end_of(rev, h))
         self._write(out)
         self.ended = self.ended or ends
 
@@ -274,58 +249,13 @@ def export_record(
     first_h = add(history[0])
     entries: list[Entry] = []
     for parent, rev in itertools.pairwise(history):
-        entries.append(_entry_of(parent, rev, bindings, add(rev)))
+        entries.append(entry_of(parent, rev, bindings, add(rev)))
     head = history[-1]
     last_h = entries[-1].h if entries else first_h
-    end = _end_for(head, last_h) if head.fsm in finals else None
+    end = end_of(head, last_h) if head.fsm in finals else None
     return Record(header=header_for(history[0], tools, machine, first_h),
                   entries=tuple(entries), end=end)
 
 
 def _no_hash(rev: Revision) -> None:
     return None
-
-
-def _entry_of(parent: Revision, rev: Revision, bindings: Mapping[str, Binding],
-              h: str | None) -> Entry:
-    if rev.skill == "rewind":
-        return _rewind_of(rev, h)
-    if rev.skill == MIGRATE and rev.envelope is not None:
-        return _migrate_of(parent, rev, h)
-    person = person_of(parent, rev, h)
-    if person is not None:  # an input, an edit, a resume or a timeout: no skill ran
-        return person
-    binding = bindings.get(rev.skill or "")
-    if binding is None or rev.envelope is None:
-        raise RecordError(f"revision {rev.rev}: skill {rev.skill!r} has no binding to "
-                          "rebuild its input from", source=rev.sid)
-    st = {"sid": parent.sid, "rev": parent.rev, "fsm": parent.fsm}
-    calls: list[ToolCall] = []
-    for event in rev.events:
-        if event.get("type") == "ToolCalls":
-            calls.extend(ToolCall.model_validate(c) for c in event.get("calls", []))
-    return Step(head=parent.rev, rev=rev.rev, before=parent.fsm, after=rev.fsm,
-                skill=rev.skill, committed=True, ts=rev.ts,
-                input=binding.to_input(parent.state, st), calls=calls,
-                events=tool_events(rev), envelope=dict(rev.envelope),
-                policy=dict(rev.state.policy), runtime=dict(rev.state.runtime), h=h,
-                actor=_actor(rev.events, ACTOR))
-
-
-def _migrate_of(parent: Revision, rev: Revision, h: str | None) -> Step:
-    # A crossing to another version: its input is the two versions its event names.
-    event = next((e for e in rev.events if e.get("type") in CROSSINGS), {})
-    inp = {"from": event.get("from"), "to": event.get("to")}
-    return Step(head=parent.rev, rev=rev.rev, before=parent.fsm, after=rev.fsm, skill=MIGRATE,
-                committed=True, ts=rev.ts, input=inp, calls=[], events=tool_events(rev),
-                envelope=dict(rev.envelope or {}), policy=dict(rev.state.policy),
-                runtime=dict(rev.state.runtime), h=h, actor=_actor(rev.events, ACTOR))
-
-
-def _rewind_of(rev: Revision, h: str | None) -> Rewind:
-    to = next((e.get("to") for e in rev.events if e.get("type") == "Rewind"), None)
-    if not isinstance(to, int) or rev.parent_rev is None:
-        raise RecordError(f"revision {rev.rev}: rewind without a target", source=rev.sid)
-    reopen = any(e.get("type") == "Rewind" and e.get("reopen") is True for e in rev.events)
-    return Rewind(head=rev.parent_rev, rev=rev.rev, to=to, ts=rev.ts, reopen=reopen, h=h,
-                  actor=_actor(rev.events, "Rewind"))

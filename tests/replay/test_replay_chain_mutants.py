@@ -4,7 +4,7 @@ says its step was (``STEP_MISMATCH``), the policy and runtime the step left
 (``STATE_MISMATCH``), and the report's ``format`` and ``verified``. Each divergence is
 asserted whole (kind, line, step, state, skill, path, expected, actual): they are what
 ``claimfsm replay --json`` prints. These tests kill the mutants of fsm/replay/runner.py
-that the record-format work added (`make mutate`, docs/testing.md).
+and compare.py that the record-format work added (`make mutate`, docs/testing.md).
 
 The records are exported from stored sessions of tests/support/walk.py's machine, as
 ``claimfsm export`` builds them (a chain hash on every line); an edited line is sealed

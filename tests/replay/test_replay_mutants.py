@@ -1,6 +1,6 @@
 """Replay's comparison, field by field: the diff, the records that do not fit, and every
 divergence kind with all of its fields. Each test kills mutants of fsm/replay/diff.py and
-fsm/replay/runner.py that the fixture-based tests let live (`make mutate`,
+fsm/replay/runner.py and compare.py that the fixture-based tests let live (`make mutate`,
 docs/testing.md).
 
 The records are recorded from a small machine (tests/support/walk.py: WORK loops, then

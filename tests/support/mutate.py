@@ -156,8 +156,8 @@ TARGETS: dict[str, Target] = {
     "replay": Target(
         functions={
             "replay.diff": ("join_path", "first_diff", "short"),
-            "replay.runner": ("_check_fits", "_run", "_div", "_compare", "_finish", "_verdict",
-                              "_expected"),
+            "replay.runner": ("_check_fits", "_run", "_finish", "_verdict", "_expected"),
+            "replay.compare": ("divergence_at", "compare_step"),
         },
         tests=(
             "tests/replay/test_replay.py",

@@ -35,13 +35,24 @@ from claimfsm.eval.train.checks import finite, learnable
 from claimfsm.eval.train.head import HeadSpec, head_data, head_fold
 from claimfsm.eval.train.report import NothingToLearn, TrainReport
 from claimfsm.eval.train.rerank import train_reranker
-from claimfsm.eval.train.retrieved import TOPS, Retrieved
+from claimfsm.eval.train.retrieved import Retrieved
 from claimfsm.eval.train.softmax import Fit, fit_softmax
+from claimfsm.eval.train.thresholds import (
+    GRID_REFUTE,
+    GRID_SUPPORT,
+    choose,
+    choose_thresholds,
+    claim_verdicts,
+    sentence_labels,
+    verdicts,
+)
 from claimfsm.eval.train.verdict import choose_head, fit_head, head_matrix
 from claimfsm.skills.stance.lexical import LABELS
 from claimfsm.skills.stance.model import Featurizer, StanceModel
 from claimfsm.skills.stance.model_features import LEXICAL_FEATURES
 
+# The thresholds' public names (GRID_*, choose_thresholds, claim_verdicts) were defined
+# here before they had a module of their own, and are still importable from here.
 __all__ = [
     "GRID_REFUTE",
     "GRID_SUPPORT",
@@ -59,11 +70,6 @@ __all__ = [
 
 Array = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
-
-GRID_SUPPORT: tuple[float, ...] = tuple(round(0.2 + 0.05 * i, 2) for i in range(15))
-"""Candidate ``p(SUPPORTS)`` thresholds (0.2 .. 0.9)."""
-GRID_REFUTE: tuple[float, ...] = tuple(round(0.2 + 0.05 * i, 2) for i in range(16))
-"""Candidate ``p(REFUTES)`` thresholds (0.2 .. 0.95)."""
 
 
 @dataclass(frozen=True)
@@ -94,60 +100,6 @@ def collect_pairs(data: Dataset) -> Pairs:
 def fit(x: Array, y: IntArray, *, l2: float = 1e-3, iters: int = 400) -> Fit:
     """The stance model: class-balanced softmax regression over the three stance labels."""
     return fit_softmax(x, y, k=len(LABELS), l2=l2, iters=iters, balanced=True)
-
-
-def _clear(p: Array, st: float, rt: float) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-    # Same rule as StanceModel.label: REFUTES when past its threshold by at least as much
-    # as SUPPORTS is past its own, else SUPPORTS when past its threshold.
-    ps, pr = p[:, 0], p[:, 1]
-    is_r = (pr >= rt) & (pr - rt >= ps - st)
-    return (~is_r) & (ps >= st), is_r
-
-
-def sentence_labels(p: Array, st: float, rt: float) -> list[str]:
-    """Each pair's clear label under thresholds ``(st, rt)``."""
-    is_s, is_r = _clear(p, st, rt)
-    return ["REFUTES" if r else "SUPPORTS" if s else "NOT_ENOUGH_INFO"
-            for s, r in zip(is_s, is_r, strict=True)]
-
-
-def claim_verdicts(p: Array, group: IntArray, n: int, st: float, rt: float) -> list[str]:
-    """The dataset's rule over each claim's sentences: DISPUTED when both a clear
-    SUPPORTS and a clear REFUTES, else SUPPORTS, else REFUTES, else NOT_ENOUGH_INFO."""
-    is_s, is_r = _clear(p, st, rt)
-    any_s = np.bincount(group, weights=is_s, minlength=n) > 0
-    any_r = np.bincount(group, weights=is_r, minlength=n) > 0
-    return ["DISPUTED" if s and r else "SUPPORTS" if s else "REFUTES" if r
-            else "NOT_ENOUGH_INFO" for s, r in zip(any_s, any_r, strict=True)]
-
-
-def _objective(gold: Sequence[str], pred: Sequence[str]) -> float:
-    c = classification(zip(gold, pred, strict=True), CLAIM_LABELS)
-    return c.accuracy + c.macro_f1
-
-
-def _best(
-    p: Array, group: IntArray, gold: Sequence[str], claims: IntArray
-) -> tuple[float, float, float]:
-    local = np.searchsorted(claims, group)
-    labels = [gold[int(g)] for g in claims]
-    best = (-1.0, GRID_SUPPORT[0], GRID_REFUTE[0])
-    for st in GRID_SUPPORT:
-        for rt in GRID_REFUTE:
-            val = _objective(labels, claim_verdicts(p, local, len(claims), st, rt))
-            if val > best[0] + 1e-12:
-                best = (val, st, rt)
-    return best
-
-
-def choose_thresholds(
-    p: Array, group: IntArray, gold: Sequence[str], claims: IntArray | None = None
-) -> tuple[float, float]:
-    """The grid point with the best verdict accuracy + macro-F1 over ``claims`` (default:
-    those in ``group``; a claim without pairs counts as NOT_ENOUGH_INFO). Ties: the first."""
-    ids = np.unique(group) if claims is None else np.sort(claims)
-    _, st, rt = _best(p, group, gold, ids)
-    return st, rt
 
 
 def check_learnable(data: Dataset, folds: int = 5, seed: int = 13) -> None:
@@ -184,39 +136,6 @@ def _oof(
             te = fold_of[extra[1]] == f
             q[te] = model.probabilities(extra[0][te])
     return p, q
-
-
-@dataclass(frozen=True)
-class _Choice:
-    top: int
-    st: float
-    rt: float
-
-
-def _choose(
-    p: Array, q: Array | None, pairs: Pairs, retrieved: Retrieved | None, claims: IntArray,
-    mask: npt.NDArray[np.bool_], rmask: npt.NDArray[np.bool_] | None,
-) -> _Choice:
-    """Thresholds (and ``top``) on the retrieved evidence when there is some, else on
-    the annotated sentences; only ``claims`` (and the rows under the masks) count."""
-    if retrieved is None or q is None or rmask is None:
-        st, rt = choose_thresholds(p[mask], pairs.group[mask], pairs.claim_labels, claims)
-        return _Choice(5, st, rt)
-    best = (-1.0, _Choice(5, 0.5, 0.5))
-    for top in TOPS:
-        m = rmask & (retrieved.rank < top)
-        val, st, rt = _best(q[m], retrieved.group[m], pairs.claim_labels, claims)
-        if val > best[0] + 1e-12:
-            best = (val, _Choice(top, st, rt))
-    return best[1]
-
-
-def _verdicts(
-    p: Array, group: IntArray, claims: IntArray, c: _Choice
-) -> dict[int, str]:
-    local = np.searchsorted(claims, group)
-    return dict(zip((int(g) for g in claims),
-                    claim_verdicts(p, local, len(claims), c.st, c.rt), strict=True))
 
 
 def _alignment_weights(model: StanceModel) -> dict[str, list[float]]:
@@ -272,8 +191,8 @@ def train(
         rest = [g for g in range(folds) if g != f]
         p_in, q_in = _oof(x, pairs, fold_of, rest, fitter, extra)
         train_claims = np.flatnonzero(fold_of != f)
-        c = _choose(p_in, q_in, pairs, retrieved, train_claims, pf != f,
-                    None if rf is None else rf != f)
+        c = choose(p_in, q_in, pairs.group, pairs.claim_labels, retrieved, train_claims,
+                   pf != f, None if rf is None else rf != f)
         chosen.append((c.st, c.rt))
         te = pf == f
         model = fitter(x[~te], pairs.y[~te])
@@ -281,11 +200,11 @@ def train(
         for i, lab in zip(np.flatnonzero(te), sentence_labels(p_te, c.st, c.rt), strict=True):
             stance_pred[int(i)] = lab
         held = np.flatnonzero(fold_of == f)
-        v_gold.update(_verdicts(p_te, pairs.group[te], held, c))
+        v_gold.update(verdicts(p_te, pairs.group[te], held, c))
         if extra is not None and retrieved is not None and rf is not None:
             m = (rf == f) & (retrieved.rank < c.top)
-            v_retr.update(_verdicts(model.probabilities(extra[0][m]), retrieved.group[m],
-                                    held, c))
+            v_retr.update(verdicts(model.probabilities(extra[0][m]), retrieved.group[m],
+                                   held, c))
         if hd is not None and q_in is not None and rf is not None and extra is not None:
             q = q_in.copy()
             q[rf == f] = model.probabilities(extra[0][rf == f])
@@ -301,9 +220,9 @@ def train(
     cv_retr = (classification(((pairs.claim_labels[g], v_retr[g]) for g in range(n)),
                               CLAIM_LABELS) if retrieved is not None else None)
     p_all, q_all = _oof(x, pairs, fold_of, list(range(folds)), fitter, extra)
-    final_choice = _choose(p_all, q_all, pairs, retrieved, np.arange(n),
-                           np.ones(len(pairs.y), dtype=bool),
-                           None if retrieved is None else np.ones(len(retrieved.rank), bool))
+    final_choice = choose(p_all, q_all, pairs.group, pairs.claim_labels, retrieved,
+                          np.arange(n), np.ones(len(pairs.y), dtype=bool),
+                          None if retrieved is None else np.ones(len(retrieved.rank), bool))
     final = fitter(x, pairs.y)
     cv_head = (classification(((pairs.claim_labels[g], v_head[g]) for g in range(n)),
                               CLAIM_LABELS) if hd is not None else None)
