@@ -2,10 +2,11 @@
 large values it holds moved out to blobs (whole values, items, and a field's delta
 against its parent value).
 
-It is its own module because it is what a commit runs and nothing a read needs: the
-reference markers it writes, the blob thresholds and the field-op codes are defined
-here, and :mod:`claimfsm.state.codec` (which describes the format, reads it back and
-re-exports every name below) takes them from here.
+It is its own module because encoding is one job, the one a commit (and a compaction)
+runs, apart from reading the form back: the reference markers it writes, the blob
+thresholds and the field-op codes are defined here, and :mod:`claimfsm.state.codec`
+(which describes the format, reads it back and re-exports every name below) takes them
+from here.
 """
 
 from __future__ import annotations
