@@ -54,7 +54,7 @@ def test_every_exception_class_of_the_library_derives_from_the_one_root() -> Non
     for known in ("claimfsm.state.errors.StoreError", "claimfsm.skills.tools.core.ToolError",
                   "claimfsm.state.codec_bytes.CodecError", "claimfsm.eval.data.DatasetError",
                   "claimfsm.skills.stance.model.ModelError", "claimfsm.engine.fold.StaleRev",
-                  "claimfsm.skills.tools.executor._Failure", "claimfsm._base.errors.BadInput"):
+                  "claimfsm.skills.tools.outcome._Failure", "claimfsm._base.errors.BadInput"):
         assert known in classes
     outside = sorted(name for name, cls in classes.items() if not issubclass(cls, ClaimFsmError))
     assert outside == []

@@ -96,7 +96,8 @@ def ingest(path: Path, source: str | None, kb: bool, id_field: str, title_field:
     embedding now, stored in the same database, so hybrid sessions never compute it.
     """
     from claimfsm.skills.tools.folder import ingest_folder
-    from claimfsm.skills.tools.ingest import FieldMap, ingest_documents, ingest_facts
+    from claimfsm.skills.tools.ingest import ingest_documents, ingest_facts
+    from claimfsm.skills.tools.ingest_lines import FieldMap
 
     location = locate(db)  # parsed once: the engine below opens this location
     if location.index is None and index_at is None:

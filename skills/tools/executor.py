@@ -4,7 +4,9 @@ Order for each call: registry lookup, argument parsing (extra fields refused), p
 checks (all must allow; fail-closed), deadline, tool-call budget, rate limit, concurrency
 limit, context construction, snapshot of resources, handler, result validation, policy
 ``on_result``, restore on failure, telemetry, return. Every outcome is a ``ToolCall``;
-durations come from the injected clock, so a replay records the same events.
+durations come from the injected clock, so a replay records the same events. The checks
+around the handler are the executor's base class (:class:`~.checks.CallChecks`), its
+failures :mod:`.outcome`'s.
 """
 
 from __future__ import annotations
@@ -17,24 +19,17 @@ from types import MappingProxyType
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from claimfsm._base.errors import ClaimFsmError
 from claimfsm._base.observe import TOOL_HOOK
-from claimfsm.skills.base import describe_validation_error
 from claimfsm.skills.context import Clock, IdSource, ToolCall
 from claimfsm.skills.limits import MAX_TOOL_RESULT_BYTES
-from claimfsm.skills.tools.core import (
-    BudgetTracker,
-    Tool,
-    ToolContext,
-    ToolDefinitionError,
-    ToolError,
-    ToolResult,
-)
+from claimfsm.skills.tools.checks import CallChecks
+from claimfsm.skills.tools.core import BudgetTracker, Tool, ToolContext, ToolDefinitionError
 from claimfsm.skills.tools.gather import CallRequest, gather, restorable
 from claimfsm.skills.tools.limits import ToolLimits
-from claimfsm.skills.tools.policies import ToolPolicy, empty_policy_state
+from claimfsm.skills.tools.outcome import _exception_failure, _Failure, _validated
+from claimfsm.skills.tools.policies import ToolPolicy
 from claimfsm.skills.tools.policies import copy_state as _state_copy
 from claimfsm.skills.tools.registry import ToolRegistry
 
@@ -42,15 +37,6 @@ __all__ = ["DEFAULT_FALLBACK_CODES", "Executor"]
 
 DEFAULT_FALLBACK_CODES: frozenset[str] = frozenset({"RATE_LIMITED"})
 _MS = timedelta(milliseconds=1)
-
-
-class _Failure(ClaimFsmError):
-    """Internal: a failed step of the pipeline, carried to the single exit point."""
-
-    def __init__(self, code: str, message: str, value: dict[str, Any] | None = None) -> None:
-        super().__init__(message, code=code)
-        self.message = message
-        self.value = value
 
 
 def _json_copy(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -62,17 +48,7 @@ def _json_copy(args: Mapping[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _exception_failure(tool: str, exc: Exception) -> _Failure:
-    if isinstance(exc, ToolError):
-        return _Failure(exc.code, exc.user_message())
-    if isinstance(exc, ValidationError):
-        return _Failure("TOOL_ERROR", f"{tool}: {describe_validation_error(exc)}")
-    if isinstance(exc, TypeError):
-        return _Failure("TOOL_TYPE_ERROR", f"{tool}: TypeError: {exc}")
-    return _Failure("TOOL_ERROR", f"{tool}: {type(exc).__name__}: {exc}")
-
-
-class Executor:
+class Executor(CallChecks):
     """Runs tool calls for skills (implements ``claimfsm.skills.context.ToolCaller``).
 
     ``calls`` holds every attempt in order, ``events`` the ``ToolInvoked`` telemetry, and
@@ -169,10 +145,6 @@ class Executor:
             self._counter += 1
             return f"t{self._counter}"
 
-    def _deadline(self) -> datetime | None:
-        candidates = [d for d in (self.deadline, self.budget and self.budget.deadline) if d]
-        return min(candidates) if candidates else None
-
     def _attempt(
         self, name: str, args: Mapping[str, Any], cid: str, key: str | None, *, attempt: int
     ) -> ToolCall:
@@ -238,53 +210,6 @@ class Executor:
             if limits is not None:
                 limits.release(name)
 
-    def _admit(
-        self, name: str, args: dict[str, Any], start: datetime
-    ) -> tuple[Tool[Any, Any], BaseModel, datetime | None]:
-        """Every check before the handler but the concurrency slot and the budget."""
-        tool = self.registry.get(name)
-        if tool is None:
-            known = ", ".join(self.registry.names()) or "(none)"
-            raise _Failure("UNKNOWN_TOOL", f"unknown tool {name!r}; known tools: {known}")
-        try:
-            params = tool.params.model_validate(args)
-        except ValidationError as exc:
-            raise _Failure("BAD_ARGS", describe_validation_error(exc)) from None
-        self._check_policies(tool, params)
-        deadline = self._deadline()
-        if deadline is not None and start >= deadline:
-            raise _Failure(
-                "DEADLINE_EXCEEDED", f"{name}: deadline {deadline.isoformat()} has passed"
-            )
-        if self.budget is not None and self.budget.exhausted():
-            raise _Failure(
-                "BUDGET_EXCEEDED", f"{name}: tool-call budget of {self.budget.max_calls} spent"
-            )
-        limits = self.limits
-        if limits is not None and not limits.take(name, start):
-            raise _Failure("RATE_LIMITED", f"{name}: rate limit reached")
-        return tool, params, deadline
-
-    def _consume(self, name: str) -> None:
-        if self.budget is not None and not self.budget.try_consume():
-            raise _Failure(
-                "BUDGET_EXCEEDED", f"{name}: tool-call budget of {self.budget.max_calls} spent"
-            )
-
-    def _check_policies(self, tool: Tool[Any, Any], params: BaseModel) -> None:
-        with self._lock:
-            state = self._policy_copy()
-        for policy in self.policies:
-            own = MappingProxyType(state.get(policy.name, empty_policy_state()))
-            try:
-                decision = policy.check(tool, params, state=own)
-            except Exception as exc:  # a broken policy denies: fail-closed
-                raise _Failure(
-                    "POLICY_DENIED", f"policy {policy.name} failed: {type(exc).__name__}: {exc}"
-                ) from None
-            if not decision.allowed:
-                raise _Failure("POLICY_DENIED", decision.reason or f"denied by {policy.name}")
-
     def _execute(
         self, tool: Tool[Any, Any], params: BaseModel, deadline: datetime | None
     ) -> dict[str, Any]:
@@ -313,7 +238,7 @@ class Executor:
             resources=self.resources, tool=tool.name,
         )
         result = tool.handler(params, context=context)
-        value = self._validated(tool, result)
+        value = _validated(tool, result)
         dumped: dict[str, Any] = value.model_dump(mode="json")
         size = len(orjson.dumps(dumped))
         if size > MAX_TOOL_RESULT_BYTES:
@@ -321,60 +246,6 @@ class Executor:
             raise _Failure("INPUT_TOO_LARGE", f"{tool.name}: result of {size} bytes, the "
                            f"limit is {MAX_TOOL_RESULT_BYTES}")
         return value, dumped
-
-    def _validated(self, tool: Tool[Any, Any], result: object) -> BaseModel:
-        model: type[BaseModel] = tool.result
-        if not isinstance(result, ToolResult):
-            raise _Failure(
-                "TOOL_TYPE_ERROR",
-                f"{tool.name}: handler returned {type(result).__name__}, expected ToolResult",
-            )
-        if not result.success:
-            payload = result.value
-            raise _Failure(
-                result.code or "TOOL_ERROR",
-                result.message or f"{tool.name}: failed",
-                payload.model_dump(mode="json") if isinstance(payload, BaseModel) else None,
-            )
-        value = result.value
-        if isinstance(value, model):
-            return value
-        if isinstance(value, Mapping):
-            try:
-                return model.model_validate(dict(value))
-            except ValidationError as exc:
-                raise _Failure(
-                    "TOOL_TYPE_ERROR",
-                    f"{tool.name}: result {describe_validation_error(exc)}",
-                ) from None
-        raise _Failure(
-            "TOOL_TYPE_ERROR",
-            f"{tool.name}: handler returned a {type(value).__name__} value, "
-            f"expected {model.__name__}",
-        )
-
-    def _commit_policies(self, tool: Tool[Any, Any], params: BaseModel, value: BaseModel) -> None:
-        # Copy-on-write, committed in one assignment: a policy that raises half-way leaves
-        # the state exactly as it was before the call (the snapshot).
-        with self._lock:
-            # Slices are replaced, never edited in place, so a shallow copy is the snapshot.
-            new_state = dict(self.policy_state)
-            current = self._policy_copy()
-            for policy in self.policies:
-                own = MappingProxyType(current.get(policy.name, empty_policy_state()))
-                try:
-                    updated = policy.on_result(tool, params, value, state=own)
-                    new_state[policy.name] = orjson.loads(orjson.dumps(updated))
-                except Exception as exc:
-                    raise _Failure(
-                        "TOOL_ERROR",
-                        f"policy {policy.name} on_result failed: {type(exc).__name__}: {exc}",
-                    ) from None
-            self.policy_state = new_state
-
-    def _policy_copy(self) -> dict[str, Any]:
-        """A private copy of ``policy_state`` (a policy or tool may keep or edit it)."""
-        return _state_copy(self.policy_state)
 
     def _restore(self, snaps: Mapping[str, Any], failure: _Failure) -> None:
         for rname, snap in snaps.items():

@@ -115,7 +115,8 @@ def restorable(resource: object) -> bool:
 
 
 def _try(ex: Executor, name: str, args: Mapping[str, Any], attempt: int, cid: str) -> Attempt:
-    from claimfsm.skills.tools.executor import _Failure, _json_copy
+    from claimfsm.skills.tools.executor import _json_copy
+    from claimfsm.skills.tools.outcome import _Failure
 
     hook = TOOL_HOOK.get()
     began = time.perf_counter() if hook is not None else 0.0
@@ -164,7 +165,7 @@ def _fallback_args(ex: Executor, target: str, args: dict[str, Any]) -> dict[str,
 
 def _commit(ex: Executor, slot: _Slot) -> ToolCall:
     """Phase 3 for one request: its attempts recorded, then its fallback if it needs one."""
-    from claimfsm.skills.tools.executor import _Failure
+    from claimfsm.skills.tools.outcome import _Failure
 
     call: ToolCall | None = None
     for one in slot.tries:

@@ -10,7 +10,7 @@ computes it, with the term frequency taken as 1 (PostgreSQL keeps positions, not
 within reach of a query; a Climate-FEVER document is one sentence, where a term seldom
 repeats): ``sum over matched terms of idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len /
 avglen))``, k1 = 1.2, b = 0.75, idf = ``ln(1 + (N - df + 0.5) / (df + 0.5))``, ``tf`` 1, or
-:data:`~claimfsm.skills.tools.index.TITLE_WEIGHT` for a term in the title (FTS5 weights
+:data:`~claimfsm.skills.tools.index_terms.TITLE_WEIGHT` for a term in the title (FTS5 weights
 the title's frequency the same way, inside the saturation). docs/retrieval.md compares
 it with FTS5 on Climate-FEVER. Dense vectors (hybrid retrieval) are stored as in the
 SQLite index, by the same code (:mod:`.vectors`, :mod:`.sentence_vectors`) through
@@ -26,7 +26,7 @@ from typing import Any, cast
 
 from claimfsm._base.errors import BadInput
 from claimfsm.skills.tools.documents import SOURCES, Document, Fact, Hit, Source
-from claimfsm.skills.tools.index import EvidenceIndex, _snippet, query_terms
+from claimfsm.skills.tools.index import EvidenceIndex
 from claimfsm.skills.tools.index_pg_sql import (
     DOCS,
     KB,
@@ -40,6 +40,7 @@ from claimfsm.skills.tools.index_pg_sql import (
     fold,
     tsquery,
 )
+from claimfsm.skills.tools.index_terms import _snippet, query_terms
 from claimfsm.skills.tools.sentence_vectors import SentenceVectors
 from claimfsm.skills.tools.vectors import DENSE_POOL, DenseStore, fuse_scores, ranked
 

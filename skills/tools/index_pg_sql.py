@@ -17,7 +17,7 @@ from typing import Any
 
 from claimfsm._base.errors import ErrorCode
 from claimfsm.skills.tools.core import ToolError
-from claimfsm.skills.tools.index import SNIPPET_CHARS, TITLE_WEIGHT
+from claimfsm.skills.tools.index_terms import SNIPPET_CHARS, TITLE_WEIGHT
 
 __all__ = ["DOCS", "KB", "RANK_OF", "SCHEMA", "SEARCH", "SEARCH_SRC", "UPSERT_DOC",
            "UPSERT_FACT", "PgLink", "fold", "tsquery"]

@@ -23,7 +23,8 @@ from claimfsm._base.record import FACTORY, Record
 from claimfsm.skills.tools.core import Tool
 
 if TYPE_CHECKING:
-    from claimfsm.skills.tools.executor import Executor, _Failure
+    from claimfsm.skills.tools.executor import Executor
+    from claimfsm.skills.tools.outcome import _Failure
 
 __all__ = ["Attempt", "Saved", "answer_key", "run_wave"]
 
@@ -117,7 +118,7 @@ def answer_key(one: Attempt) -> str:
 
 def _work(ex: Executor, one: Attempt, done: threading.Event,
           release: list[threading.Semaphore], saved: Saved | None) -> None:
-    from claimfsm.skills.tools.executor import _exception_failure, _Failure
+    from claimfsm.skills.tools.outcome import _exception_failure, _Failure
 
     assert one.tool is not None and one.params is not None
     limits = ex.limits
@@ -154,7 +155,7 @@ def _answered(ex: Executor, one: Attempt) -> tuple[BaseModel, dict[str, Any]]:
 
 def _restored(one: Attempt, body: bytes) -> bool:
     """Finish ``one`` with its saved answer (False: the answer is not readable)."""
-    from claimfsm.skills.tools.executor import _Failure
+    from claimfsm.skills.tools.outcome import _Failure
 
     assert one.tool is not None
     try:
@@ -173,7 +174,7 @@ def _restored(one: Attempt, body: bytes) -> bool:
 def run_wave(ex: Executor, admitted: list[Attempt], limit: int, saved: Saved | None) -> None:
     """The ``admitted`` attempts at once (``limit`` at a time, each tool within its slots),
     waited for up to the deadline; an answer saved for one is taken instead of calling."""
-    from claimfsm.skills.tools.executor import _Failure
+    from claimfsm.skills.tools.outcome import _Failure
 
     jobs = admitted
     if saved is not None:  # answers a killed process got for this step are not asked again

@@ -13,6 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from claimfsm.state import codec
+from claimfsm.state import encode as encoding
 from claimfsm.state.codec import BLOB_MIN, CodecError
 from claimfsm.state.model import RetryState, Revision, SessionState
 from claimfsm.state.sqlite.decode import ChainDecoder
@@ -261,12 +262,12 @@ def test_a_plain_blob_is_the_walks_blob(value: Any) -> None:
                              item(value), codec.externalize_extra(envelope, [value], sink)])
 
     got = encode(fast)
-    shortcut = codec._flat
-    codec._flat = lambda value: False  # type: ignore[assignment]
+    shortcut = encoding._flat
+    encoding._flat = lambda value: False  # type: ignore[assignment]
     try:
         want = encode(slow)
     finally:
-        codec._flat = shortcut
+        encoding._flat = shortcut
     assert got == want
     assert fast == slow
 
@@ -274,8 +275,8 @@ def test_a_plain_blob_is_the_walks_blob(value: Any) -> None:
 def test_a_log_of_short_strings_is_one_blob_without_a_walk(monkeypatch: pytest.MonkeyPatch) -> None:
     log = [f"step {i}: ok" for i in range(200)]
     calls: list[Any] = []
-    real = codec.externalize
-    monkeypatch.setattr(codec, "externalize", lambda v, s: calls.append(v) or real(v, s))
+    real = encoding.externalize
+    monkeypatch.setattr(encoding, "externalize", lambda v, s: calls.append(v) or real(v, s))
     sink: codec.Sink = {}
     ref = codec.externalize_field("memory", sink)[0](log)
     assert ref == "\x00J" + hashlib.sha256(orjson.dumps(log)).hexdigest()

@@ -87,7 +87,7 @@ class _Base:
             return self._pages.get(key)
 
     def _hit(self, doc: Document, score: float, snippet: str | None = None) -> Hit:
-        from claimfsm.skills.tools.index import SNIPPET_CHARS
+        from claimfsm.skills.tools.index_terms import SNIPPET_CHARS
 
         text = " ".join((snippet if snippet is not None else doc.text).split())
         if len(text) > SNIPPET_CHARS:

@@ -20,7 +20,9 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from claimfsm.skills.tools.builtin import (
+from claimfsm.skills.tools.builtin import builtin_tools
+from claimfsm.skills.tools.builtin_types import (
+    ExtractedSentence,
     PageFetchParams,
     PageFetchResult,
     RankedDoc,
@@ -29,8 +31,8 @@ from claimfsm.skills.tools.builtin import (
     SearchParams,
     SearchResult,
     SentenceExtractParams,
+    SentenceExtractResult,
     WebSearchParams,
-    builtin_tools,
 )
 from claimfsm.skills.tools.core import Tool, ToolContext, ToolResult
 from claimfsm.skills.tools.documents import Document, Hit
@@ -176,7 +178,6 @@ class _Router:
 
 def _one_page(doc: Document, params: SentenceExtractParams) -> ToolResult[Any]:
     # The index's tool ranks the sentences the same way; its handler reads the index only.
-    from claimfsm.skills.tools.builtin import ExtractedSentence, SentenceExtractResult
     from claimfsm.skills.tools.sentences import rank_sentences, split_sentences
 
     ranked = rank_sentences(split_sentences(doc.text), params.q, lim=params.lim)
