@@ -8,7 +8,6 @@ shares them instead; :meth:`SQLiteStore.fork
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 
 from claimfsm.state import codec
 from claimfsm.state.errors import UnknownRevision
@@ -16,8 +15,8 @@ from claimfsm.state.holds import timer_of
 from claimfsm.state.model import Revision, verdict_label
 from claimfsm.state.sqlite.db import ChainBroken
 from claimfsm.state.sqlite.entries import SQLiteEntries
-from claimfsm.state.sqlite.forks import PARENT, own_revision, restamp_rows
-from claimfsm.state.sqlite.inserts import INSERT_BLOB, INSERT_ROW, LABEL, new_session
+from claimfsm.state.sqlite.forks import restamp_rows
+from claimfsm.state.sqlite.inserts import INSERT_ROW, LABEL, new_session
 from claimfsm.state.sqlite.maintenance import SELECT_ROWS
 from claimfsm.state.sqlite.rows import SNAPSHOT, bind_ts, inflate
 from claimfsm.state.sqlite.timers import timer_params
@@ -29,10 +28,10 @@ class SQLiteCopying(SQLiteEntries):
     """Copying forks (see :meth:`SQLiteStore.fork
     <claimfsm.state.sqlite.store.SQLiteStore.fork>`)."""
 
-    def _fork_copied(self, sid: str, at: int, new_sid: str,
-                     then: Callable[[Revision], Revision] | None) -> Revision:
-        """Copy revisions ``0..at`` of ``sid`` to ``new_sid`` (and ``then``'s revision,
-        when given, in the same transaction)."""
+    def _fork_copied(self, sid: str, at: int, new_sid: str) -> Revision:
+        """Copy revisions ``0..at`` of ``sid`` to ``new_sid``, in one transaction (a fork
+        with its own revision shares its parent's rows instead:
+        :mod:`claimfsm.state.sqlite.sharing`)."""
         session = self._ids.get(sid)
         source = self._entries.get((sid, at))
         if session is None or source is None:
@@ -62,22 +61,12 @@ class SQLiteCopying(SQLiteEntries):
         copied = copies.last
         assert copied is not None  # restamp_rows builds it when given ``fetch``
         revision = copied.revision
-        own = None if then is None else own_revision(then(revision), copied,
-                                                     self.snapshot_every)
-        last = revision if own is None else own.revision
-        label = verdict_label(last.state.verdict)
-        timer = timer_of(last.state)
-        blobs = self._new_blobs(own.encoded) if own is not None and own.encoded.blobs else None
-        if own is not None:
-            params.append((own.revision.rev, *own.params))  # the copy's rows, then its own
+        label = verdict_label(revision.state.verdict)
+        timer = timer_of(revision.state)
 
         def insert(c: sqlite3.Connection) -> int:
             target = new_session(c, new_sid)
-            if blobs:
-                c.executemany(INSERT_BLOB, blobs)
             c.executemany(INSERT_ROW, [((target << 32) + p[0], *p[1:]) for p in params])
-            if own is not None and own.mark is not None:
-                c.execute(PARENT, (target, *own.mark))
             if label is not None:
                 c.execute(LABEL, (target, label))
             if timer is not None:
@@ -89,7 +78,4 @@ class SQLiteCopying(SQLiteEntries):
             # Running a fork reads its revision 0 (the machine version it started on).
             self._entries.put((new_sid, 0), copies.first)
         self._entries.put((new_sid, at), copied)
-        if own is None:
-            return revision
-        self._remember(new_sid, own.encoded)
-        return own.revision
+        return revision

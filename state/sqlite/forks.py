@@ -19,22 +19,20 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import orjson
 
 from claimfsm.state import codec
 from claimfsm.state.codec import STATE_FIELDS
-from claimfsm.state.lineage import fork_mark, link_of, scan_forks
+from claimfsm.state.lineage import link_of, scan_forks
 from claimfsm.state.model import Revision, SessionState, trusted
 from claimfsm.state.sqlite.db import ChainBroken
 from claimfsm.state.sqlite.decode import ChainDecoder
-from claimfsm.state.sqlite.rows import SNAPSHOT, Encoded, Entry, Row, bound, encode_revision
-from claimfsm.state.store import StateStore
+from claimfsm.state.sqlite.rows import SNAPSHOT, Entry, Row
 
-__all__ = ["COLUMNS", "INDEX", "PARENT", "OwnRevision", "Restamped", "forked_entry",
-           "forks_page", "own_revision", "restamp_rows"]
+__all__ = ["COLUMNS", "INDEX", "PARENT", "Restamped", "forked_entry",
+           "forks_page", "restamp_rows"]
 
 #: The columns ``st_catalog`` gains (the index's data).
 COLUMNS = ("parent TEXT", "parent_rev INTEGER", "forked TEXT")
@@ -49,31 +47,6 @@ _FORKS = ("SELECT s.sid, c.parent_rev, c.forked FROM st_catalog c JOIN st_sessio
           " ON s.id = c.id WHERE c.parent = ? ORDER BY c.id LIMIT ?")
 
 Run = Callable[[Callable[[sqlite3.Connection], Any]], Any]
-
-
-@dataclass(frozen=True, slots=True)
-class OwnRevision:
-    """A fork's own revision, encoded to land with its copy: the row's columns after the
-    key, its parent in the forks index (``None``: it carries no ``Forked`` event)."""
-
-    revision: Revision
-    encoded: Encoded
-    params: tuple[Any, ...]
-    mark: tuple[str, int, str] | None
-
-
-def own_revision(revision: Revision, copied: Entry, snapshot_every: int) -> OwnRevision:
-    """``revision`` (what a fork's ``then`` built) encoded over the copy's head
-    ``copied``, checked as :meth:`~claimfsm.state.sqlite.store.SQLiteStore.commit` checks
-    a revision with ``expected_rev`` the copy's head: the same row, byte for byte, as
-    that commit would write. :class:`RevConflict` if it does not follow the copy."""
-    head = copied.revision
-    bad = StateStore._bad_move(revision, head.rev, sid=head.sid)
-    if bad is not None:
-        raise bad
-    encoded = encode_revision(revision, copied, snapshot_every)
-    mark = fork_mark(revision) if revision.events else None
-    return OwnRevision(revision, encoded, bound(encoded.row), mark)
 
 
 def forks_page(read: Run, write: Run | None, sessions: Callable[[], Sequence[str]],

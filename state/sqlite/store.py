@@ -183,7 +183,7 @@ class SQLiteStore(SQLiteKeys, SQLiteErase, SQLiteSharing, SQLiteCopying, SQLiteL
         chained onto the parent's revision ``at``."""
         if then is not None:
             return self._fork_shared(sid, at, new_sid, then)
-        return self._fork_copied(sid, at, new_sid, then)
+        return self._fork_copied(sid, at, new_sid)
 
     # -- integrity and maintenance ----------------------------------------------------
 
