@@ -28,7 +28,6 @@ from typing import IO, Any, NoReturn
 import orjson
 from pydantic import ValidationError
 
-from claimfsm.engine.limits import SessionConfigError, check_config
 from claimfsm.replay.errors import RecordError, RecordTampered, RecordTooLarge
 from claimfsm.replay.lines import (
     FORMAT_2_FIELDS,
@@ -201,10 +200,6 @@ class LineChecker:
             if line.format not in READABLE_FORMATS:
                 self._fail(f"format {line.format} is not supported (this engine reads "
                            f"{' and '.join(map(str, READABLE_FORMATS))})", n)
-            try:  # the file is the boundary: a replay would otherwise fail at its start
-                check_config(line.config)
-            except SessionConfigError as exc:
-                self._fail(str(exc), n)
             self.header = line
         elif isinstance(line, Header):
             self._fail("a second header line", n)

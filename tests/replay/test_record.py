@@ -172,11 +172,6 @@ def blob(*objs: object, tail: bytes = b"") -> bytes:
         (blob(GOOD_HEADER, step_line(0, 5)), 2, "rev is 5, expected head+1 = 1"),
         (blob(GOOD_HEADER, step_line(0, 1, ts="yesterday")), 2, "ts: Value error, not an ISO"),
         (blob({**GOOD_HEADER, "ts": "2026-01-01T00:00:00"}), 1, "without a timezone"),
-        # A header whose limits a session would refuse: the record is bad, named there.
-        (blob({**GOOD_HEADER, "config": {"rate_limits": {"search": {
-            "capacity": 1, "per_seconds": None}}}}), 1,
-         "config.rate_limits.search.per_seconds: expected a number > 0"),
-        (blob({**GOOD_HEADER, "config": {"deadline_s": -1}}), 1, "config.deadline_s"),
         (blob(GOOD_HEADER, step_line(0, None, after="B")), 2, "uncommitted step cannot"),
         (blob(GOOD_HEADER, step_line(0, 1), GOOD_HEADER), 3, "a second header"),
         (blob(GOOD_HEADER, step_line(0, 1), {"t": "end", "rev": 1, "fsm": "A",
