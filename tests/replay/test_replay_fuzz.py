@@ -1,7 +1,8 @@
 """Fuzzing the record reader and `claimfsm replay` (hypothesis): mutated sealed records,
 edits sealed again, any bytes as a record file, any mode. Nothing may raise but the
-reader's errors (BAD_RECORD, RECORD_TAMPERED, INPUT_TOO_LARGE) and nothing may print a
-traceback; a command exits 0, 1 or 2.
+reader's errors (BAD_RECORD, RECORD_TAMPERED, INPUT_TOO_LARGE) and, from a replay of a
+header whose limits a session refuses, BAD_CONFIG; nothing may print a traceback; a
+command exits 0, 1 or 2.
 
 `make test` runs a few dozen examples per target; `make fuzz` (CLAIMFSM_FUZZ=1) 1,000.
 """
@@ -13,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from claimfsm.cli.main import main
+from claimfsm.engine.limits import SessionConfigError
 from claimfsm.replay import RecordError, RecordLimits, parse_record, replay_record
 from tests.replay.sealing import resealed
 
@@ -32,11 +35,21 @@ SMALL = RecordLimits(line_bytes=64 * 1024, lines=200, file_bytes=2**20)
 
 
 def replayed(data: bytes, mode: Any = "strict") -> None:
-    """Read and replay ``data``: a report, or one of the reader's errors."""
+    """Read and replay ``data``: a report, one of the reader's errors, or (a resealed
+    header whose limits a session refuses) the session's own BAD_CONFIG naming the key,
+    which the inspector answers as is and the CLI as a bad record."""
     try:
-        report = replay_record(parse_record(data, limits=SMALL), mode)
+        record = parse_record(data, limits=SMALL)
     except RecordError as exc:
         assert exc.code in CODES, exc
+        return
+    try:
+        report = replay_record(record, mode)
+    except RecordError as exc:
+        assert exc.code in CODES, exc
+        return
+    except SessionConfigError as exc:
+        assert str(exc).startswith("config."), exc
         return
     assert report.ok or report.divergence is not None
 
@@ -118,3 +131,21 @@ def test_claimfsm_replay_of_any_file_is_a_report_or_a_code(
         code = (orjson.loads(text)["error"]["code"] if as_json
                 else text.split(":", 2)[1].strip())
         assert code in CODES
+
+
+def test_a_resealed_header_with_a_refused_limit_is_a_coded_error(tmp_path: Path) -> None:
+    # The case the resealed-edits target found: the record reads, its replay's start
+    # refuses the limit, naming it; the CLI reports the file as a bad record.
+    objs = [orjson.loads(x) for x in RECORDS["retry.jsonl"].splitlines()]
+    objs[0]["config"]["rate_limits"]["search"]["per_seconds"] = None
+    data = resealed(objs)
+    with pytest.raises(SessionConfigError) as info:
+        replay_record(parse_record(data, limits=SMALL), "strict")
+    assert info.value.code == "BAD_CONFIG"
+    assert str(info.value).startswith("config.rate_limits.search.per_seconds: ")
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(data)
+    result = CliRunner().invoke(main, ["replay", str(path), "--json"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    error = orjson.loads(result.stdout)["error"]
+    assert error["code"] == "BAD_RECORD" and "config.rate_limits.search.per_seconds" in error["msg"]
